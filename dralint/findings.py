@@ -1,7 +1,8 @@
 """The finding record every stage produces and every reporter consumes."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
@@ -49,7 +50,7 @@ class Finding:
     column: int
     object: str = ""
     field: str = ""
-    details: Mapping[str, Any] | None = field(default=None, compare=False)
+    details: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a finding (``--format json`` and the conformance runners rely on it)."""

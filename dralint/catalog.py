@@ -1,0 +1,118 @@
+"""The rule catalog: one YAML file per rule in ``rules/``, read once per process.
+
+The engine takes every rule's name, category and default severity from here, so a check only
+says *which* rule it found; docs and ``--explain`` are generated from the same files.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .findings import Category, Severity
+from .resources import data_path
+
+RULE_ID = re.compile(r"^DRA\d{3}$")
+RULE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_FIELDS = {"id", "name", "category", "severity", "summary", "rationale", "fix", "kubernetes", "api_server", "examples"}
+_EXAMPLE_FIELDS = {"title", "verdict", "manifest", "old", "cluster", "kube_version", "feature_gates", "options"}
+
+
+class CatalogError(ValueError):
+    """A catalog file that does not follow rules/README.md."""
+
+
+@dataclass(frozen=True)
+class Example:
+    title: str
+    verdict: str  # "good" or "bad"
+    manifest: str
+    old: str | None = None
+    cluster: str | None = None
+    kube_version: str | None = None
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    category: Category
+    severity: Severity
+    summary: str
+    rationale: str
+    fix: str
+    kubernetes: Mapping[str, Any]
+    api_server: str
+    examples: tuple[Example, ...]
+    source: str
+
+
+def _load_rule(path: Path) -> Rule:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path}: a rule file holds one mapping")
+    unknown = set(raw) - _FIELDS
+    missing = {"id", "name", "category", "severity", "summary", "rationale", "fix", "examples"} - set(raw)
+    if unknown or missing:
+        raise CatalogError(f"{path}: unknown keys {sorted(unknown)}; missing keys {sorted(missing)}")
+    if not RULE_ID.match(str(raw["id"])) or not RULE_NAME.match(str(raw["name"])):
+        raise CatalogError(f"{path}: id must be DRA + 3 digits and name kebab-case")
+    if not path.stem.startswith(f"{raw['id']}-{raw['name']}"):
+        raise CatalogError(f"{path}: the file must be named {raw['id']}-{raw['name']}.yaml")
+    examples = []
+    for i, ex in enumerate(raw.get("examples") or []):
+        if not isinstance(ex, dict) or set(ex) - _EXAMPLE_FIELDS or ex.get("verdict") not in ("good", "bad") \
+                or not isinstance(ex.get("manifest"), str):
+            raise CatalogError(f"{path}: examples[{i}] needs title, verdict good|bad and a manifest string")
+        examples.append(Example(title=str(ex.get("title", f"example {i}")), verdict=ex["verdict"], manifest=ex["manifest"],
+                                old=ex.get("old"), cluster=ex.get("cluster"), kube_version=ex.get("kube_version"),
+                                feature_gates=ex.get("feature_gates") or {}, options=ex.get("options") or {}))
+    try:
+        return Rule(id=raw["id"], name=raw["name"], category=Category(raw["category"]), severity=Severity(raw["severity"]),
+                    summary=str(raw["summary"]).strip(), rationale=str(raw["rationale"]).strip(), fix=str(raw["fix"]).strip(),
+                    kubernetes=raw.get("kubernetes") or {}, api_server=str(raw.get("api_server") or "").strip(),
+                    examples=tuple(examples), source=path.name)
+    except ValueError as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Catalog:
+    rules: Mapping[str, Rule]
+
+    def get(self, rule_id: str) -> Rule:
+        return self.rules[rule_id]
+
+    def resolve(self, token: str) -> Rule | None:
+        """A rule by id (any case) or by name."""
+        token = token.strip()
+        if token.upper() in self.rules:
+            return self.rules[token.upper()]
+        return next((r for r in self.rules.values() if r.name == token), None)
+
+    def __iter__(self):
+        return iter(sorted(self.rules.values(), key=lambda r: r.id))
+
+
+@lru_cache(maxsize=4)
+def load_catalog(folder: Path | None = None) -> Catalog:
+    """Read every ``DRAnnn-name.yaml`` in the catalog folder; ids and names must be unique."""
+    folder = folder or data_path("rules")
+    rules: dict[str, Rule] = {}
+    names: set[str] = set()
+    for path in sorted(folder.glob("DRA*.yaml")):
+        rule = _load_rule(path)
+        if rule.id in rules or rule.name in names:
+            raise CatalogError(f"{path}: rule id {rule.id} or name {rule.name} is used twice")
+        rules[rule.id] = rule
+        names.add(rule.name)
+    return Catalog(rules)

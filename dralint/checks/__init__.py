@@ -1,0 +1,27 @@
+"""The explicit list of object checks. Each module has ``KINDS`` and ``check(ctx)``; see base.py."""
+from __future__ import annotations
+
+from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, pods, references, slices,
+               taint_rules)
+from .base import CheckContext, ObjectCheck, Problem
+
+MODULES: tuple[ObjectCheck, ...] = (
+    metadata,        # object metadata of every DRA kind: names, namespaces, labels, annotations
+    claims,          # ResourceClaim / ResourceClaimTemplate spec
+    claim_status,    # claim status, and the update rules of claims and templates
+    classes,         # DeviceClass
+    slices,          # ResourceSlice
+    taint_rules,     # DeviceTaintRule
+    legacy,          # v1alpha1 / v1alpha2 kinds (1.26-1.30)
+    cel_selectors,   # CEL: compile, type-check, cost, teaching warnings
+    pods,            # pod specs of Pods and workloads: resourceClaims and containers' claims
+    references,      # across objects: classes, claims, templates, drivers
+)
+
+
+def checks_for(kind: str) -> list[ObjectCheck]:
+    """The modules that look at canonical kind ``kind``, in registry order."""
+    return [m for m in MODULES if kind in m.KINDS]
+
+
+__all__ = ["CheckContext", "MODULES", "Problem", "checks_for"]

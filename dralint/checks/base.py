@@ -1,0 +1,65 @@
+"""What a check receives and what it yields.
+
+A check is a module in this package with ``KINDS`` (the canonical kinds it looks at) and
+``check(ctx) -> Iterable[Problem]``. It reads the canonical (v1-shaped) object and reports
+canonical paths; the engine maps them back to the user's own paths and lines, looks the rule up
+in the catalog, and applies the user's selection. Checks never know about files, argv or HTTP.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
+
+from ..findings import Severity
+from ..limits import Limits
+from ..paths import FieldPath
+from ..releases import Release
+
+if TYPE_CHECKING:
+    from ..convert import Canonical
+    from ..index import Index
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing a check found; ``path`` is canonical unless ``user_path`` is given."""
+
+    rule: str
+    path: FieldPath
+    message: str
+    severity: Severity | None = None       # None: the catalog's default severity
+    details: Mapping[str, Any] | None = None
+    scalar_offset: int | None = None       # a position inside the string at ``path`` (CEL errors)
+    user_path: FieldPath | None = None     # already in the user's spelling (e.g. a field the server drops)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything a check may look at for one object."""
+
+    release: Release
+    limits: Limits
+    obj: "Canonical"
+    old: "Canonical | None" = None          # the stored object, for UPDATE
+    operation: str = "CREATE"               # CREATE | UPDATE
+    subresource: str = ""                   # "" or "status"
+    index: "Index | None" = None            # every object of the run (linted files and --cluster)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_update(self) -> bool:
+        return self.operation == "UPDATE" and self.old is not None
+
+    def gate(self, name: str) -> bool:
+        return self.release.gate(name)
+
+
+class ObjectCheck(Protocol):
+    KINDS: frozenset[str]
+
+    def check(self, ctx: CheckContext) -> Iterable[Problem]: ...
+
+
+def p(*segments: str | int) -> FieldPath:
+    """Shorthand for building a canonical path in checks."""
+    return FieldPath(segments)

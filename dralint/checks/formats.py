@@ -1,0 +1,166 @@
+"""Name and value formats of the Kubernetes API (apimachinery validation), as plain predicates.
+
+Each ``*_errors`` function returns the list of messages apimachinery would give (empty = valid),
+so checks can quote them; the wording follows apimachinery's.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SEMVER_P = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                    rf"(?:-{_SEMVER_P}(?:\.{_SEMVER_P})*)?(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?$")
+
+LABEL_MAX = 63
+SUBDOMAIN_MAX = 253
+
+_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+              "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc')")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                  "must start and end with an alphanumeric character (e.g. 'example.com')")
+
+
+def dns_label_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > LABEL_MAX:
+        errs.append(f"must be no more than {LABEL_MAX} characters")
+    if not DNS1123_LABEL.match(value):
+        errs.append(_LABEL_MSG)
+    return errs
+
+
+def dns_subdomain_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > SUBDOMAIN_MAX:
+        errs.append(f"must be no more than {SUBDOMAIN_MAX} characters")
+    if not DNS1123_SUBDOMAIN.match(value):
+        errs.append(_SUBDOMAIN_MSG)
+    return errs
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """A label key / annotation key: ``[prefix/]name`` (apimachinery IsQualifiedName)."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+        prefix = None
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+    else:
+        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix "
+                "and '/' (e.g. 'example.com/MyName')"]
+    errs = []
+    if prefix is not None:
+        errs += [f"prefix part {e}" for e in dns_subdomain_errors(prefix)]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > LABEL_MAX:
+        errs.append(f"name part must be no more than {LABEL_MAX} characters")
+    elif not QUALIFIED_NAME_PART.match(name):
+        errs.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                    "an alphanumeric character")
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > LABEL_MAX:
+        errs.append(f"must be no more than {LABEL_MAX} characters")
+    if not LABEL_VALUE.match(value):
+        errs.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character")
+    return errs
+
+
+def driver_name_errors(value: str) -> list[tuple[str, str]]:
+    """(error type, message) pairs for a DRA driver name: required, ≤ 63, DNS subdomain ignoring case."""
+    if not value:
+        return [("Required", "a driver name is required")]
+    errs = []
+    if len(value) > 63:
+        errs.append(("TooLong", "may not be more than 63 bytes"))
+    if not DNS1123_SUBDOMAIN.match(value.lower()):
+        errs.append(("Invalid", _SUBDOMAIN_MSG))
+    return errs
+
+
+def pool_name_errors(value: str) -> list[tuple[str, str]]:
+    """(error type, message) pairs for a pool name: required, ≤ 253, '/'-separated DNS subdomains."""
+    if not value:
+        return [("Required", "a pool name is required")]
+    errs = []
+    if len(value) > 253:
+        errs.append(("TooLong", "may not be more than 253 bytes"))
+    for part in value.split("/"):
+        if not DNS1123_SUBDOMAIN.match(part):
+            errs.append(("Invalid", _SUBDOMAIN_MSG))
+            break
+    return errs
+
+
+def c_identifier_errors(value: str, max_length: int = 32) -> list[tuple[str, str]]:
+    errs = []
+    if len(value) > max_length:
+        errs.append(("TooLong", f"may not be more than {max_length} bytes"))
+    if not C_IDENTIFIER.match(value):
+        errs.append(("Invalid", "a valid C identifier must start with alphabetic character or '_', followed by a "
+                                "string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
+                                "'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"))
+    return errs
+
+
+def qualified_attribute_errors(value: str, *, fully_qualified: bool = False) -> list[tuple[str, str]]:
+    """Errors for a DRA attribute/capacity name: ``id`` or ``domain/id`` (domain validated as a driver name)."""
+    if fully_qualified and "/" not in value:
+        return [("Invalid", "a fully qualified name must be a domain and a name separated by a slash")]
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [("Invalid", "a qualified name must not contain more than one slash")]
+    if len(parts) == 2:
+        domain, name = parts
+        errs: list[tuple[str, str]] = []
+        if not domain:
+            errs.append(("Invalid", "the domain must not be empty"))
+        else:
+            errs += [e for e in driver_name_errors(domain) if e[0] != "Required"]
+        errs += [("Invalid", "the name must not be empty")] if not name else c_identifier_errors(name)
+        return errs
+    if not value:
+        return [("Invalid", "the name must not be empty")]
+    return c_identifier_errors(value)
+
+
+def is_semver(value: str) -> bool:
+    return bool(SEMVER.match(value))
+
+
+def is_uuid(value: str) -> bool:
+    """A canonical lower-case RFC 4122 UUID of exactly 36 characters."""
+    if len(value) != 36:
+        return False
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
+
+
+def extended_resource_name_errors(value: str) -> list[str]:
+    """core ``IsExtendedResourceName``: not a native resource (it has a domain outside kubernetes.io), not
+    ``requests.*``, and ``requests.<name>`` is a valid qualified name (it must work as a quota name)."""
+    if "/" not in value or "kubernetes.io/" in value:
+        return ["must be a fully-qualified name outside the kubernetes.io domain (e.g. example.com/gpu)"]
+    if value.startswith("requests."):
+        return ["must not start with 'requests.'"]
+    if qualified_name_errors("requests." + value):
+        return ["'requests.' + name must be a valid qualified name for use as a quota resource name"]
+    return []

@@ -1,0 +1,158 @@
+"""Convert every served version of a DRA kind into one canonical shape: v1.
+
+The checks are written once, against v1. Older shapes differ in two places: v1beta1/v1alpha3
+requests carry their fields flat instead of under ``exactly``, and v1beta1/v1alpha3 slice devices
+wrap them in ``basic``; v1alpha3 (1.31) capacities are bare quantities. ``to_user`` maps a
+canonical field path back to the path in the user's own document, so findings name the user's
+fields. Kinds of the older generations (v1alpha1/v1alpha2) have no v1 form and pass unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .manifest import Manifest
+from .paths import FieldPath
+
+FLAT_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                       "capacity", "derivedAttributes")
+_FLAT_VERSIONS = frozenset({"v1beta1", "v1alpha3"})
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """An object in canonical (v1) shape, plus the way back to the user's paths."""
+
+    manifest: Manifest
+    kind: str
+    value: dict
+    to_user: Callable[[FieldPath], FieldPath] = field(default=lambda p: p)
+
+    @property
+    def api_version(self) -> str:
+        return self.manifest.api_version
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def namespace(self) -> str:
+        return self.manifest.namespace
+
+    def get(self, *path: str | int, default: Any = None) -> Any:
+        """Walk the canonical value; ``default`` when any step is missing or of the wrong type."""
+        node: Any = self.value
+        for seg in path:
+            if isinstance(seg, int):
+                if not isinstance(node, list) or not -len(node) <= seg < len(node):
+                    return default
+            elif not isinstance(node, dict) or seg not in node:
+                return default
+            node = node[seg]
+        return node
+
+
+def to_canonical(manifest: Manifest) -> Canonical:
+    """The canonical form of a DRA object (the input is never modified)."""
+    kind, version, value = manifest.kind, manifest.version, manifest.value
+    if version not in _FLAT_VERSIONS:
+        return Canonical(manifest, kind, value)
+    if kind == "ResourceClaim":
+        return Canonical(manifest, kind, _claim(value, ("spec",)), _requests_to_user(("spec", "devices", "requests")))
+    if kind == "ResourceClaimTemplate":
+        return Canonical(manifest, kind, _claim(value, ("spec", "spec")),
+                         _requests_to_user(("spec", "spec", "devices", "requests")))
+    if kind == "ResourceSlice":
+        bare = _bare_capacities(value)
+        return Canonical(manifest, kind, _slice(value), _slice_to_user(bare))
+    return Canonical(manifest, kind, value)
+
+
+def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
+    spec = _get(value, spec_path)
+    requests = spec.get("devices", {}).get("requests") if isinstance(spec, dict) and isinstance(spec.get("devices"), dict) else None
+    if not isinstance(requests, list):
+        return value
+    converted = []
+    for req in requests:
+        if isinstance(req, dict) and any(f in req for f in FLAT_REQUEST_FIELDS):
+            exactly = {f: req[f] for f in FLAT_REQUEST_FIELDS if f in req}
+            rest = {k: v for k, v in req.items() if k not in FLAT_REQUEST_FIELDS}
+            rest["exactly"] = exactly
+            converted.append(rest)
+        else:
+            converted.append(req)
+    return _replace(value, spec_path + ("devices", "requests"), converted)
+
+
+def _requests_to_user(requests: tuple[str, ...]) -> Callable[[FieldPath], FieldPath]:
+    n = len(requests)
+
+    def to_user(path: FieldPath) -> FieldPath:
+        if len(path) > n + 1 and tuple(path[:n]) == requests and path[n + 1] == "exactly":
+            return FieldPath(tuple(path[: n + 1]) + tuple(path[n + 2:]))
+        return path
+
+    return to_user
+
+
+def _slice(value: dict) -> dict:
+    devices = _get(value, ("spec", "devices"))
+    if not isinstance(devices, list):
+        return value
+    converted = []
+    for dev in devices:
+        if isinstance(dev, dict) and isinstance(dev.get("basic"), dict):
+            flat = {k: v for k, v in dev.items() if k != "basic"}
+            flat.update(dev["basic"])
+            caps = flat.get("capacity")
+            if isinstance(caps, dict):
+                flat["capacity"] = {k: (v if isinstance(v, dict) else {"value": v}) for k, v in caps.items()}
+            converted.append(flat)
+        else:
+            converted.append(dev)
+    return _replace(value, ("spec", "devices"), converted)
+
+
+def _bare_capacities(value: dict) -> frozenset[tuple[int, str]]:
+    """(device index, capacity name) pairs written as bare quantities (v1alpha3 of 1.31)."""
+    out = set()
+    devices = _get(value, ("spec", "devices"))
+    for i, dev in enumerate(devices if isinstance(devices, list) else ()):
+        caps = dev.get("basic", {}).get("capacity") if isinstance(dev, dict) and isinstance(dev.get("basic"), dict) else None
+        if isinstance(caps, dict):
+            out.update((i, k) for k, v in caps.items() if not isinstance(v, dict))
+    return frozenset(out)
+
+
+def _slice_to_user(bare: frozenset[tuple[int, str]]) -> Callable[[FieldPath], FieldPath]:
+    def to_user(path: FieldPath) -> FieldPath:
+        if len(path) > 3 and path[0] == "spec" and path[1] == "devices" and isinstance(path[2], int) and path[3] != "name":
+            rest = tuple(path[3:])
+            if len(rest) >= 3 and rest[0] == "capacity" and rest[2] == "value" and (path[2], rest[1]) in bare:
+                rest = rest[:2] + rest[3:]
+            return FieldPath(tuple(path[:3]) + ("basic",) + rest)
+        return path
+
+    return to_user
+
+
+def _get(value: Any, path: tuple[str, ...]) -> Any:
+    for seg in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(seg)
+    return value
+
+
+def _replace(value: dict, path: tuple[str, ...], new: Any) -> dict:
+    """A copy of ``value`` with ``path`` set to ``new``; only the dicts on the path are copied."""
+    head, *rest = path
+    out = dict(value)
+    out[head] = new if not rest else _replace(value[head], tuple(rest), new)
+    return out

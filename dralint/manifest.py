@@ -1,0 +1,132 @@
+"""Identify what each document is: a DRA object, a workload carrying pod specs, or neither.
+
+Lists (``kind: List`` and every ``*List``) are expanded into their items; each item keeps the
+path it has inside its document so findings still point at the right line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .paths import FieldPath
+
+DRA_GROUP = "resource.k8s.io"
+
+# Where the pod specs of a workload kind live (group, kind) -> paths to PodSpecs.
+_POD_SPECS: dict[tuple[str, str], tuple[FieldPath, ...]] = {
+    ("", "Pod"): (FieldPath(("spec",)),),
+    ("", "PodTemplate"): (FieldPath(("template", "spec")),),
+    ("", "ReplicationController"): (FieldPath(("spec", "template", "spec")),),
+    ("apps", "Deployment"): (FieldPath(("spec", "template", "spec")),),
+    ("apps", "StatefulSet"): (FieldPath(("spec", "template", "spec")),),
+    ("apps", "DaemonSet"): (FieldPath(("spec", "template", "spec")),),
+    ("apps", "ReplicaSet"): (FieldPath(("spec", "template", "spec")),),
+    ("batch", "Job"): (FieldPath(("spec", "template", "spec")),),
+    ("batch", "CronJob"): (FieldPath(("spec", "jobTemplate", "spec", "template", "spec")),),
+}
+# Core kinds read for context only: node labels (node selectors), namespace labels (admin access).
+CONTEXT_KINDS = frozenset({("", "Node"), ("", "Namespace")})
+NAMESPACED_DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "PodSchedulingContext", "PodScheduling",
+                                  "ResourceClaimParameters", "ResourceClassParameters"})
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One Kubernetes object found in a document (possibly an item of a List)."""
+
+    document: Any            # the SourceDocument it came from
+    value: dict
+    base: FieldPath          # where the object sits inside its document (``items[3]`` for List items)
+    api_version: str
+    kind: str
+    from_cluster: bool = False
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+    @property
+    def is_dra(self) -> bool:
+        return self.group == DRA_GROUP
+
+    @property
+    def pod_spec_paths(self) -> tuple[FieldPath, ...]:
+        return _POD_SPECS.get((self.group, self.kind), ())
+
+    @property
+    def name(self) -> str:
+        meta = self.value.get("metadata")
+        if isinstance(meta, dict):
+            name = meta.get("name") or meta.get("generateName")
+            return name if isinstance(name, str) else ""
+        return ""
+
+    @property
+    def namespace(self) -> str:
+        meta = self.value.get("metadata")
+        ns = meta.get("namespace") if isinstance(meta, dict) else None
+        return ns if isinstance(ns, str) else ""
+
+    @property
+    def display(self) -> str:
+        """``ResourceClaim ml/gpu-claim`` (cluster-scoped objects have no namespace part)."""
+        name = self.name or "<unnamed>"
+        return f"{self.kind} {self.namespace}/{name}" if self.namespace else f"{self.kind} {name}"
+
+
+@dataclass(frozen=True)
+class NotAnObject:
+    """A document that is YAML but not a mapping (a list or a scalar)."""
+
+    document: Any
+    found: str
+
+
+def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject]:
+    """Yield the objects of one document that dralint cares about, Lists expanded."""
+    value = document.value
+    if not isinstance(value, dict):
+        yield NotAnObject(document, type_name(value))
+        return
+    yield from _objects(document, value, FieldPath(), from_cluster)
+
+
+def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) -> Iterator[Manifest]:
+    api_version, kind = value.get("apiVersion"), value.get("kind")
+    if not isinstance(kind, str) or not kind:
+        return
+    items = value.get("items")
+    if kind.endswith("List") and isinstance(items, list):
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                yield from _objects(document, item, base.child("items", i), from_cluster)
+        return
+    api_version = api_version if isinstance(api_version, str) else ""
+    manifest = Manifest(document, value, base, api_version, kind, from_cluster)
+    if manifest.is_dra or manifest.pod_spec_paths or (manifest.group, kind) in CONTEXT_KINDS \
+            or (not api_version and kind in KNOWN_KINDS):
+        yield manifest
+
+
+KNOWN_KINDS = frozenset({k for _, k in _POD_SPECS} | {
+    "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClass",
+    "PodSchedulingContext", "ResourceClaimParameters", "ResourceClassParameters", "ResourcePoolStatusRequest"})
+
+
+def type_name(value: Any) -> str:
+    """How a YAML value is called in messages."""
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a mapping"

@@ -1,0 +1,124 @@
+"""Kubernetes releases dralint targets and the DRA feature gates each one knows.
+
+Gate stages per release come from the versioned feature specs of kubernetes/kubernetes
+(``pkg/features``) as summarised in our API notes. Everything here is data; the checks ask
+``Release.gate(name)`` and never compare version numbers themselves.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Mapping
+
+OLDEST_MINOR = 26
+NEWEST_MINOR = 37
+
+# Stage codes: A alpha (off), B- beta off by default, B+ beta on, GA on, L GA locked on.
+# A gate is listed from the first release that has it; a gate removed later ends with None.
+_STAGES: dict[str, dict[int, str | None]] = {
+    "DynamicResourceAllocation": {26: "A", 32: "B-", 34: "GA", 35: "L"},
+    "DRAControlPlaneController": {31: "A", 32: None},
+    "DRAAdminAccess": {32: "A", 34: "B+", 36: "L"},
+    "DRAResourceClaimDeviceStatus": {32: "A", 33: "B+", 37: "L"},
+    "DRAPrioritizedList": {33: "A", 34: "B+", 36: "GA", 37: "L"},
+    "DRADeviceTaints": {33: "A", 36: "B+", 37: "GA"},
+    "DRAPartitionableDevices": {33: "A", 36: "B+"},
+    "DRAConsumableCapacity": {34: "A", 36: "B+"},
+    "DRADeviceBindingConditions": {34: "A", 36: "B+"},
+    "DRAExtendedResource": {34: "A", 36: "B+", 37: "L"},
+    "DRASchedulerFilterTimeout": {34: "B+"},
+    "DRADeviceTaintRules": {35: "A", 36: "B-", 37: "GA"},
+    "DRAListTypeAttributes": {36: "A"},
+    "DRANodeAllocatableResources": {36: "A"},
+    "DRAWorkloadResourceClaims": {36: "A", 37: "B-"},
+    "DRAOptionalNodeOperations": {37: "A"},
+    "DRADerivedAttributes": {37: "A"},
+    "DRADeviceCompatibilityGroups": {37: "A"},
+    "DRAFractionalCapacityRange": {37: "A"},
+    "KubeletPodResourcesDynamicResources": {27: "A", 34: "B+"},
+}
+_ON = {"B+", "GA", "L"}
+
+
+class GateError(ValueError):
+    """A --feature-gates value that the target release cannot take."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """A Kubernetes minor release plus the feature-gate settings dralint judges with."""
+
+    minor: int
+    overrides: Mapping[str, bool] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        return f"1.{self.minor}"
+
+    def stage(self, gate: str) -> str | None:
+        """The gate's stage code in this release, or None when the release does not have it."""
+        stages = _STAGES.get(gate, {})
+        current: str | None = None
+        for minor in sorted(stages):
+            if minor <= self.minor:
+                current = stages[minor]
+        return current
+
+    def gate(self, name: str) -> bool:
+        """Whether gate ``name`` is on: the user's override, else the release default."""
+        if name in self.overrides:
+            return self.overrides[name]
+        return self.stage(name) in _ON
+
+    def known_gates(self) -> list[str]:
+        return sorted(g for g in _STAGES if self.stage(g) is not None)
+
+    def at_least(self, minor: int) -> bool:
+        return self.minor >= minor
+
+
+def supported_versions() -> list[str]:
+    return [f"1.{m}" for m in range(OLDEST_MINOR, NEWEST_MINOR + 1)]
+
+
+def parse_version(text: str) -> int:
+    """``"1.35"``, ``"v1.35.2"`` or ``"1.35.0-rc.1"`` → 35; raises ValueError with a usable message."""
+    cleaned = text.strip().lstrip("vV")
+    parts = cleaned.split(".")
+    if len(parts) < 2 or parts[0] != "1" or not parts[1].isdigit():
+        raise ValueError(f"--kube-version {text!r}: expected a Kubernetes version like 1.35")
+    minor = int(parts[1])
+    if not OLDEST_MINOR <= minor <= NEWEST_MINOR:
+        raise ValueError(f"--kube-version {text!r}: dralint knows Kubernetes 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}")
+    return minor
+
+
+def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
+    """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
+
+    Returns the overrides and notes about gates that are not DRA gates (ignored). A DRA gate the
+    release does not have, a typo of one, a bad value, or turning off a locked gate raises GateError.
+    """
+    overrides: dict[str, bool] = {}
+    notes: list[str] = []
+    release = Release(minor)
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or value.strip().lower() not in ("true", "false"):
+            raise GateError(f"--feature-gates: {item!r} is not Name=true or Name=false")
+        on = value.strip().lower() == "true"
+        stage = release.stage(name)
+        if stage is None:
+            if name in _STAGES:
+                raise GateError(f"--feature-gates: {name} does not exist in Kubernetes {release.version}")
+            close = difflib.get_close_matches(name, list(_STAGES), n=1, cutoff=0.8)
+            if close or name.startswith(("DRA", "DynamicResource")):
+                hint = f"; did you mean {close[0]}?" if close else ""
+                raise GateError(f"--feature-gates: unknown DRA feature gate {name}{hint}")
+            notes.append(f"feature gate {name} does not concern DRA; ignored")
+            continue
+        if stage == "L" and not on:
+            raise GateError(f"--feature-gates: {name} is locked on in Kubernetes {release.version} and cannot be turned off")
+        overrides[name] = on
+    return overrides, notes
