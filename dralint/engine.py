@@ -1,0 +1,342 @@
+"""The one engine call behind the command line and the webhook.
+
+source → manifest → schema → convert → gating → checks → (feasibility) → findings. Nothing here
+knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_paths`` /
+``lint_text`` / ``review`` and render the findings they get back.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from . import checks as check_registry
+from . import schema, source
+from .catalog import Catalog, load_catalog
+from .checks.base import CheckContext, Problem
+from .convert import Canonical, to_canonical
+from .findings import Finding, Severity
+from .gating import apply_gates
+from .index import Index
+from .limits import limits_for
+from .manifest import Manifest, NotAnObject, identify
+from .paths import FieldPath
+from .releases import NEWEST_MINOR, Release, parse_version
+from .rule_filter import RuleFilter
+
+# Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
+_SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
+                 "too-large": "DRA005", "too-deep": "DRA005", "alias-limit": "DRA005"}
+# Kinds whose input errors mean "could not read the input at all": exit code 2.
+_UNREADABLE = frozenset({"unreadable", "binary"})
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for; every face builds one of these."""
+
+    kube_version: str = f"1.{NEWEST_MINOR}"
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    strict: bool = True
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severities: Mapping[str, str] = field(default_factory=dict)
+    cluster: tuple[str, ...] = ()
+    old: str | None = None
+    node: str | None = None
+    trace: tuple[str, ...] = ()
+    show_allocation: bool = False
+    max_steps: int = 1_000_000
+    max_seconds: float = 10.0
+
+    @property
+    def release(self) -> Release:
+        return Release(parse_version(self.kube_version), dict(self.feature_gates))
+
+
+@dataclass
+class RunResult:
+    """Findings of a run plus the counts and extras the reporters show."""
+
+    findings: list[Finding]
+    files: int = 0
+    documents: int = 0
+    objects: int = 0
+    input_error: bool = False
+    allocations: list[Any] = field(default_factory=list)
+    traces: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        if self.input_error:
+            return 2
+        return 1 if self.errors else 0
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One object to judge, with its position in the user's file and the update it belongs to."""
+
+    canonical: Canonical
+    old: Canonical | None = None
+
+
+class _Emitter:
+    """Turns problems into findings: rule metadata, user paths, positions, the user's selection."""
+
+    def __init__(self, catalog: Catalog, rules: RuleFilter) -> None:
+        self.catalog = catalog
+        self.rules = rules
+        self.findings: list[Finding] = []
+        self._seen: set[tuple] = set()
+
+    def emit(self, rule_id: str, message: str, *, file: str, line: int, column: int, obj: str = "",
+             field_path: str = "", severity: Severity | None = None, details: Mapping[str, Any] | None = None) -> None:
+        rule = self.catalog.get(rule_id)
+        if not self.rules.selected(rule):
+            return
+        sev = self.rules.severity(rule, severity)
+        key = (rule_id, file, line, column, field_path, message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.findings.append(Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category,
+                                     message=message, file=file, line=line, column=column, object=obj,
+                                     field=field_path, details=details))
+
+    def problem(self, target: Canonical, problem: Problem) -> None:
+        user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
+        manifest = target.manifest
+        doc = manifest.document
+        full = FieldPath(tuple(manifest.base) + tuple(user))
+        pos = doc.locate_in_scalar(full, problem.scalar_offset) if problem.scalar_offset is not None else doc.locate(full)
+        self.emit(problem.rule, problem.message, file=doc.file, line=pos.line, column=pos.column,
+                  obj=manifest.display, field_path=user.render(), severity=problem.severity, details=problem.details)
+
+
+def lint_paths(paths: Sequence[str], options: Options) -> RunResult:
+    """Lint files and folders (``-`` is stdin), with ``options.cluster`` and ``options.old`` as context."""
+    found, problems = source.discover(list(paths) or ["."])
+    files = [source.load_file(p) for p in found]
+    cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
+    cluster_files = [source.load_file(p) for p in cluster_found]
+    old_files: list[Any] = []
+    if options.old:
+        old_found, old_problems = source.discover([options.old])
+        old_files = [source.load_file(p) for p in old_found]
+        problems = problems + old_problems
+    return lint_files(files, options, cluster_files=cluster_files, old_files=old_files,
+                      discovery_problems=problems + cluster_problems)
+
+
+def lint_text(text: str, options: Options, *, old_text: str | None = None, cluster_text: str | None = None,
+              name: str = "manifest.yaml") -> list[Finding]:
+    """Lint one YAML text (used by tests and the catalog examples)."""
+    files = [source.load_text(text, name)]
+    old = [source.load_text(old_text, "old.yaml")] if old_text is not None else []
+    cluster = [source.load_text(cluster_text, "cluster.yaml")] if cluster_text is not None else []
+    return lint_files(files, options, cluster_files=cluster, old_files=old).findings
+
+
+def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
+               old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = ()) -> RunResult:
+    """Lint loaded source files; the core of every face."""
+    release = options.release
+    catalog = load_catalog()
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    result = RunResult(findings=emitter.findings, files=len(files))
+
+    for problem in discovery_problems:
+        _source_problem(emitter, problem)
+        result.input_error = result.input_error or problem.kind in _UNREADABLE
+    for f in list(files) + list(cluster_files) + list(old_files):
+        for problem in f.problems:
+            _source_problem(emitter, problem)
+            result.input_error = result.input_error or problem.kind in _UNREADABLE
+
+    linted = list(_manifests(files, emitter, result, from_cluster=False))
+    cluster = list(_manifests(cluster_files, emitter, None, from_cluster=True))
+    olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
+    result.objects = len(linted)
+
+    targets: list[_Target] = []
+    for manifest in linted:
+        if not _served(emitter, manifest, release):
+            continue
+        if manifest.is_dra:
+            _schema(emitter, manifest, release, options.strict)
+        old_manifest = olds.get(_identity(manifest))
+        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
+
+    index = Index.build([t.canonical for t in targets] + [to_canonical(m) for m in cluster])
+    for target in targets:
+        for ctx in _contexts(target, release, index):
+            _run_checks(emitter, ctx)
+
+    if index.slices:
+        _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
+    result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
+           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
+    """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE."""
+    release = options.release
+    catalog = load_catalog()
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    result = RunResult(findings=emitter.findings)
+    manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
+    old_manifests = list(_manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)) if old else []
+    for manifest in manifests:
+        if not _served(emitter, manifest, release):
+            continue
+        if manifest.is_dra:
+            _schema(emitter, manifest, release, options.strict)
+        target = _Target(to_canonical(manifest), to_canonical(old_manifests[0]) if old_manifests else None)
+        index = Index.build([target.canonical] + _cluster_objects(cluster))
+        for ctx in _contexts(target, release, index, operation=operation, subresource=subresource):
+            _run_checks(emitter, ctx)
+    emitter.findings.sort(key=Finding.sort_key)
+    return emitter.findings
+
+
+def _single(obj: Mapping[str, Any] | None, name: str) -> Any:
+    doc = source.document_from_value(dict(obj) if isinstance(obj, Mapping) else obj, name)
+
+    class _One:
+        documents = [doc]
+        problems: list[Any] = []
+
+    return _One()
+
+
+def _cluster_objects(cluster: Index | None) -> list[Canonical]:
+    if cluster is None:
+        return []
+    return (list(cluster.classes.values()) + list(cluster.claims.values()) + list(cluster.templates.values())
+            + cluster.slices + cluster.taint_rules)
+
+
+def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None, *,
+               from_cluster: bool) -> Iterator[Manifest]:
+    for f in files:
+        for doc in f.documents:
+            if result is not None:
+                result.documents += 1
+            for item in identify(doc, from_cluster=from_cluster):
+                if isinstance(item, NotAnObject):
+                    if not from_cluster:
+                        emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a mapping)",
+                                     file=doc.file, line=doc.line, column=1)
+                    continue
+                if not item.api_version:
+                    pos = doc.locate(item.base)
+                    hint = " (keys are case-sensitive: found `apiversion`)" if "apiversion" in item.value else ""
+                    emitter.emit("DRA006", f"{item.kind} has no apiVersion{hint}; the API server refuses an object "
+                                           "without apiVersion and kind", file=doc.file, line=pos.line,
+                                 column=pos.column, obj=item.display, field_path="apiVersion")
+                    continue
+                yield item
+
+
+def _identity(manifest: Manifest) -> tuple[str, str, str, str]:
+    return (manifest.group, manifest.kind, manifest.namespace, manifest.name)
+
+
+def _source_problem(emitter: _Emitter, problem: Any) -> None:
+    rule = _SOURCE_RULES.get(problem.kind, "DRA001")
+    field_path = problem.path.render() if getattr(problem, "path", None) else ""
+    emitter.emit(rule, problem.message, file=problem.file, line=problem.line, column=problem.column,
+                 field_path=field_path)
+
+
+def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
+    """DRA objects must be served by the target release (DRA801); others always pass."""
+    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+        return True
+    releases = schema.served_releases(manifest.api_version, manifest.kind)
+    if releases:
+        span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
+        why = f"it is served by Kubernetes {span}"
+    else:
+        why = "no Kubernetes release serves it"
+    pos = manifest.document.locate(manifest.base.child("apiVersion"))
+    emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
+                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                 file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
+                 field_path="apiVersion")
+    return False
+
+
+def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool) -> None:
+    doc = manifest.document
+    for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
+        rule = "DRA101" if problem.kind == "unknown-field" else "DRA102"
+        pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(problem.path)))
+        emitter.emit(rule, problem.message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                     field_path=problem.path.render())
+
+
+def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
+              subresource: str = "") -> Iterator[CheckContext]:
+    """The check contexts for one object: a create, an update, and/or a status write."""
+    limits = limits_for(release.minor)
+    old = target.old
+    if operation is None:
+        operation = "UPDATE" if old is not None else "CREATE"
+    writes = [subresource]
+    if operation == "UPDATE" and old is not None and not subresource and target.canonical.kind == "ResourceClaim":
+        # A pair of files cannot say which endpoint it was written to: judge what changed.
+        spec_changed = old.value.get("spec") != target.canonical.value.get("spec")
+        status_changed = old.value.get("status") != target.canonical.value.get("status")
+        writes = ([""] if spec_changed or not status_changed else []) + (["status"] if status_changed else [])
+    for write in writes:
+        gated, dropped = apply_gates(target.canonical, old, release)
+        ctx = CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
+                           subresource=write, index=index)
+        yield replace(ctx, options={"dropped": tuple(dropped)})
+
+
+def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:
+    obj = ctx.obj
+    for problem in ctx.options.get("dropped", ()):
+        emitter.problem(obj, problem)
+    for module in check_registry.checks_for(obj.kind):
+        try:
+            for problem in module.check(ctx):
+                emitter.problem(obj, problem)
+        except Exception as exc:  # a bug in one check must not cost the user the rest of the run
+            _internal_error(emitter, obj, f"{module.__name__.rsplit('.', 1)[-1]}: {exc!r}", exc)
+
+
+def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseException) -> None:
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    doc = obj.manifest.document
+    pos = doc.locate(obj.manifest.base)
+    emitter.emit("DRA000", f"internal error in check {what}{where}; please report it. The other checks ran.",
+                 file=doc.file, line=pos.line, column=pos.column, obj=obj.manifest.display)
+
+
+def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
+                 linted_ids: set[int]) -> None:
+    from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
+
+    opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
+                                          show_allocation=options.show_allocation, max_steps=options.max_steps,
+                                          max_seconds=options.max_seconds)
+    try:
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+    except Exception as exc:  # same promise as for checks: report, do not crash
+        first = next(iter(index.claims.values()), None) or index.slices[0]
+        _internal_error(emitter, first, f"feasibility: {exc!r}", exc)
+        return
+    for obj, problem in report.problems:
+        emitter.problem(obj, problem)
+    result.allocations = list(report.allocations)
+    result.traces = dict(report.traces)

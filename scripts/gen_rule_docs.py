@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Generate docs/rules.md from the rule catalog (rules/*.yaml). ``--check`` fails when it is stale."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from dralint.catalog import load_catalog  # noqa: E402
+
+GROUPS = [("0", "Input"), ("1", "Schema and object metadata"), ("2", "Claims, templates and pods"),
+          ("3", "Device classes"), ("4", "Resource slices and device taint rules"), ("5", "CEL selectors"),
+          ("6", "References"), ("7", "Feasibility"), ("8", "Versions and feature gates"), ("9", "Best practice")]
+
+
+def render() -> str:
+    catalog = load_catalog(REPO / "rules")
+    out = ["# dralint rules", "",
+           "Generated from `rules/` by `scripts/gen_rule_docs.py`; do not edit by hand.", "",
+           "| id | name | category | severity | summary |", "| --- | --- | --- | --- | --- |"]
+    rules = list(catalog)
+    out += [f"| [{r.id}](#{r.id.lower()}-{r.name}) | {r.name} | {r.category.value} | {r.severity.value} | {r.summary} |"
+            for r in rules]
+    for digit, title in GROUPS:
+        group = [r for r in rules if r.id[3] == digit]
+        if not group:
+            continue
+        out += ["", f"## {title}"]
+        for r in group:
+            out += ["", f"### {r.id} {r.name}", "", f"*{r.category.value}, {r.severity.value} by default.* {r.summary}",
+                    "", r.rationale, "", f"**Fix.** {r.fix}"]
+            if r.api_server:
+                out += ["", f"**API server.** `{r.api_server}`"]
+            if r.kubernetes:
+                concerns = ", ".join(f"{k}: {v}" for k, v in r.kubernetes.items())
+                out += ["", f"**Kubernetes.** {concerns}"]
+            for ex in r.examples:
+                extra = []
+                if ex.kube_version:
+                    extra.append(f"--kube-version {ex.kube_version}")
+                if ex.feature_gates:
+                    extra.append("--feature-gates " + ",".join(f"{k}={str(v).lower()}" for k, v in ex.feature_gates.items()))
+                flags = f" (`{' '.join(extra)}`)" if extra else ""
+                out += ["", f"{'Fails' if ex.verdict == 'bad' else 'Passes'}: {ex.title}{flags}", "", "```yaml",
+                        ex.manifest.rstrip("\n"), "```"]
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 when docs/rules.md is not up to date")
+    args = parser.parse_args()
+    target = REPO / "docs" / "rules.md"
+    text = render()
+    if args.check:
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            print(f"{target} is stale: run python scripts/gen_rule_docs.py")
+            return 1
+        return 0
+    target.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Every rule's catalog entry is well-formed, and every example does what it says."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dralint.catalog import load_catalog
+from dralint.engine import Options, lint_text
+
+from conftest import REPO
+
+CATALOG = load_catalog()
+# Rules whose bad case cannot be written as a manifest text.
+NO_BAD_EXAMPLE = {"DRA000": "an internal error is a bug, not an input", "DRA004": "needs an unreadable file"}
+
+EXAMPLES = [pytest.param(rule, ex, id=f"{rule.id}-{ex.verdict}-{i}")
+            for rule in CATALOG for i, ex in enumerate(rule.examples)]
+
+
+def test_every_rule_has_good_and_bad_examples():
+    for rule in CATALOG:
+        verdicts = {ex.verdict for ex in rule.examples}
+        assert "good" in verdicts, rule.id
+        assert "bad" in verdicts or rule.id in NO_BAD_EXAMPLE, rule.id
+
+
+@pytest.mark.parametrize(("rule", "example"), EXAMPLES)
+def test_example(rule, example):
+    options = Options(kube_version=example.kube_version or Options().kube_version,
+                      feature_gates=dict(example.feature_gates), **dict(example.options))
+    findings = lint_text(example.manifest, options, old_text=example.old, cluster_text=example.cluster)
+    raised = {f.rule for f in findings}
+    shown = "\n".join(f"{f.rule} {f.field}: {f.message}" for f in findings)
+    if example.verdict == "bad":
+        assert raised == {rule.id}, f"{example.title}: expected only {rule.id}, got:\n{shown}"
+    else:
+        assert not findings, f"{example.title}: expected no findings, got:\n{shown}"
+
+
+def test_rule_docs_are_up_to_date():
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_rule_docs.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
