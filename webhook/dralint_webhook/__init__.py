@@ -1,0 +1,1 @@
+"""dralint's ValidatingAdmissionWebhook: the engine behind Flask, served by gunicorn over TLS."""
