@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Benchmark the schema stage: documents per second, ``jsonschema`` against dralint's compiled checkers.
+
+Generate the corpus first (the same one the other benchmarks use)::
+
+    python3 ../shared/bench/gen_corpus.py --docs 10000 --files 100 --out /tmp/corpus --seed 1
+    python3 bench/bench_schema.py --corpus /tmp/corpus
+
+Prints, for the whole corpus: YAML reading alone (PyYAML with libyaml's CSafeLoader), schema
+validation alone with ``jsonschema`` (one cached Draft 2020-12 validator per kind, all errors
+collected, date-time format checked) and with dralint, and reading plus dralint's validation end
+to end. Each figure is the best of ``--repeat`` runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import jsonschema
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dralint.schema import validate  # noqa: E402  (needs the path above)
+from dralint.schema.served import schema_file  # noqa: E402
+
+
+def read_corpus(files: list[Path]) -> list[dict[str, Any]]:
+    """Every document of every file, parsed with libyaml."""
+    docs: list[dict[str, Any]] = []
+    for path in files:
+        with path.open(encoding="utf-8") as fh:
+            docs.extend(doc for doc in yaml.load_all(fh, Loader=yaml.CSafeLoader) if isinstance(doc, dict))
+    return docs
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> float:
+    """Fastest wall-clock time of ``repeat`` runs, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def jsonschema_runner(docs: list[dict[str, Any]], release: str) -> Callable[[], int]:
+    """A run of ``jsonschema`` over ``docs`` (validators built beforehand, as a real cache would)."""
+    validators: dict[tuple[str, str], jsonschema.Draft202012Validator] = {}
+    for doc in docs:
+        key = (doc["apiVersion"], doc["kind"])
+        if key not in validators:
+            path = schema_file(release, *key)
+            if path is None:
+                raise SystemExit(f"{key} is not served by {release}")
+            schema = json.loads(path.read_text(encoding="utf-8"))
+            validators[key] = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+    def run() -> int:
+        return sum(1 for doc in docs for _ in validators[(doc["apiVersion"], doc["kind"])].iter_errors(doc))
+
+    return run
+
+
+def dralint_runner(docs: list[dict[str, Any]], release: str) -> Callable[[], int]:
+    """A run of dralint's schema stage over ``docs``."""
+    def run() -> int:
+        return sum(len(validate(doc, release, doc["apiVersion"], doc["kind"])) for doc in docs)
+
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=Path("/tmp/corpus"), help="folder of corpus-*.yaml files")
+    parser.add_argument("--release", default="1.35", help="Kubernetes release to validate for (default 1.35)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts (default 3)")
+    args = parser.parse_args(argv)
+    files = sorted(args.corpus.glob("*.yaml"))
+    if not files:
+        print(f"no *.yaml files in {args.corpus}; generate the corpus first (see --help)", file=sys.stderr)
+        return 2
+
+    docs = read_corpus(files)
+    n = len(docs)
+    ours, theirs = dralint_runner(docs, args.release), jsonschema_runner(docs, args.release)
+    problems_ours, problems_theirs = ours(), theirs()  # also warms the caches
+    print(f"corpus: {n} documents in {len(files)} files, release {args.release}; "
+          f"problems found: dralint {problems_ours}, jsonschema {problems_theirs}")
+
+    t_read = best_of(args.repeat, lambda: read_corpus(files))
+    t_theirs = best_of(args.repeat, theirs)
+    t_ours = best_of(args.repeat, ours)
+    print(f"read (yaml.CSafeLoader)      {n / t_read:10,.0f} docs/s")
+    print(f"schema, jsonschema           {n / t_theirs:10,.0f} docs/s")
+    print(f"schema, dralint              {n / t_ours:10,.0f} docs/s   ({t_theirs / t_ours:.1f}x jsonschema)")
+    print(f"read + schema, jsonschema    {n / (t_read + t_theirs):10,.0f} docs/s")
+    print(f"read + schema, dralint       {n / (t_read + t_ours):10,.0f} docs/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Which Kubernetes release serves which resource.k8s.io version and kind.
+
+Answered from ``schemas/index.json`` (release -> apiVersion -> kinds), written by
+``scripts/gen_schemas.py`` from the releases' OpenAPI documents, so the big schema files are
+only opened for the kinds that are validated.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping
+
+from ..resources import data_path
+
+INDEX_FILE = "index.json"
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+@lru_cache(maxsize=1)
+def _index() -> Mapping[str, Mapping[str, frozenset[str]]]:
+    raw = json.loads((data_path("schemas") / INDEX_FILE).read_text(encoding="utf-8"))
+    return {release: {api_version: frozenset(kinds) for api_version, kinds in versions.items()}
+            for release, versions in sorted(raw.items(), key=lambda item: _release_key(item[0]))}
+
+
+def known_releases() -> list[str]:
+    """Every release dralint has schemas for, oldest first (``["1.26", ..., "1.37"]``)."""
+    return list(_index())
+
+
+def serves(release: str, api_version: str, kind: str) -> bool:
+    """Whether the API server of ``release`` serves ``kind`` in ``api_version``."""
+    if not all(isinstance(arg, str) for arg in (release, api_version, kind)):
+        return False
+    return kind in _index().get(release, {}).get(api_version, ())
+
+
+def served_releases(api_version: str, kind: str) -> list[str]:
+    """The releases serving ``kind`` in ``api_version``, oldest first; empty when none does."""
+    return [release for release in _index() if serves(release, api_version, kind)]
+
+
+def schema_file(release: str, api_version: str, kind: str) -> Path | None:
+    """The schema file of a served kind, or None when ``release`` does not serve it."""
+    if not serves(release, api_version, kind):
+        return None
+    version = api_version.rpartition("/")[2]
+    return data_path("schemas") / release / version / f"{kind}.json"
