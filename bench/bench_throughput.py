@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Throughput of dralint on the benchmark corpus: documents per second and peak memory.
+
+Generates the corpus the peer figures were measured on (``../shared/bench/gen_corpus.py --docs
+10000 --files 100 --seed 1``) unless ``--corpus DIR`` names one, then measures:
+
+* ``end-to-end``: the ``dralint --format json CORPUS`` command, as a user runs it (all rules);
+* ``read+schema``: reading and the schema stage alone, in process (the issue's first target);
+* ``cold start``: ``dralint`` on one small file (it runs in pre-commit on every commit).
+
+Prints one line per figure; run it on an otherwise idle machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def corpus_dir(args: argparse.Namespace) -> Path:
+    if args.corpus:
+        return Path(args.corpus)
+    out = Path(tempfile.gettempdir()) / f"dralint-corpus-{args.docs}-{args.files}-seed1"
+    if not (out / "corpus-000.yaml").exists():
+        gen = SHARED / "bench" / "gen_corpus.py"
+        if not gen.exists():
+            sys.exit(f"no corpus: pass --corpus DIR or put ../shared beside the checkout ({gen})")
+        subprocess.run([sys.executable, str(gen), "--docs", str(args.docs), "--files", str(args.files),
+                        "--out", str(out), "--seed", "1"], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def end_to_end(corpus: Path, extra: list[str]) -> tuple[float, int, float]:
+    """(seconds, documents, peak RSS MiB) of one dralint run over the corpus."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "dralint", "--format", "json", *extra, str(corpus)],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    data = json.loads(proc.stdout)
+    errors = data["summary"]["errors"]
+    if errors:
+        print(f"  note: {errors} error findings on the corpus, e.g. {data['findings'][0]['message'][:120]}")
+    return seconds, data["summary"]["documents"], max(peak, before) / 1024
+
+
+def read_and_schema(corpus: Path) -> tuple[float, int]:
+    sys.path.insert(0, str(REPO))
+    from dralint import schema, source
+    from dralint.manifest import Manifest, identify
+
+    paths, _ = source.discover([str(corpus)])
+    start = time.perf_counter()
+    docs = 0
+    for path in paths:
+        for doc in source.load_file(path).documents:
+            docs += 1
+            for m in identify(doc):
+                if isinstance(m, Manifest) and m.is_dra:
+                    schema.validate(m.value, "1.37", m.api_version, m.kind)
+    return time.perf_counter() - start, docs
+
+
+def cold_start(corpus: Path, runs: int = 5) -> float:
+    one = next(iter(sorted(corpus.glob("*.yaml"))))
+    small = Path(tempfile.mkdtemp()) / "one.yaml"
+    small.write_text(one.read_text().split("\n---\n")[0])
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(["dralint", str(small)], capture_output=True)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", help="an existing corpus folder")
+    parser.add_argument("--docs", type=int, default=10000)
+    parser.add_argument("--files", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3, help="end-to-end runs; the best is reported")
+    args = parser.parse_args()
+    corpus = corpus_dir(args)
+    size = sum(p.stat().st_size for p in corpus.glob("*.yaml")) / 2**20
+    print(f"corpus: {corpus} ({size:.1f} MiB), {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+
+    seconds, docs = read_and_schema(corpus)
+    print(f"read+schema (in process): {docs} documents in {seconds:.2f} s = {docs / seconds:,.0f} documents/s")
+    best = None
+    for _ in range(args.runs):
+        run = end_to_end(corpus, [])
+        best = run if best is None or run[0] < best[0] else best
+    seconds, docs, peak = best
+    print(f"end-to-end, all rules (dralint --format json): {docs} documents in {seconds:.2f} s = "
+          f"{docs / seconds:,.0f} documents/s, peak memory {peak:.0f} MiB")
+    print(f"cold start (dralint one-file.yaml, median of 5): {cold_start(corpus) * 1000:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
