@@ -1,0 +1,140 @@
+"""The engine end to end: stages, exit codes, selection, positions, update mode, bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dralint.cli import main
+from dralint.engine import Options, lint_paths, lint_text, review
+
+CLAIM_V1 = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: gpu-claim
+  namespace: ml
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        cout: 2
+"""
+
+
+def rules(findings) -> set[str]:
+    return {f.rule for f in findings}
+
+
+def test_unknown_field_points_at_its_line_and_the_users_path():
+    findings = lint_text(CLAIM_V1, Options())
+    unknown = [f for f in findings if f.rule == "DRA101"]
+    assert len(unknown) == 1
+    f = unknown[0]
+    assert (f.line, f.column) == (12, 9)
+    assert f.field == "spec.devices.requests[0].exactly.cout"
+    assert f.object == "ResourceClaim ml/gpu-claim"
+    assert "did you mean `count`" in f.message
+
+
+def test_not_served_names_the_releases_that_serve_it():
+    text = "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n"
+    (f,) = lint_text(text, Options(kube_version="1.32"))
+    assert f.rule == "DRA801" and "1.33–1.37" in f.message and f.line == 1
+    assert not lint_text(text, Options(kube_version="1.33"))
+
+
+def test_non_kubernetes_documents_are_skipped_and_scalars_reported():
+    assert not lint_text("just: a config\n---\nkind: ConfigMap\napiVersion: v1\n", Options())
+    assert rules(lint_text("- a\n- b\n", Options())) == {"DRA003"}
+
+
+def test_select_and_ignore_by_id_name_and_prefix():
+    assert rules(lint_text(CLAIM_V1, Options(ignore=("unknown-field",)))) == set()
+    assert rules(lint_text(CLAIM_V1, Options(select=("DRA1",)))) == {"DRA101"}
+    assert rules(lint_text(CLAIM_V1, Options(select=("DRA2",)))) == set()
+
+
+def test_severity_override():
+    (f,) = [f for f in lint_text(CLAIM_V1, Options(severities={"DRA101": "warning"})) if f.rule == "DRA101"]
+    assert f.severity.value == "warning"
+
+
+def test_lists_are_expanded_with_item_positions():
+    text = ("apiVersion: v1\nkind: List\nitems:\n"
+            "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass\n  metadata: {name: a}\n  spec: {}\n"
+            "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass\n  metadata: {name: b}\n  spec: {bogus: 1}\n")
+    (f,) = lint_text(text, Options())
+    assert f.rule == "DRA101" and f.line == 11 and f.field == "spec.bogus" and f.object == "DeviceClass b"
+
+
+def test_review_judges_an_admission_object_without_positions():
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"}, "spec": {"bogus": 1}}
+    (f,) = review(obj, None, "CREATE", "", Options())
+    assert f.rule == "DRA101" and f.line == 0 and f.field == "spec.bogus"
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    proc = subprocess.run([sys.executable, "-m", "dralint", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_exit_codes(tmp_path):
+    good = write(tmp_path, "good.yaml", "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n")
+    bad = write(tmp_path, "bad.yaml", CLAIM_V1)
+    assert run_cli(good)[0] == 0
+    assert run_cli(bad)[0] == 1
+    code, _, err = run_cli("--kube-version", "1.99", good)
+    assert code == 2 and "1.99" in err
+    code, _, err = run_cli("--feature-gates", "DRAAdminAcess=true", good)
+    assert code == 2 and "did you mean" in err
+    code, out, _ = run_cli("--format", "json", str(tmp_path / "missing.yaml"), good)
+    assert code == 2 and json.loads(out)["findings"][0]["rule"] == "DRA004"
+
+
+def test_json_shape(tmp_path):
+    code, out, _ = run_cli("--format", "json", write(tmp_path, "bad.yaml", CLAIM_V1))
+    data = json.loads(out)
+    assert set(data) == {"findings", "summary"}
+    assert set(data["findings"][0]) >= {"rule", "name", "severity", "category", "message", "file", "line", "column",
+                                        "object", "field"}
+    assert data["summary"]["errors"] == 1 and code == 1
+
+
+def test_a_folder_is_read_recursively_and_the_run_goes_on_after_bad_files(tmp_path):
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, "sub/broken.yaml", "a: [1, 2\n")
+    write(tmp_path, "sub/binary.yaml", "\x00\x01\x02")
+    write(tmp_path, "claim.yml", CLAIM_V1)
+    write(tmp_path, "notes.txt", "not yaml at all: [")
+    result = lint_paths([str(tmp_path)], Options())
+    assert {"DRA001", "DRA004", "DRA101"} <= rules(result.findings)
+    assert result.files == 3
+    assert result.exit_code == 2
+
+
+def test_stdin(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dralint", "--format", "json", "-"], input=CLAIM_V1,
+                          capture_output=True, text=True)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1 and data["findings"][0]["file"] == "<stdin>"
+
+
+def test_list_rules_and_version(capsys):
+    assert main(["--list-rules"]) == 0
+    out = capsys.readouterr().out
+    assert "DRA101" in out and "unknown-field" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
