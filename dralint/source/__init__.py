@@ -1,0 +1,18 @@
+"""source: files, stdin and text into documents whose every value keeps its file:line:column.
+
+Values are exactly what Kubernetes reads (sigs.k8s.io/yaml over goyaml.v2); see
+docs/yaml-parsing.md for the rules and the parser choice.
+"""
+from dralint.source.discover import discover
+from dralint.source.loader import document_from_value, load_file, load_text
+from dralint.source.records import SourceDocument, SourceFile, SourceProblem
+
+__all__ = [
+    "SourceDocument",
+    "SourceFile",
+    "SourceProblem",
+    "discover",
+    "document_from_value",
+    "load_file",
+    "load_text",
+]

@@ -1,0 +1,106 @@
+"""Files, stdin and text into :class:`SourceFile` records: the source stage's entry points."""
+from __future__ import annotations
+
+from typing import Any
+
+from dralint.paths import FieldPath
+from dralint.source import fastpath
+from dralint.source.composer import ComposedProblem, DocumentComposer
+from dralint.source.limits import MAX_FILE_BYTES
+from dralint.source.reader import decode_bytes, read_path
+from dralint.source.records import Chunk, SourceDocument, SourceFile, SourceProblem
+from dralint.source.splitter import split_chunks
+
+_COMPOSER = DocumentComposer()
+
+
+def load_file(path: str) -> SourceFile:
+    """Read and parse one file; ``-`` reads stdin (named ``<stdin>``). Never raises."""
+    result = read_path(path)
+    if result.text is None:
+        return SourceFile(result.name, [], [result.problem] if result.problem else [])
+    return _load(result.text, result.name)
+
+
+def load_text(text: str | bytes, name: str) -> SourceFile:
+    """Parse YAML or JSON given as text (or bytes, decoded as a file would be). Never raises."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        result = decode_bytes(bytes(text), name)
+        if result.text is None:
+            return SourceFile(name, [], [result.problem] if result.problem else [])
+        return _load(result.text, name)
+    if len(text) > MAX_FILE_BYTES:
+        return SourceFile(name, [], [SourceProblem(
+            "too-large", f"text is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read", name, 0, 0)])
+    if "\x00" in text:
+        result = decode_bytes(text.encode("utf-8", "surrogatepass"), name)
+        return SourceFile(name, [], [result.problem] if result.problem else [])
+    return _load(text[1:] if text.startswith("\ufeff") else text, name)
+
+
+def document_from_value(value: Any, name: str) -> SourceDocument:
+    """Wrap an object that arrived already decoded (webhook JSON): positions are unknown (0, 0)."""
+    return SourceDocument(file=name, index=0, line=0, value=value)
+
+
+def _load(text: str, name: str) -> SourceFile:
+    loaded = SourceFile(name, [], [])
+    counter = _Counter()
+    for chunk in split_chunks(text):
+        values = fastpath.fast_values(chunk.body)
+        if values is None:
+            _load_exact(chunk, loaded, counter)
+            continue
+        line = _content_line(chunk)
+        for sub, value in enumerate(v for v in values if v is not None):
+            loaded.documents.append(SourceDocument(
+                name, counter.take(), line, value,
+                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
+    return loaded
+
+
+class _Counter:
+    """Numbers the non-empty documents of a file, loaded or not, in order."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def take(self) -> int:
+        self.next += 1
+        return self.next - 1
+
+
+def _load_exact(chunk: Chunk, loaded: SourceFile, counter: _Counter) -> None:
+    composed, error = _COMPOSER.compose(chunk.body, chunk.line_offset)
+    sub = 0
+    for document in composed:
+        if document.usable and document.value is None and not document.problems:
+            continue
+        index = counter.take()
+        loaded.problems.extend(_problem(p, chunk, loaded.name, index) for p in document.problems)
+        if not document.usable or document.value is None:
+            continue
+        loaded.documents.append(SourceDocument(
+            loaded.name, index, document.line + chunk.line_offset + 1, document.value,
+            Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
+        sub += 1
+    if error is not None:
+        loaded.problems.append(_problem(error, chunk, loaded.name, counter.take()))
+
+
+def _problem(problem: ComposedProblem, chunk: Chunk, name: str, index: int) -> SourceProblem:
+    return SourceProblem(
+        problem.kind, problem.message, name,
+        problem.line + chunk.line_offset + 1, problem.column + 1, index,
+        FieldPath(problem.path) if problem.path is not None else None)
+
+
+def _content_line(chunk: Chunk) -> int:
+    """1-based line of the first node of a chunk that holds one document (the fast reader's case)."""
+    lines = chunk.body.split("\n")
+    for number, line in enumerate(lines):
+        content = line[3:] if number == 0 and line.startswith("---") else line
+        stripped = content.strip(" ")
+        if stripped and not stripped.startswith("#"):
+            return chunk.line_offset + number + 1
+    return chunk.line_offset + 1

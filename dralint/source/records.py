@@ -1,0 +1,102 @@
+"""The records the source stage hands on: files, documents and problems."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dralint.findings import Position
+from dralint.paths import FieldPath
+
+if TYPE_CHECKING:
+    from dralint.source.positions import PositionIndex
+
+UNKNOWN = Position(0, 0)
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Something that stopped a file or a document from being read as Kubernetes reads it.
+
+    ``kind`` is one of 'unreadable', 'binary', 'syntax', 'duplicate-key', 'too-large',
+    'too-deep', 'alias-limit'. Lines and columns are 1-based; 0 means unknown.
+    """
+
+    kind: str
+    message: str
+    file: str
+    line: int
+    column: int
+    document: int | None = None
+    path: FieldPath | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Where a document's text lives: ``text[start:end]`` of its file, starting at line ``line_offset`` (0-based)."""
+
+    text: str
+    start: int
+    end: int
+    line_offset: int
+    sub_index: int = 0
+    """Which document of this chunk (a chunk holds several only after ``...`` markers)."""
+
+    @property
+    def body(self) -> str:
+        return self.text[self.start:self.end]
+
+
+@dataclass(eq=False)
+class SourceDocument:
+    """One YAML document: its value as Kubernetes reads it, and a way back to file positions.
+
+    Positions are computed on first use (re-reading only this document with a position-tracking
+    parser) and kept on the document, so clean documents never pay for them.
+    """
+
+    file: str
+    index: int
+    line: int
+    value: Any
+    chunk: Chunk | None = field(default=None, repr=False)
+    _positions: "PositionIndex | None" = field(default=None, repr=False)
+
+    def positions(self) -> "PositionIndex | None":
+        """The node positions of this document, computed once; None for objects without a file."""
+        if self._positions is None and self.chunk is not None:
+            from dralint.source.positions import index_chunk
+
+            self._positions = index_chunk(self.chunk)
+        return self._positions
+
+    def locate(self, path: FieldPath) -> Position:
+        """Position of the deepest node on ``path`` that exists.
+
+        A mapping entry gives the position of its key, a list item the item's start; an
+        empty path gives the document's start. Unknown (0, 0) for objects without a file.
+        """
+        index = self.positions()
+        if index is None:
+            return UNKNOWN
+        return index.locate(tuple(path), self.line)
+
+    def locate_in_scalar(self, path: FieldPath, offset: int) -> Position:
+        """File position of character ``offset`` of the string at ``path``.
+
+        Follows literal and folded block scalars, plain multi-line scalars and quoted strings
+        with escapes; falls back to the scalar's start (or :meth:`locate`) when the offset or
+        the node cannot be mapped.
+        """
+        index = self.positions()
+        if index is None:
+            return UNKNOWN
+        return index.locate_in_scalar(tuple(path), offset, self.line)
+
+
+@dataclass
+class SourceFile:
+    """Everything read from one file: its non-empty documents and its problems."""
+
+    name: str
+    documents: list[SourceDocument]
+    problems: list[SourceProblem]
