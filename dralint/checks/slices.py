@@ -1,12 +1,806 @@
-"""Placeholder: this check module is being written (see the registry in __init__)."""
+"""ResourceSlice (v1alpha3 of 1.31 onwards, canonical v1 shape): what drivers publish.
+
+The API server checks the slice as a whole (driver, pool, exactly one way of selecting nodes,
+counter sets in their own slice from 1.35, at most 128 devices — 64 once a device uses taints,
+counters or list attributes), then every device: a DNS-label name unique in the slice, at most
+32 attributes plus capacities (48 attribute values from 1.36), qualified attribute names, one
+value per attribute, semver versions, string lengths, consumable-capacity request policies with
+exact Quantity arithmetic, taints, counter consumption, per-device node selection, binding
+conditions and node-allocatable resources. On update the driver, pool name and node name are
+immutable, and unchanged capacities and taints of an existing device are not re-validated.
+
+Paths are canonical v1 (``spec.devices[i].attributes``); the engine maps them back to a v1beta1
+user's ``spec.devices[i].basic.attributes``.
+
+Rules: DRA400 driver-name-invalid, DRA401 pool-name-invalid, DRA402 pool-counts-invalid,
+DRA403 slice-node-selection-exclusive, DRA404 node-name-invalid, DRA407 node-selection-flag-false,
+DRA408 slice-counters-devices-exclusive, DRA409 slice-too-many-devices, DRA410 device-name-invalid,
+DRA411 device-name-duplicate, DRA412 device-attribute-capacity-limit, DRA413
+device-attribute-name-invalid, DRA414 device-attribute-value-invalid, DRA415
+capacity-request-policy-forbidden, DRA416 capacity-request-policy-invalid, DRA417
+device-too-many-taints, DRA418 taint-invalid, DRA419 taint-effect-invalid, DRA420
+device-counter-consumption-invalid, DRA421 shared-counters-invalid, DRA422
+device-node-selection-invalid, DRA423 device-binding-conditions-invalid, DRA424
+node-allocatable-resources-invalid, DRA425 slice-field-immutable, DRA426 driver-name-uppercase;
+node selectors via nodeselector.py (DRA405, DRA406).
+"""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
-from .base import CheckContext, Problem
+from ..paths import FieldPath
+from ..quantity import Quantity, QuantityError
+from ..releases import Release
+from .base import CheckContext, Problem, p
+from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
+                      pool_name_errors, qualified_attribute_errors, qualified_name_errors)
+from .nodeselector import ONE_TERM, node_selector_problems
 
-KINDS: frozenset[str] = frozenset()
+KINDS: frozenset[str] = frozenset({"ResourceSlice"})
+
+DRIVER_INVALID = "DRA400"
+POOL_NAME_INVALID = "DRA401"
+POOL_COUNTS_INVALID = "DRA402"
+NODE_SELECTION_EXCLUSIVE = "DRA403"
+NODE_NAME_INVALID = "DRA404"
+FLAG_FALSE = "DRA407"
+COUNTERS_DEVICES_EXCLUSIVE = "DRA408"
+TOO_MANY_DEVICES = "DRA409"
+DEVICE_NAME_INVALID = "DRA410"
+DEVICE_NAME_DUPLICATE = "DRA411"
+ATTRIBUTE_LIMIT = "DRA412"
+ATTRIBUTE_NAME_INVALID = "DRA413"
+ATTRIBUTE_VALUE_INVALID = "DRA414"
+REQUEST_POLICY_FORBIDDEN = "DRA415"
+REQUEST_POLICY_INVALID = "DRA416"
+TOO_MANY_TAINTS = "DRA417"
+TAINT_INVALID = "DRA418"
+TAINT_EFFECT_INVALID = "DRA419"
+COUNTER_CONSUMPTION_INVALID = "DRA420"
+SHARED_COUNTERS_INVALID = "DRA421"
+DEVICE_NODE_SELECTION_INVALID = "DRA422"
+BINDING_CONDITIONS_INVALID = "DRA423"
+NODE_ALLOCATABLE_INVALID = "DRA424"
+FIELD_IMMUTABLE = "DRA425"
+DRIVER_UPPERCASE = "DRA426"
+
+# Release facts that are not limits (kubernetes/api types history, docs/dra-api.md §10, §15).
+_PER_DEVICE_NODE_SELECTION_SINCE = 33   # perDeviceNodeSelection joins the exactly-one-of set
+_EFFECT_NONE_SINCE = 35                 # taint effect "None"
+_COUNTERS_XOR_DEVICES_SINCE = 35        # sharedCounters and devices in separate slices
+# v1alpha3/v1beta1 spell "unset" as "" / false for the slice's nodeName / allNodes (plain Go types).
+_FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
+_ERROR_WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": "Invalid value"}
+_ATTRIBUTE_SCALARS = ("bool", "int", "string", "version")
+_ATTRIBUTE_LISTS = ("bools", "ints", "strings", "versions")
+_NODE_ALLOCATABLE = frozenset({"cpu", "memory"})
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
-    return ()
+    """Problems of one ResourceSlice (create, or update against ``ctx.old``)."""
+    if ctx.obj.version in ("v1alpha1", "v1alpha2"):
+        return  # the 1.30 shape (namedResources) is legacy.py's
+    spec = ctx.obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+    old_spec = ctx.old.get("spec") if ctx.is_update and ctx.old is not None else None
+    old_spec = old_spec if isinstance(old_spec, dict) else None
+    flat = ctx.obj.version in _FLAT_VERSIONS
+
+    driver = spec.get("driver", "")
+    if isinstance(driver, str):
+        yield from driver_problems(driver, p("spec", "driver"))
+        if driver != driver.lower() and not driver_name_errors(driver):
+            yield Problem(DRIVER_UPPERCASE, p("spec", "driver"),
+                          f"driver {driver!r} has upper-case letters; driver names should be lowercase (the API "
+                          "server accepts them but warns, and other components compare names exactly): use "
+                          f"{driver.lower()!r}")
+    yield from _pool(spec.get("pool"))
+    if old_spec is not None:
+        yield from _immutable(spec, old_spec, flat)
+    yield from _node_selection(spec, ctx.release, flat)
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None \
+            and ctx.release.at_least(_COUNTERS_XOR_DEVICES_SINCE):
+        yield Problem(COUNTERS_DEVICES_EXCLUSIVE, p("spec"),
+                      "only one of `sharedCounters` or `devices` is allowed in a ResourceSlice since Kubernetes "
+                      "1.35: publish the counter sets in their own slice of the same pool (raise "
+                      "`pool.resourceSliceCount` accordingly) (API server: Invalid value)")
+    yield from _devices(ctx, spec, old_spec)
+    yield from _shared_counters(ctx, spec.get("sharedCounters"))
+
+
+def driver_problems(driver: str, path: FieldPath) -> Iterator[Problem]:
+    """A driver name: required, at most 63 characters, a DNS subdomain (upper case tolerated)."""
+    for kind, msg in driver_name_errors(driver):
+        if kind == "Required":
+            yield Problem(DRIVER_INVALID, path,
+                          "a driver name is required: the DNS subdomain the driver registers, e.g. gpu.example.com "
+                          "(API server: Required value)")
+        else:
+            yield Problem(DRIVER_INVALID, path,
+                          f"driver {driver!r} is not a valid driver name: {msg}; use the DNS subdomain the driver "
+                          f"registers, e.g. gpu.example.com (API server: {_ERROR_WORDS[kind]})")
+
+
+def pool_name_problems(pool: str, path: FieldPath) -> Iterator[Problem]:
+    """A pool name: required, at most 253 characters, DNS subdomains separated by '/'."""
+    for kind, msg in pool_name_errors(pool):
+        if kind == "Required":
+            yield Problem(POOL_NAME_INVALID, path,
+                          "a pool name is required (drivers usually use the node name for node-local devices) "
+                          "(API server: Required value)")
+        else:
+            yield Problem(POOL_NAME_INVALID, path,
+                          f"pool name {pool!r} is not valid: {msg}; a pool name is one or more DNS subdomains "
+                          f"separated by '/' (API server: {_ERROR_WORDS[kind]})")
+
+
+def node_name_problems(name: str, path: FieldPath) -> Iterator[Problem]:
+    """A node name must be a DNS subdomain."""
+    for msg in dns_subdomain_errors(name):
+        yield Problem(NODE_NAME_INVALID, path,
+                      f"{name!r} is not a valid node name: {msg} (API server: Invalid value)")
+
+
+def device_name_problems(name: Any, path: FieldPath) -> Iterator[Problem]:
+    """A device name must be a DNS label (an empty or missing name is Invalid, not Required)."""
+    name = name if isinstance(name, str) else ""
+    if not name:
+        yield Problem(DEVICE_NAME_INVALID, path,
+                      "a device name is required: a DNS label unique within the pool, e.g. gpu-0 (API server: "
+                      "Invalid value)")
+        return
+    for msg in dns_label_errors(name):
+        yield Problem(DEVICE_NAME_INVALID, path,
+                      f"device name {name!r} is not a DNS label: {msg}; use lower-case letters, digits and '-' "
+                      "(at most 63 characters), e.g. gpu-0 (API server: Invalid value)")
+
+
+def taint_problems(taint: Any, path: FieldPath, release: Release, *, check_effect: bool = True) -> Iterator[Problem]:
+    """One device taint (slices and DeviceTaintRules): label key, label value, a known effect.
+
+    ``check_effect`` is False on an update that leaves the effect as it was (DeviceTaintRule).
+    """
+    if not isinstance(taint, dict):
+        return
+    key = taint.get("key", "")
+    if key == "" or key is None:
+        yield Problem(TAINT_INVALID, path.child("key"),
+                      "a taint needs a key: a label key such as gpu.example.com/unhealthy (API server: Invalid value)")
+    elif isinstance(key, str):
+        for msg in qualified_name_errors(key):
+            yield Problem(TAINT_INVALID, path.child("key"),
+                          f"taint key {key!r} is not a valid label key: {msg}; use e.g. gpu.example.com/unhealthy "
+                          "(API server: Invalid value)")
+    value = taint.get("value", "")
+    if isinstance(value, str) and value:
+        for msg in label_value_errors(value):
+            yield Problem(TAINT_INVALID, path.child("value"),
+                          f"taint value {value!r} is not a valid label value: {msg} (API server: Invalid value)")
+    if not check_effect:
+        return
+    effects = ["NoExecute", "NoSchedule"] + (["None"] if release.at_least(_EFFECT_NONE_SINCE) else [])
+    effect = taint.get("effect")
+    if effect in (None, ""):
+        yield Problem(TAINT_EFFECT_INVALID, path.child("effect"),
+                      f"a taint needs an effect: one of {', '.join(effects)} (API server: Required value)")
+    elif effect not in effects:
+        hint = " (`None` exists from Kubernetes 1.35)" if effect == "None" else ""
+        yield Problem(TAINT_EFFECT_INVALID, path.child("effect"),
+                      f"taint effect {effect!r} is not supported in Kubernetes {release.version}; use one of "
+                      f"{', '.join(effects)}{hint} (API server: Unsupported value)")
+
+
+def too_many(rule: str, items: Any, limit: int | None, path: FieldPath, what: str, fix: str) -> Problem | None:
+    """The API server's size check of a list or map: one TooMany at the list, items then skipped."""
+    if limit is None or not isinstance(items, (list, dict)) or len(items) <= limit:
+        return None
+    return Problem(rule, path, f"{len(items)} {what}; at most {limit} are allowed: {fix} (API server: Too many)",
+                   details={"count": len(items), "limit": limit})
+
+
+def _pool(pool: Any) -> Iterator[Problem]:
+    pool = pool if isinstance(pool, dict) else {}
+    name = pool.get("name", "")
+    if isinstance(name, str):
+        yield from pool_name_problems(name, p("spec", "pool", "name"))
+    count = pool.get("resourceSliceCount", 0)
+    if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        yield Problem(POOL_COUNTS_INVALID, p("spec", "pool", "resourceSliceCount"),
+                      f"resourceSliceCount is {count}; it must be greater than zero: the number of slices the "
+                      "pool consists of (usually 1) (API server: Invalid value)")
+    generation = pool.get("generation", 0)
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+        yield Problem(POOL_COUNTS_INVALID, p("spec", "pool", "generation"),
+                      f"pool generation is {generation}; it must be greater than or equal to zero (API server: "
+                      "Invalid value)")
+
+
+def _immutable(spec: dict, old: dict, flat: bool) -> Iterator[Problem]:
+    def node_name(s: dict) -> Any:
+        value = s.get("nodeName")
+        return None if flat and value == "" else value
+
+    pairs = (
+        (p("spec", "driver"), spec.get("driver"), old.get("driver"), "driver"),
+        (p("spec", "pool", "name"), _get(spec, "pool", "name"), _get(old, "pool", "name"), "pool name"),
+        (p("spec", "nodeName"), node_name(spec), node_name(old), "node name"),
+    )
+    for path, new, before, what in pairs:
+        if new != before:
+            yield Problem(FIELD_IMMUTABLE, path,
+                          f"the {what} of a ResourceSlice is immutable ({before!r} → {new!r}); delete the slice and "
+                          "create a new one instead (API server: Invalid value, \"field is immutable\")")
+
+
+def _get(d: dict, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _node_selection(spec: dict, release: Release, flat: bool) -> Iterator[Problem]:
+    chosen: list[str] = []
+    node_name = spec.get("nodeName")
+    if node_name is not None and not (flat and node_name == ""):
+        if node_name == "":
+            yield Problem(NODE_NAME_INVALID, p("spec", "nodeName"),
+                          "nodeName is an empty string; it must be either unset or the name of a node (API server: "
+                          "Invalid value, \"must be either unset or set to a non-empty string\")")
+        elif isinstance(node_name, str):
+            chosen.append("nodeName")
+            yield from node_name_problems(node_name, p("spec", "nodeName"))
+    selector = spec.get("nodeSelector")
+    if selector is not None:
+        chosen.append("nodeSelector")
+        yield from node_selector_problems(selector, p("spec", "nodeSelector"), release, one_term_rule=ONE_TERM)
+    for flag in ("allNodes", "perDeviceNodeSelection"):
+        value = spec.get(flag)
+        if value is True:
+            chosen.append(flag)
+        elif value is False and not (flat and flag == "allNodes"):
+            yield Problem(FLAG_FALSE, p("spec", flag),
+                          f"`{flag}: false` is not allowed; it must be either unset or set to true (remove it) "
+                          "(API server: Invalid value)")
+    fields = ["nodeName", "nodeSelector", "allNodes"]
+    if release.at_least(_PER_DEVICE_NODE_SELECTION_SINCE):
+        fields.append("perDeviceNodeSelection")
+    listed = ", ".join(f"`{f}`" for f in fields)
+    if not chosen:
+        yield Problem(NODE_SELECTION_EXCLUSIVE, p("spec"),
+                      f"a ResourceSlice must say which nodes can use its devices: set exactly one of {listed} "
+                      "(`allNodes: true` for network-attached devices) (API server: Required value)")
+    elif len(chosen) > 1:
+        yield Problem(NODE_SELECTION_EXCLUSIVE, p("spec"),
+                      f"{', '.join(chosen)} are all set; exactly one of {listed} is allowed: keep the one that "
+                      "describes where the devices are reachable (API server: Invalid value)",
+                      details={"set": chosen})
+
+
+def _has_list_attribute(device: Any) -> bool:
+    attrs = device.get("attributes") if isinstance(device, dict) else None
+    return isinstance(attrs, dict) and any(
+        isinstance(a, dict) and any(a.get(k) is not None for k in _ATTRIBUTE_LISTS) for a in attrs.values())
+
+
+def _devices(ctx: CheckContext, spec: dict, old_spec: dict | None) -> Iterator[Problem]:
+    devices = spec.get("devices")
+    if not isinstance(devices, list):
+        return
+    limit, why = ctx.limits.devices_per_slice, ""
+    advanced = ctx.limits.devices_per_slice_advanced
+    if advanced is not None:
+        uses = [what for what, used in (
+            ("taints", any(isinstance(d, dict) and d.get("taints") for d in devices)),
+            ("consumesCounters", any(isinstance(d, dict) and d.get("consumesCounters") for d in devices)),
+            ("list-typed attributes", ctx.gate("DRAListTypeAttributes") and any(map(_has_list_attribute, devices))),
+        ) if used]
+        if uses:
+            limit, why = advanced, f" when a device uses {' or '.join(uses)}"
+    problem = too_many(TOO_MANY_DEVICES, devices, limit, p("spec", "devices"), f"devices in one ResourceSlice{why}",
+                       "split the pool into several slices and set `pool.resourceSliceCount` to their number")
+    if problem is not None:
+        yield problem
+        return
+    old_devices = {d.get("name"): d for d in (old_spec or {}).get("devices") or [] if isinstance(d, dict)}
+    per_device = spec.get("perDeviceNodeSelection") is True
+    seen: set[str] = set()
+    for i, device in enumerate(devices):
+        if not isinstance(device, dict):
+            continue
+        path = p("spec", "devices", i)
+        yield from _device(ctx, device, old_devices.get(device.get("name")), path, per_device)
+        name = device.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                yield Problem(DEVICE_NAME_DUPLICATE, path,
+                              f"device name {name!r} is used twice in this slice; device names must be unique "
+                              "within a pool (API server: Duplicate value)")
+            seen.add(name)
+
+
+def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, per_device: bool) -> Iterator[Problem]:
+    yield from device_name_problems(device.get("name"), path.child("name"))
+    attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
+    capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
+    total = len(attributes) + len(capacity)
+    if total > ctx.limits.attributes_and_capacities:
+        yield Problem(ATTRIBUTE_LIMIT, path,
+                      f"{len(attributes)} attributes and {len(capacity)} capacities ({total} in total); at most "
+                      f"{ctx.limits.attributes_and_capacities} are allowed per device: drop attributes nobody "
+                      "selects on (API server: Invalid value)", details={"count": total,
+                                                                         "limit": ctx.limits.attributes_and_capacities})
+    if ctx.limits.attribute_values is not None:
+        values = sum(_value_count(a) for a in attributes.values())
+        if values > ctx.limits.attribute_values:
+            yield Problem(ATTRIBUTE_LIMIT, path,
+                          f"the attributes hold {values} values (each item of a list counts); at most "
+                          f"{ctx.limits.attribute_values} are allowed per device: shorten the lists (API server: "
+                          "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
+    for key, attribute in attributes.items():
+        yield from _qualified_key(str(key), path.child("attributes"), "attribute")
+        yield from _attribute(attribute, path.child("attributes").key(str(key)), ctx)
+    if old is None or old.get("capacity") != device.get("capacity"):
+        shared = device.get("allowMultipleAllocations") is True
+        for key, cap in capacity.items():
+            cap_path = path.child("capacity").key(str(key))
+            yield from _qualified_key(str(key), path.child("capacity"), "capacity")
+            policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
+            if policy is None:
+                continue
+            if not shared:
+                yield Problem(REQUEST_POLICY_FORBIDDEN, cap_path.child("requestPolicy"),
+                              "a `requestPolicy` only applies to devices that can be allocated several times: set "
+                              "`allowMultipleAllocations: true` on the device, or remove the policy (API server: "
+                              "Forbidden, \"allowMultipleAllocations must be true\")")
+            elif isinstance(policy, dict):
+                yield from _request_policy(ctx, cap.get("value"), policy, cap_path.child("requestPolicy"))
+    else:
+        for key in capacity:
+            yield from _qualified_key(str(key), path.child("capacity"), "capacity")
+    if old is None or old.get("taints") != device.get("taints"):
+        yield from _taints(ctx, device.get("taints"), path.child("taints"))
+    yield from _consumes_counters(ctx, device.get("consumesCounters"), path.child("consumesCounters"))
+    yield from _device_node_selection(ctx, device, path, per_device)
+    yield from _binding_conditions(ctx, device, path)
+    yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
+                                 path.child("nodeAllocatableResources"))
+
+
+def _value_count(attribute: Any) -> int:
+    if not isinstance(attribute, dict):
+        return 1
+    lists = sum(len(attribute[k]) for k in _ATTRIBUTE_LISTS if isinstance(attribute.get(k), list))
+    return lists or 1
+
+
+def _qualified_key(key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
+    for kind, msg in qualified_attribute_errors(key):
+        yield Problem(ATTRIBUTE_NAME_INVALID, map_path,
+                      f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
+                      f"optionally prefixed by a domain (e.g. gpu.example.com/model) (API server: {_ERROR_WORDS[kind]})")
+
+
+def _attribute(attribute: Any, path: FieldPath, ctx: CheckContext) -> Iterator[Problem]:
+    if not isinstance(attribute, dict):
+        return
+    max_len = ctx.limits.attribute_value_length
+    present = [k for k in _ATTRIBUTE_SCALARS + _ATTRIBUTE_LISTS if attribute.get(k) is not None]
+    string = attribute.get("string")
+    if isinstance(string, str) and len(string.encode()) > max_len:
+        yield _too_long_value(path.child("string"), len(string.encode()), max_len)
+    version = attribute.get("version")
+    if isinstance(version, str):
+        yield from _version(version, path.child("version"), max_len)
+    for name in _ATTRIBUTE_LISTS:
+        items = attribute.get(name)
+        if items is None or not isinstance(items, list):
+            continue
+        if not items:
+            yield Problem(ATTRIBUTE_VALUE_INVALID, path.child(name),
+                          f"`{name}` is an empty list; a list attribute must have at least one value, or be left out "
+                          "(API server: Invalid value, \"must not be empty if specified\")")
+        for j, item in enumerate(items):
+            if name == "strings" and isinstance(item, str) and len(item.encode()) > max_len:
+                yield _too_long_value(path.child(name, j), len(item.encode()), max_len)
+            elif name == "versions" and isinstance(item, str):
+                yield from _version(item, path.child(name, j), max_len)
+    if len(present) != 1:
+        kinds = ", ".join(_ATTRIBUTE_SCALARS + (_ATTRIBUTE_LISTS if ctx.gate("DRAListTypeAttributes") else ()))
+        found = f"found {', '.join(present)}" if present else "found none"
+        yield Problem(ATTRIBUTE_VALUE_INVALID, path,
+                      f"an attribute holds exactly one value ({found}); set exactly one of {kinds} (API server: "
+                      "Invalid value, \"exactly one value must be specified\")")
+
+
+def _too_long_value(path: FieldPath, size: int, limit: int) -> Problem:
+    return Problem(ATTRIBUTE_VALUE_INVALID, path,
+                   f"the value is {size} bytes long; at most {limit} bytes are allowed for attribute strings and "
+                   "versions: shorten it (API server: Too long)", details={"size": size, "limit": limit})
+
+
+def _version(value: str, path: FieldPath, limit: int) -> Iterator[Problem]:
+    if not is_semver(value):
+        hint = f" (drop the leading 'v': {value[1:]!r})" if value[:1] in "vV" and is_semver(value[1:]) else ""
+        yield Problem(ATTRIBUTE_VALUE_INVALID, path,
+                      f"version {value!r} is not a semantic version (semver.org 2.0.0: MAJOR.MINOR.PATCH with "
+                      f"optional -prerelease and +build){hint}; for free text use `string` (API server: Invalid value)")
+    if len(value.encode()) > limit:
+        yield _too_long_value(path, len(value.encode()), limit)
+
+
+def _taints(ctx: CheckContext, taints: Any, path: FieldPath) -> Iterator[Problem]:
+    if not isinstance(taints, list):
+        return
+    problem = too_many(TOO_MANY_TAINTS, taints, ctx.limits.taints_per_device, path, "taints on one device",
+                       "keep the taints that matter, or use a DeviceTaintRule for fleet-wide taints")
+    if problem is not None:
+        yield problem
+        return
+    for i, taint in enumerate(taints):
+        yield from taint_problems(taint, path.child(i), ctx.release)
+
+
+def _counter_map(rule: str, counters: Any, limit: int, path: FieldPath, owner: str) -> Iterator[Problem]:
+    if counters is None or counters == {}:
+        yield Problem(rule, path, f"`counters` is required and must not be empty in {owner} (API server: Required "
+                                  "value)")
+        return
+    if not isinstance(counters, dict):
+        return
+    problem = too_many(rule, counters, limit, path, f"counters in {owner}",
+                       "model fewer counters, or split them into several counter sets")
+    if problem is not None:
+        yield problem
+        return
+    for key in counters:
+        for msg in dns_label_errors(str(key)):
+            yield Problem(rule, path, f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid "
+                                      "value)")
+
+
+def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iterator[Problem]:
+    if not isinstance(entries, list):
+        return
+    problem = too_many(COUNTER_CONSUMPTION_INVALID, entries, ctx.limits.consumptions_per_device, path,
+                       "counter sets consumed by one device", "model the device with fewer counter sets")
+    if problem is not None:
+        yield problem
+        return
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        entry_path = path.child(i)
+        counter_set = entry.get("counterSet", "")
+        if not counter_set:
+            yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
+                          "`counterSet` is required: the name of a counter set in the pool's `sharedCounters` "
+                          "(API server: Required value)")
+        elif isinstance(counter_set, str):
+            for msg in dns_label_errors(counter_set):
+                yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
+                              f"counter set name {counter_set!r} is not a DNS label: {msg} (API server: Invalid value)")
+        yield from _counter_map(COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
+                                entry_path.child("counters"), "a counter consumption")
+        if isinstance(counter_set, str):
+            if counter_set in seen:
+                yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path,
+                              f"counter set {counter_set!r} is consumed twice by this device; merge the entries "
+                              "(API server: Duplicate value)")
+            seen.add(counter_set)
+
+
+def _shared_counters(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
+    if not isinstance(sets, list):
+        return
+    path = p("spec", "sharedCounters")
+    problem = too_many(SHARED_COUNTERS_INVALID, sets, ctx.limits.counter_sets_per_slice, path,
+                       "counter sets in one ResourceSlice", "spread the counter sets over several slices of the pool")
+    if problem is not None:
+        yield problem
+        return
+    seen: set[str] = set()
+    for i, counter_set in enumerate(sets):
+        if not isinstance(counter_set, dict):
+            continue
+        set_path = path.child(i)
+        name = counter_set.get("name", "")
+        if not name:
+            yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
+                          "a counter set needs a `name` (a DNS label devices refer to in `consumesCounters`) "
+                          "(API server: Required value)")
+        elif isinstance(name, str):
+            for msg in dns_label_errors(name):
+                yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
+                              f"counter set name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
+        yield from _counter_map(SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
+                                set_path.child("counters"), "a counter set")
+        if isinstance(name, str):
+            if name in seen:
+                yield Problem(SHARED_COUNTERS_INVALID, set_path,
+                              f"counter set name {name!r} is used twice in this slice (API server: Duplicate value)")
+            seen.add(name)
+
+
+def _device_node_selection(ctx: CheckContext, device: dict, path: FieldPath, per_device: bool) -> Iterator[Problem]:
+    node_name, selector, all_nodes = device.get("nodeName"), device.get("nodeSelector"), device.get("allNodes")
+    if not per_device:
+        if node_name is not None or selector is not None or all_nodes is not None:
+            yield Problem(DEVICE_NODE_SELECTION_INVALID, path,
+                          "`nodeName`, `nodeSelector` and `allNodes` can only be set on a device if "
+                          "`perDeviceNodeSelection: true` is set in the ResourceSlice spec; set it (instead of the "
+                          "slice-level node selection) or remove them from the device (API server: Invalid value)")
+        return
+    chosen: list[str] = []
+    if node_name == "":
+        yield Problem(NODE_NAME_INVALID, path.child("nodeName"),
+                      "nodeName must not be empty: name the node, or remove the field (API server: Invalid value)")
+    elif isinstance(node_name, str):
+        chosen.append("nodeName")
+        yield from node_name_problems(node_name, path.child("nodeName"))
+    if selector is not None:
+        chosen.append("nodeSelector")
+        yield from node_selector_problems(selector, path.child("nodeSelector"), ctx.release)
+    if all_nodes is True:
+        chosen.append("allNodes")
+    elif all_nodes is False:
+        yield Problem(FLAG_FALSE, path.child("allNodes"),
+                      "`allNodes: false` is not allowed; it must be either unset or set to true (API server: "
+                      "Invalid value)")
+    if len(chosen) != 1:
+        found = f"{', '.join(chosen)} are all set" if chosen else "none is set"
+        yield Problem(DEVICE_NODE_SELECTION_INVALID, path,
+                      f"with `perDeviceNodeSelection: true` every device must set exactly one of `nodeName`, "
+                      f"`nodeSelector` or `allNodes`; {found} (API server: "
+                      f"{'Required value' if not chosen else 'Invalid value'})")
+
+
+def _binding_conditions(ctx: CheckContext, holder: dict, path: FieldPath) -> Iterator[Problem]:
+    conditions = holder.get("bindingConditions")
+    failures = holder.get("bindingFailureConditions")
+    conditions = conditions if isinstance(conditions, list) else []
+    failures = failures if isinstance(failures, list) else []
+    limit = ctx.limits.binding_conditions
+    for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        problem = too_many(BINDING_CONDITIONS_INVALID, items, limit, path.child(name), f"{name}",
+                           "keep the conditions the scheduler really has to wait for")
+        if problem is not None:
+            yield problem
+            continue
+        for j, cond in enumerate(items):
+            if isinstance(cond, str):
+                for msg in qualified_name_errors(cond):
+                    yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                                  f"condition type {cond!r} is not a qualified name: {msg} (API server: Invalid value)")
+    for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        seen: set[str] = set()
+        for j, cond in enumerate(items):
+            if not isinstance(cond, str):
+                continue
+            if cond in seen:
+                yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                              f"condition {cond!r} is listed twice in `{name}` (API server: Duplicate value)")
+            seen.add(cond)
+            if name == "bindingFailureConditions" and cond in conditions:
+                yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                              f"condition {cond!r} is both a binding condition and a binding failure condition; "
+                              "a condition signals either success or failure (API server: Invalid value)")
+    if conditions and not failures:
+        yield Problem(BINDING_CONDITIONS_INVALID, path.child("bindingFailureConditions"),
+                      "`bindingConditions` need `bindingFailureConditions` too, so that a failed attachment can be "
+                      "reported and the pod rescheduled (API server: Invalid value)")
+    if failures and not conditions:
+        yield Problem(BINDING_CONDITIONS_INVALID, path.child("bindingConditions"),
+                      "`bindingFailureConditions` are only meaningful with `bindingConditions` (API server: Invalid "
+                      "value)")
+
+
+def _node_allocatable(resources: Any, capacity: dict, path: FieldPath) -> Iterator[Problem]:
+    if not isinstance(resources, dict):
+        return
+    for name, entry in resources.items():
+        name = str(name)
+        key_path = path.key(name)
+        if name not in _NODE_ALLOCATABLE and not name.startswith("hugepages-"):
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path,
+                          f"{name!r} is not a node-allocatable resource name; use cpu, memory or hugepages-<size> "
+                          "(API server: Invalid value)")
+        entry = entry if isinstance(entry, dict) else {}
+        mapping, overhead = entry.get("mapping"), entry.get("overhead")
+        if mapping is None and overhead is None:
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path,
+                          "at least one of `mapping` or `overhead` must be set (API server: Required value)")
+        if isinstance(mapping, dict):
+            yield from _allocatable_mapping(mapping, capacity, key_path.child("mapping"))
+        if isinstance(overhead, dict):
+            yield from _allocatable_overhead(overhead, key_path.child("overhead"))
+
+
+def _quantity(value: Any) -> Quantity | None:
+    """The Quantity of a YAML value, or None when it is not one (the schema stage reports that)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return Quantity.parse(value)
+    except (QuantityError, TypeError):
+        return None
+
+
+def _allocatable_mapping(mapping: dict, capacity: dict, path: FieldPath) -> Iterator[Problem]:
+    key, multiplier = mapping.get("capacityKey"), mapping.get("capacityMultiplier")
+    if key is not None:
+        if key == "":
+            yield Problem(NODE_ALLOCATABLE_INVALID, path.child("capacityKey"),
+                          "capacityKey must not be an empty string (API server: Invalid value)")
+        elif key not in capacity:
+            yield Problem(NODE_ALLOCATABLE_INVALID, path.child("capacityKey"),
+                          f"capacityKey {key!r} names no capacity of this device; use one of "
+                          f"{', '.join(map(str, capacity)) or '(none defined)'} (API server: Not found)")
+        if multiplier is None:
+            yield Problem(NODE_ALLOCATABLE_INVALID, path.child("capacityMultiplier"),
+                          "capacityMultiplier is required when capacityKey is set (API server: Required value)")
+    elif multiplier is not None:
+        yield Problem(NODE_ALLOCATABLE_INVALID, path.child("capacityKey"),
+                      "capacityKey is required when capacityMultiplier is set: name the capacity the multiplier "
+                      "applies to (API server: Required value)")
+    for name in ("capacityMultiplier", "deviceMultiplier"):
+        q = _quantity(mapping.get(name))
+        if q is not None and q.value <= 0 and (name == "deviceMultiplier" or key is not None):
+            yield Problem(NODE_ALLOCATABLE_INVALID, path.child(name),
+                          f"{name} is {q}; it must be positive (API server: Invalid value)")
+
+
+def _allocatable_overhead(overhead: dict, path: FieldPath) -> Iterator[Problem]:
+    if overhead.get("perPod") is None and overhead.get("perContainer") is None:
+        yield Problem(NODE_ALLOCATABLE_INVALID, path,
+                      "at least one of `perPod` or `perContainer` must be set (API server: Invalid value)")
+        return
+    for name in ("perPod", "perContainer"):
+        q = _quantity(overhead.get(name))
+        if q is not None and q.value < 0:
+            yield Problem(NODE_ALLOCATABLE_INVALID, path.child(name),
+                          f"{name} is {q}; an overhead must be non-negative (API server: Invalid value)")
+
+
+# --- consumable capacity: requestPolicy (validateRequestPolicy and friends) -----------------------------
+
+_MAX_INT64 = 2**63 - 1
+
+
+def _request_policy(ctx: CheckContext, raw_value: Any, policy: dict, path: FieldPath) -> Iterator[Problem]:
+    capacity = _quantity(raw_value)
+    if capacity is None:
+        return
+    values, valid_range = policy.get("validValues"), policy.get("validRange")
+    has_values = isinstance(values, list) and len(values) > 0
+    if has_values and valid_range is not None:
+        yield Problem(REQUEST_POLICY_INVALID, path,
+                      "a request policy has either `validValues` or `validRange`, not both: keep one (API server: "
+                      "Forbidden, \"exactly one policy can be specified\")")
+        return
+    if not has_values and not isinstance(valid_range, dict):
+        return
+    default = _quantity(policy.get("default"))
+    if policy.get("default") is None:
+        what = "validValues" if has_values else "validRange"
+        yield Problem(REQUEST_POLICY_INVALID, path.child("default"),
+                      f"`default` is required when {what} is defined: the amount a request gets when it asks for "
+                      "none (API server: Required value)")
+        return
+    if default is None:
+        return
+    fractional = ctx.gate("DRAFractionalCapacityRange")
+    if has_values:
+        yield from _valid_values(ctx, default, capacity, values, path.child("validValues"), fractional)
+    else:
+        yield from _valid_range(default, capacity, valid_range, path.child("validRange"), fractional)
+
+
+def _valid_values(ctx: CheckContext, default: Quantity, capacity: Quantity, raw: list, path: FieldPath,
+                  fractional: bool) -> Iterator[Problem]:
+    options = [_quantity(v) for v in raw]
+    if any(o is None for o in options):
+        return
+    qs: list[Quantity] = [o for o in options if o is not None]
+    for i in range(len(qs) - 1):
+        if qs[i] > qs[i + 1]:
+            yield Problem(REQUEST_POLICY_INVALID, path.child(i + 1),
+                          f"{qs[i + 1]} comes after {qs[i]}; validValues must be sorted in ascending order "
+                          "(API server: Invalid value)")
+    problem = too_many(REQUEST_POLICY_INVALID, qs, ctx.limits.valid_values, path, "valid values",
+                       "offer fewer options, or use a validRange with a step")
+    if problem is not None:
+        yield problem
+        return
+    seen: set[Any] = set()
+    for j, q in enumerate(qs):
+        if q > capacity:
+            yield Problem(REQUEST_POLICY_INVALID, path.child(j),
+                          f"option {q} is larger than the capacity value {capacity}; no device could ever provide "
+                          "it (API server: Invalid value)")
+        # Without fractional support the server compares options as integers, rounded up.
+        key = q.value if fractional else _ceil(q.value)
+        if key in seen:
+            yield Problem(REQUEST_POLICY_INVALID, path.child(j),
+                          f"option {q} repeats an earlier value{'' if fractional else ' (compared as whole numbers)'}"
+                          " (API server: Duplicate value)")
+        seen.add(key)
+    if default not in qs:
+        yield Problem(REQUEST_POLICY_INVALID, path,
+                      f"the default {default} is not one of the validValues; add it or change the default (API "
+                      "server: Invalid value, \"default value is not valid according to the requestPolicy\")")
+
+
+def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath,
+                 fractional: bool) -> Iterator[Problem]:
+    low = _quantity(rng.get("min"))
+    if rng.get("min") is None:
+        yield Problem(REQUEST_POLICY_INVALID, path.child("min"),
+                      "`min` is required when validRange is defined (API server: Required value)")
+        return
+    high, step = _quantity(rng.get("max")), _quantity(rng.get("step"))
+    if low is None or (rng.get("max") is not None and high is None) or (rng.get("step") is not None and step is None):
+        return
+    if low > capacity:
+        yield _range_problem(path.child("min"), f"min {low} is larger than the capacity value {capacity}")
+    if default < low:
+        yield _range_problem(path.child("default"), f"the default {default} is less than min {low}")
+    if high is not None:
+        if low > high:
+            yield _range_problem(path.child("max"), f"min {low} is larger than max {high}")
+        if high > capacity:
+            yield _range_problem(path.child("max"), f"max {high} is larger than the capacity value {capacity}")
+        if default > high:
+            yield _range_problem(path.child("default"), f"the default {default} is more than max {high}")
+    named = [("default", default), ("min", low), ("max", high), ("step", step)]
+    use_milli = fractional and any(q is not None and not q.is_integer() for _, q in named)
+    if use_milli:
+        unsafe = [(n, q) for n, q in named if q is not None and not _milli_safe(q)]
+        for name, q in unsafe:
+            yield _range_problem(path.child(name), f"{name} {q} cannot be represented as a milli value (at most "
+                                                   "three decimal places)")
+        if unsafe:
+            return
+    if step is None:
+        return
+    if step.value <= 0:
+        yield _range_problem(path.child("step"), f"step {step} must be greater than zero")
+        return
+    if low.value + step.value > capacity.value:
+        yield _range_problem(path.child("step"), f"one step from min ({low} + {step}) is larger than the capacity "
+                                                 f"value {capacity}")
+    if not use_milli:
+        unsafe_int = False
+        for name, q in named:
+            if q is None:
+                continue
+            if q.value < 0:
+                unsafe_int = True
+                yield _range_problem(path.child(name), f"{name} {q} must be greater than or equal to 0")
+            elif q.value > _MAX_INT64:
+                unsafe_int = True
+                yield _range_problem(path.child(name), f"{name} {q} must not be larger than {_MAX_INT64}")
+        if unsafe_int:
+            return
+    scale = 1000 if use_milli else 1
+    for value in (default, high):
+        if value is not None and (_ceil(value.value * scale) - _ceil(low.value * scale)) % _ceil(step.value * scale):
+            yield _range_problem(path.child("step"), f"{value} is not min {low} plus a multiple of step {step}")
+
+
+def _range_problem(path: FieldPath, what: str) -> Problem:
+    return Problem(REQUEST_POLICY_INVALID, path, f"{what}; requests could never be satisfied as the policy describes "
+                                                 "(API server: Invalid value)")
+
+
+def _ceil(value: Any) -> int:
+    """Quantity.Value(): rounded up, away from zero."""
+    magnitude = -(-abs(value.numerator) // value.denominator)
+    return magnitude if value >= 0 else -magnitude
+
+
+def _milli_safe(q: Quantity) -> bool:
+    return q.milli_exact() and abs(q.value * 1000) <= _MAX_INT64
