@@ -1,0 +1,146 @@
+"""Read an ``admission.k8s.io/v1`` AdmissionReview request body into a typed record.
+
+Only what the webhook needs is kept. Anything that is not a well-formed AdmissionReview raises
+:class:`BadReview` with the HTTP status the client gets (400, or 413 for a body over the limit);
+the message is safe to show to the caller.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+API_VERSION = "admission.k8s.io/v1"
+KIND = "AdmissionReview"
+# The API server sends at most 3 MiB of object (etcd's request limit is 1.5 MiB, old + new objects
+# ride in one review); anything larger is not from an API server.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+
+
+class BadReview(ValueError):
+    """A request body that is not an AdmissionReview the webhook can answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class GroupVersionKind:
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def render(self) -> str:
+        """``ResourceClaim.resource.k8s.io/v1`` (core kinds: ``Pod/v1``)."""
+        return f"{self.kind}.{self.group}/{self.version}" if self.group else f"{self.kind}/{self.version}"
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """The parts of ``AdmissionReview.request`` the webhook judges with."""
+
+    uid: str
+    kind: GroupVersionKind
+    resource: str
+    sub_resource: str
+    operation: str
+    namespace: str
+    name: str
+    obj: Mapping[str, Any] | None
+    old_obj: Mapping[str, Any] | None
+    dry_run: bool
+
+    @property
+    def display(self) -> str:
+        """``ResourceClaim ml/train`` for messages and logs."""
+        name = self.name or _meta(self.obj, "name") or _meta(self.obj, "generateName") or "<unnamed>"
+        return f"{self.kind.kind} {self.namespace}/{name}" if self.namespace else f"{self.kind.kind} {name}"
+
+
+def parse_review(body: bytes) -> AdmissionRequest:
+    """Parse a request body; raises :class:`BadReview` for anything that is not a v1 AdmissionReview."""
+    if len(body) > MAX_BODY_BYTES:
+        raise BadReview(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}", 413)
+    try:
+        review = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadReview(f"request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadReview("request body is nested too deeply") from None
+    if not isinstance(review, dict):
+        raise BadReview("request body is not a JSON object")
+    if review.get("apiVersion") != API_VERSION or review.get("kind") != KIND:
+        raise BadReview(f"expected apiVersion {API_VERSION} and kind {KIND}, got "
+                        f"{_short(review.get('apiVersion'))} {_short(review.get('kind'))}")
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise BadReview("AdmissionReview has no request object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadReview("request.uid is missing")
+    operation = request.get("operation")
+    if operation not in OPERATIONS:
+        raise BadReview(f"request.operation {_short(operation)} is not one of {', '.join(sorted(OPERATIONS))}")
+    kind = request.get("kind")
+    if not isinstance(kind, dict) or not isinstance(kind.get("kind"), str):
+        raise BadReview("request.kind is missing")
+    obj, old = request.get("object"), request.get("oldObject")
+    for label, value in (("object", obj), ("oldObject", old)):
+        if value is not None and not isinstance(value, dict):
+            raise BadReview(f"request.{label} is not an object")
+    resource = request.get("resource")
+    return AdmissionRequest(
+        uid=uid,
+        kind=GroupVersionKind(_text(kind.get("group")), _text(kind.get("version")), kind["kind"]),
+        resource=_text(resource.get("resource")) if isinstance(resource, dict) else "",
+        sub_resource=_text(request.get("subResource")),
+        operation=operation,
+        namespace=_text(request.get("namespace")),
+        name=_text(request.get("name")),
+        obj=obj,
+        old_obj=old,
+        dry_run=request.get("dryRun") is True,
+    )
+
+
+def with_identity(request: AdmissionRequest, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``obj`` with apiVersion, kind, namespace and name filled in from the request.
+
+    On CREATE the API server sends a namespaced object without ``metadata.namespace`` when the
+    client left it out (the namespace comes from the URL); the engine needs it for namespaced
+    rules and references.
+    """
+    out = dict(obj)
+    out.setdefault("apiVersion", request.kind.api_version)
+    out.setdefault("kind", request.kind.kind)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        meta = dict(meta)
+        if request.namespace and not meta.get("namespace"):
+            meta["namespace"] = request.namespace
+        if request.name and not meta.get("name") and not meta.get("generateName"):
+            meta["name"] = request.name
+        out["metadata"] = meta
+    return out
+
+
+def _meta(obj: Mapping[str, Any] | None, key: str) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    value = meta.get(key) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _short(value: Any) -> str:
+    """A caller's value quoted for an error message, cut so that a hostile body cannot inflate it."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."

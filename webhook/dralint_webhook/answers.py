@@ -1,0 +1,88 @@
+"""Write a :class:`Verdict` as the AdmissionReview the API server expects back.
+
+A denial carries a ``metav1.Status`` (code, reason, a message listing each error with its field,
+``details.causes``); warnings are cut to what the API server keeps: at most 256 characters each
+and 4,096 in total (it truncates or drops the rest, so we do it ourselves and say so). The
+webhook never mutates: no ``patch`` is ever written.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from dralint.findings import Finding
+
+from .admission import API_VERSION, KIND, AdmissionRequest
+from .verdict import Verdict
+
+WARNING_MAX = 256
+WARNINGS_TOTAL_MAX = 4096
+MESSAGE_ERRORS_MAX = 20     # errors listed in the status message; every one stays in details.causes
+CAUSES_MAX = 100            # a hostile object can raise thousands of findings; the answer stays small
+
+
+def review_response(request: AdmissionRequest, verdict: Verdict) -> dict[str, Any]:
+    """The AdmissionReview answering ``request``, with the same ``uid``."""
+    response: dict[str, Any] = {"uid": request.uid, "allowed": verdict.allowed}
+    if not verdict.allowed:
+        response["status"] = _status(request, verdict)
+    warnings = warning_lines(verdict)
+    if warnings:
+        response["warnings"] = warnings
+    return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
+
+
+def _status(request: AdmissionRequest, verdict: Verdict) -> dict[str, Any]:
+    details: dict[str, Any] = {"kind": request.kind.kind, "group": request.kind.group}
+    if request.name:
+        details["name"] = request.name
+    causes = [{"type": "FieldValueInvalid", "field": f.field, "message": f"{f.message} ({f.rule} {f.name})"}
+              for f in verdict.errors[:CAUSES_MAX]]
+    if causes:
+        details["causes"] = causes
+    return {"metadata": {}, "status": "Failure", "code": verdict.code, "reason": verdict.reason,
+            "message": verdict.message or denial_message(request, verdict.errors), "details": details}
+
+
+def denial_message(request: AdmissionRequest, errors: tuple[Finding, ...]) -> str:
+    """``ResourceClaim ml/train is invalid: <field>: <message> (DRA102 wrong-type); ...``."""
+    shown = [_line(f) for f in errors[:MESSAGE_ERRORS_MAX]]
+    more = len(errors) - len(shown)
+    if more > 0:
+        shown.append(f"and {more} more")
+    return f"{request.display} is invalid: " + "; ".join(shown)
+
+
+def warning_lines(verdict: Verdict) -> list[str]:
+    """The response's warnings: notes first, then warning findings, within the API server's limits."""
+    lines = [_clean(n) for n in verdict.notes] + [_clean(_line(f)) for f in verdict.warnings]
+    out: list[str] = []
+    total = 0
+    for i, line in enumerate(lines):
+        line = _cut(line, WARNING_MAX)
+        rest = len(lines) - i - 1
+        # Keep room for the closing "N more" line whenever more warnings follow this one.
+        reserve = len(_more(rest)) if rest else 0
+        if total + len(line) + reserve > WARNINGS_TOTAL_MAX:
+            out.append(_more(len(lines) - i))
+            break
+        out.append(line)
+        total += len(line)
+    return out
+
+
+def _line(f: Finding) -> str:
+    where = f"{f.field}: " if f.field else ""
+    return f"{where}{f.message} ({f.rule} {f.name})"
+
+
+def _more(n: int) -> str:
+    return f"dralint: {n} more warning(s) not shown"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clean(text: str) -> str:
+    """Warnings travel in HTTP headers: no control characters, one line."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)

@@ -1,0 +1,176 @@
+"""The Flask app: ``POST /validate``, ``/healthz``, ``/readyz``, ``/metrics``.
+
+All state lives in one :class:`Webhook` object (policy, cluster state, certificate, metrics);
+the app only routes HTTP to it. Build it with :func:`build_webhook` (which warms the engine)
+and serve :func:`create_app` of it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
+from .answers import review_response
+from .cluster import ClusterState, load_state
+from .judge import internal_error, judge
+from .logs import LOGGER, log
+from .metrics import Metrics
+from .policy import Policy, load_policy
+from .reloading import Reloading
+from .tls import ServingTLS
+from .verdict import Verdict
+from .warmup import warm
+
+_log = logging.getLogger(LOGGER)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``dralint-webhook serve`` was told (files and intervals; the policy is in its file)."""
+
+    policy_file: str | None = None
+    cluster_paths: tuple[str, ...] = ()
+    cert_file: str | None = None
+    key_file: str | None = None
+    metrics_dir: str | None = None
+    reload_interval: float = 1.0
+
+
+@dataclass
+class Webhook:
+    """The running webhook's state: the only mutable state of the service, one per process."""
+
+    settings: Settings
+    metrics: Metrics
+    policy_source: Reloading[Policy] | None = None
+    cluster_source: Reloading[ClusterState] | None = None
+    tls: ServingTLS | None = None
+    warmed: bool = False
+    default_policy: Policy = field(default_factory=Policy)
+
+    def policy(self) -> Policy:
+        """The policy in force (reloaded first if its file changed)."""
+        return self.policy_source.current() if self.policy_source else self.default_policy
+
+    def cluster(self) -> ClusterState | None:
+        return self.cluster_source.current() if self.cluster_source else None
+
+    def readiness(self) -> list[str]:
+        """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded)."""
+        problems = []
+        if not self.warmed:
+            problems.append("engine not warmed (rules and schemas)")
+        if self.settings.cert_file and self.tls is None:
+            problems.append("certificate not loaded")
+        return problems
+
+    def on_reload(self, what: str, ok: bool, message: str) -> None:
+        """Log and count a reload of the policy, cluster state or certificate."""
+        self.metrics.count("reloads", what, "success" if ok else "failure")
+        if ok:
+            log(_log, logging.INFO, f"{what} reloaded", what=what)
+        else:
+            log(_log, logging.ERROR, f"{what} reload failed; keeping the previous one", what=what, error=message)
+
+
+def build_webhook(settings: Settings) -> Webhook:
+    """Load policy, cluster state and certificate (raising on any bad file) and warm the engine."""
+    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir))
+    if settings.policy_file:
+        path = settings.policy_file
+        hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path),
+                                       interval=settings.reload_interval, on_reload=hook.on_reload)
+    policy = hook.policy()
+    for note in policy.notes:
+        log(_log, logging.WARNING, f"policy: {note}")
+    if settings.cluster_paths:
+        paths = settings.cluster_paths
+        # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.
+        hook.cluster_source = Reloading("cluster", paths, lambda: load_state(paths, hook.policy().options),
+                                        interval=settings.reload_interval, on_reload=hook.on_reload)
+    if settings.cert_file and settings.key_file:
+        hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
+                              on_reload=hook.on_reload)
+    state = hook.cluster()
+    for failure in warm(policy.options, state.index if state else None):
+        log(_log, logging.WARNING, "warm-up review failed; such requests get the internal-error policy",
+            error=failure)
+    hook.warmed = True
+    return hook
+
+
+def create_app(hook: Webhook) -> Flask:
+    """The WSGI app serving ``hook``."""
+    app = Flask("dralint_webhook")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+
+    @app.post("/validate")
+    def validate() -> Response:
+        started = time.perf_counter()
+        try:
+            review = parse_review(request.get_data(cache=False))
+        except BadReview as exc:
+            hook.metrics.count("rejected", str(exc.status))
+            return _error(exc.status, str(exc))
+        policy = hook.policy()
+        state = hook.cluster()
+        try:
+            verdict = judge(review, policy, state.index if state else None)
+        except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
+            log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
+                kind=review.kind.render())
+            verdict = internal_error(review, policy)
+        if verdict.internal_error:
+            hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+        body = json.dumps(review_response(review, verdict))
+        elapsed = time.perf_counter() - started
+        hook.metrics.observe_review(elapsed, review.kind.kind, review.operation, verdict.allowed,
+                                    ((f.rule, f.severity.value) for f in verdict.findings))
+        _log_review(review, verdict, elapsed)
+        return Response(body, mimetype="application/json")
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response("ok\n", mimetype="text/plain")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        problems = hook.readiness()
+        if problems:
+            return Response("not ready: " + "; ".join(problems) + "\n", status=503, mimetype="text/plain")
+        return Response("ok\n", mimetype="text/plain")
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        return Response(hook.metrics.exposition(), mimetype="text/plain; version=0.0.4")
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        code = exc.code or 500
+        if code == 413:
+            hook.metrics.count("rejected", "413")
+            return _error(413, f"request body is over the limit of {MAX_BODY_BYTES} bytes")
+        return _error(code, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        log(_log, logging.ERROR, "unhandled error", exc_info=True, path=request.path)
+        return _error(500, "internal error (logged by the webhook)")
+
+    return app
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(json.dumps({"error": message}), status=status, mimetype="application/json")
+
+
+def _log_review(review: AdmissionRequest, verdict: Verdict, elapsed: float) -> None:
+    log(_log, logging.INFO, "review", uid=review.uid, kind=review.kind.render(), namespace=review.namespace,
+        name=review.name, operation=review.operation, subresource=review.sub_resource, dry_run=review.dry_run,
+        allowed=verdict.allowed, duration_ms=round(elapsed * 1000, 3), rules=list(verdict.rules),
+        internal_error=verdict.internal_error)

@@ -1,0 +1,97 @@
+"""``dralint-webhook certs``: a CA and a serving certificate for clusters without cert-manager.
+
+Writes ``ca.crt``, ``tls.crt``, ``tls.key`` (mode 0600) and ``webhook.yaml`` (the
+ValidatingWebhookConfiguration with the CA as ``caBundle``). Keys are ECDSA P-256: the API
+server's Go client supports them and a handshake costs less than with RSA. The CA's key is
+never written: to renew, run the command again and apply the new ``webhook.yaml``.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from .manifests import webhook_configuration
+
+# Clock skew between this machine and the cluster must not make a fresh certificate "not yet valid".
+_BACKDATE = dt.timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Issued:
+    """PEM texts of one run of the command."""
+
+    ca_cert: bytes
+    cert: bytes
+    key: bytes
+
+
+def dns_names(service: str, namespace: str) -> list[str]:
+    """The names the API server may use for the Service: it dials ``NAME.NS.svc``."""
+    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
+
+
+def issue(service: str, namespace: str, days: int = 365, now: dt.datetime | None = None) -> Issued:
+    """A new CA and a serving certificate for ``service`` in ``namespace``, valid for ``days``."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    start, end = now - _BACKDATE, now + dt.timedelta(days=days)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"dralint-webhook CA ({namespace}/{service})")])
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(ca_ski, critical=False)
+          .sign(ca_key, hashes.SHA256()))
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = dns_names(service, namespace)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[2])]))
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=False, crl_sign=False,
+                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                         key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return Issued(ca_cert=ca.public_bytes(serialization.Encoding.PEM),
+                  cert=cert.public_bytes(serialization.Encoding.PEM),
+                  key=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption()))
+
+
+def write(out: Path, service: str, namespace: str, issued: Issued, failure_policy: str = "Ignore") -> list[Path]:
+    """Write the files into ``out`` (created if needed); returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"ca.crt": issued.ca_cert, "tls.crt": issued.cert}
+    written = []
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+        written.append(out / name)
+    key_path = out / "tls.key"
+    # Created with 0600 from the start: the key is never readable by others, not even for a moment.
+    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(issued.key)
+    os.chmod(key_path, 0o600)
+    written.append(key_path)
+    bundle = base64.b64encode(issued.ca_cert).decode("ascii")
+    config = webhook_configuration(service, namespace, bundle, failure_policy=failure_policy)
+    (out / "webhook.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    written.append(out / "webhook.yaml")
+    return written

@@ -1,0 +1,51 @@
+"""The ValidatingWebhookConfiguration, built in one place.
+
+``dralint-webhook certs`` writes it with the generated ``caBundle``; ``webhook/deploy/base``
+carries the same object for Kustomize (a test keeps the two equal), and the cert-manager overlay
+lets cert-manager inject the bundle instead.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+WEBHOOK_CONFIGURATION_NAME = "dralint"
+TIMEOUT_SECONDS = 5
+DRA_RESOURCES = ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "deviceclasses",
+                 "resourceslices", "devicetaintrules")
+# Spec-less writes need no judging: finalizer and label edits, the controller's own bookkeeping.
+# Status writes are judged (resourceclaims/status); deleting objects only ever sees finalizer removals.
+SKIP_METADATA_UPDATES = ("request.operation != 'UPDATE' || request.subResource == 'status' || "
+                         "!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec")
+POD_USES_CLAIMS = "has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0"
+
+
+def webhook_configuration(service: str, namespace: str, ca_bundle: str | None = None, *,
+                          failure_policy: str = "Ignore", port: int = 443) -> dict[str, Any]:
+    """The ValidatingWebhookConfiguration for the webhook Service ``service`` in ``namespace``.
+
+    ``ca_bundle`` is the base64 PEM of the CA; None leaves it out (cert-manager's CA injector
+    fills it in).
+    """
+    client: dict[str, Any] = {"service": {"name": service, "namespace": namespace, "path": "/validate", "port": port}}
+    if ca_bundle is not None:
+        client["caBundle"] = ca_bundle
+    # Never call ourselves for our own namespace: a webhook that judges its own Pods cannot restart.
+    own_namespace = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                           "values": [namespace]}]}
+    common = {"admissionReviewVersions": ["v1"], "sideEffects": "None", "timeoutSeconds": TIMEOUT_SECONDS,
+              "failurePolicy": failure_policy, "matchPolicy": "Equivalent", "clientConfig": client,
+              "namespaceSelector": own_namespace}
+    # Each webhook gets its own copies: YAML writers would turn shared dicts into anchors and aliases.
+    dra = {"name": "resources.dralint.dev", **copy.deepcopy(common),
+           "rules": [{"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "resources": list(DRA_RESOURCES),
+                      "operations": ["CREATE", "UPDATE"], "scope": "*"}],
+           "matchConditions": [{"name": "skip-metadata-only-updates", "expression": SKIP_METADATA_UPDATES}]}
+    pods = {"name": "pods.dralint.dev", **copy.deepcopy(common),
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "operations": ["CREATE"],
+                       "scope": "Namespaced"}],
+            "matchConditions": [{"name": "pod-uses-resource-claims", "expression": POD_USES_CLAIMS}]}
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": WEBHOOK_CONFIGURATION_NAME,
+                         "labels": {"app.kubernetes.io/name": "dralint-webhook"}},
+            "webhooks": [dra, pods]}

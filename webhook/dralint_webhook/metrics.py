@@ -1,0 +1,187 @@
+"""Prometheus metrics of the webhook, in the text exposition format, written here.
+
+Why not ``prometheus_client``: the webhook needs four counters and one histogram, and gunicorn
+runs several worker processes, each with its own memory. prometheus_client's multiprocess mode
+solves that with mmap files and an environment variable that must be set before import; the
+same thing fits in this module: each worker keeps its numbers in memory (a lock, a dict add per
+request: about a microsecond) and, when a metrics folder is given, writes a snapshot file at
+most once a second and when it exits; ``/metrics`` adds the snapshots of all workers, those that
+have exited included, so counters never go down. Every metric here is a counter or a histogram,
+so adding is the right merge. Label values are bounded: kinds and operations come from the API
+server's registration, rule ids from the catalog.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+# Admission latency budget is the webhook timeout (seconds); the interesting part is under 50 ms.
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+FLUSH_INTERVAL = 1.0
+
+_COUNTERS = {
+    "requests": ("dralint_webhook_requests_total", "Admission reviews answered, by kind, operation and verdict.",
+                 ("kind", "operation", "allowed")),
+    "findings": ("dralint_webhook_findings_total", "Findings reported in admission reviews, by rule and severity.",
+                 ("rule", "severity")),
+    "rejected": ("dralint_webhook_invalid_requests_total",
+                 "Request bodies that were not AdmissionReviews, by HTTP status.", ("code",)),
+    "internal_errors": ("dralint_webhook_internal_errors_total",
+                        "Reviews dralint failed to judge, by the action the policy took.", ("action",)),
+    "reloads": ("dralint_webhook_reloads_total", "Reloads of the policy, cluster state and certificate, by result.",
+                ("what", "result")),
+}
+_HISTOGRAM = ("dralint_webhook_review_duration_seconds", "Time to judge one admission review (parsing to answer).")
+
+
+@dataclass
+class Sample:
+    """One process's numbers: counters by family and label values, and the latency histogram."""
+
+    counters: dict[str, dict[tuple[str, ...], float]] = field(default_factory=lambda: {k: {} for k in _COUNTERS})
+    buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
+    duration_sum: float = 0.0
+    duration_count: int = 0
+
+    def add(self, other: "Sample") -> None:
+        """Add ``other``'s numbers to this one."""
+        for family, series in other.counters.items():
+            mine = self.counters.setdefault(family, {})
+            for labels, value in series.items():
+                mine[labels] = mine.get(labels, 0.0) + value
+        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
+        self.duration_sum += other.duration_sum
+        self.duration_count += other.duration_count
+
+    def to_json(self) -> str:
+        return json.dumps({"counters": {f: [[list(k), v] for k, v in s.items()] for f, s in self.counters.items()},
+                           "buckets": self.buckets, "sum": self.duration_sum, "count": self.duration_count})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Sample":
+        raw = json.loads(text)
+        sample = cls()
+        for family, series in raw["counters"].items():
+            if family in _COUNTERS:
+                sample.counters[family] = {tuple(k): float(v) for k, v in series}
+        if len(raw["buckets"]) == len(BUCKETS):
+            sample.buckets = [int(b) for b in raw["buckets"]]
+        sample.duration_sum = float(raw["sum"])
+        sample.duration_count = int(raw["count"])
+        return sample
+
+
+class Metrics:
+    """The numbers of this process, and (with ``folder``) the snapshot files of every worker."""
+
+    def __init__(self, folder: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._sample = Sample()
+        self._folder = Path(folder) if folder else None
+        self._file: Path | None = None
+        self._flushed = 0.0
+
+    def bind_process(self) -> None:
+        """Name this process's snapshot file; call in each worker after fork."""
+        if self._folder is not None:
+            # pid plus start time: a later worker that reuses a pid must not overwrite a dead one's counts.
+            self._file = self._folder / f"worker-{os.getpid()}-{time.monotonic_ns()}.json"
+            with self._lock:
+                self._sample = Sample()
+
+    def count(self, family: str, *labels: str, value: float = 1.0) -> None:
+        """Add ``value`` to counter ``family`` (a key of the counter table) with ``labels``."""
+        with self._lock:
+            series = self._sample.counters[family]
+            series[labels] = series.get(labels, 0.0) + value
+
+    def observe_review(self, seconds: float, kind: str, operation: str, allowed: bool,
+                       findings: Iterable[tuple[str, str]]) -> None:
+        """Record one answered review: its latency, verdict and (rule, severity) findings."""
+        with self._lock:
+            sample = self._sample
+            key = (kind, operation, "true" if allowed else "false")
+            sample.counters["requests"][key] = sample.counters["requests"].get(key, 0.0) + 1
+            for rule_severity in findings:
+                series = sample.counters["findings"]
+                series[rule_severity] = series.get(rule_severity, 0.0) + 1
+            for i, bound in enumerate(BUCKETS):
+                if seconds <= bound:
+                    sample.buckets[i] += 1
+            sample.duration_sum += seconds
+            sample.duration_count += 1
+        self.flush()
+
+    def flush(self, force: bool = False) -> None:
+        """Write this worker's snapshot (at most once a second unless ``force``)."""
+        if self._file is None or (not force and time.monotonic() - self._flushed < FLUSH_INTERVAL):
+            return
+        # One writer at a time (they share the temporary file); a busy writer means a fresh snapshot is coming.
+        if not self._flush_lock.acquire(blocking=force):
+            return
+        try:
+            self._flushed = time.monotonic()
+            with self._lock:
+                text = self._sample.to_json()
+            tmp = self._file.with_suffix(".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self._file)  # readers see the old or the new snapshot, never half of one
+        finally:
+            self._flush_lock.release()
+
+    def collect(self) -> Sample:
+        """This process's numbers plus every other worker's last snapshot."""
+        total = Sample()
+        with self._lock:
+            total.add(self._sample)
+        if self._folder is not None:
+            for path in sorted(self._folder.glob("worker-*.json")):
+                if path == self._file:
+                    continue
+                try:
+                    total.add(Sample.from_json(path.read_text(encoding="utf-8")))
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue  # a file removed or replaced under us; its numbers return at the next scrape
+        return total
+
+    def exposition(self) -> str:
+        """The Prometheus text format (version 0.0.4) of :meth:`collect`."""
+        return render(self.collect())
+
+
+def render(sample: Sample) -> str:
+    """Prometheus text exposition of ``sample``."""
+    lines: list[str] = []
+    for family, (name, help_text, label_names) in _COUNTERS.items():
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} counter")
+        for labels, value in sorted(sample.counters.get(family, {}).items()):
+            lines.append(f"{name}{_labels(zip(label_names, labels))} {_number(value)}")
+    name, help_text = _HISTOGRAM
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} histogram")
+    for bound, count in zip(BUCKETS, sample.buckets):
+        lines.append(f'{name}_bucket{{le="{bound}"}} {count}')
+    lines.append(f'{name}_bucket{{le="+Inf"}} {sample.duration_count}')
+    lines.append(f"{name}_sum {sample.duration_sum!r}")
+    lines.append(f"{name}_count {sample.duration_count}")
+    return "\n".join(lines) + "\n"
+
+
+def _labels(pairs: Iterable[tuple[str, str]]) -> str:
+    body = ",".join(f'{k}="{_escape(v)}"' for k, v in pairs)
+    return "{" + body + "}" if body else ""
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)

@@ -1,0 +1,203 @@
+"""The webhook's policy file: what to judge with, beyond what the API server checks.
+
+The file is YAML (mounted from a ConfigMap; format in webhook/README.md). :func:`parse_policy`
+turns it into a :class:`Policy` or raises :class:`PolicyError` naming the bad key, so that a
+broken edit of the ConfigMap is refused and the last good policy stays in force.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import yaml
+
+from dralint.catalog import load_catalog
+from dralint.engine import Options
+from dralint.findings import Finding, Severity
+from dralint.releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+from dralint.rule_filter import RuleFilter, UsageError
+
+from . import org_rules
+from .org_rules import OrgPolicy
+
+_KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", "exemptNamespaces",
+         "onInternalError", "feasibility", "namespaceLabels", "organization"}
+_ORG_KEYS = {"allowedDeviceClasses", "maxDevicesPerClaim", "adminAccessNamespaceLabels"}
+ON_INTERNAL_ERROR = ("allow", "deny")
+FEASIBILITY = ("deny", "warn", "off")
+
+
+class PolicyError(ValueError):
+    """A policy file that cannot be used; the message names the key."""
+
+
+@dataclass(frozen=True)
+class OrgRuleFilter:
+    """The policy's ignore and severities, as they apply to the organisation rules."""
+
+    ignored: frozenset[str] = frozenset()
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+
+    def apply(self, findings: list[Finding]) -> list[Finding]:
+        """Drop ignored organisation findings and set their configured severity."""
+        out = []
+        for f in findings:
+            if f.rule in self.ignored:
+                continue
+            level = self.severities.get(f.rule)
+            out.append(f if level is None else _with_severity(f, level))
+        return out
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Everything the webhook judges with; one immutable value per version of the file."""
+
+    options: Options = field(default_factory=Options)
+    org: OrgPolicy = field(default_factory=lambda: OrgPolicy(allowed_classes={}))
+    org_filter: OrgRuleFilter = field(default_factory=OrgRuleFilter)
+    exempt_namespaces: frozenset[str] = frozenset()
+    on_internal_error: str = "allow"
+    feasibility: str = "warn"
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()        # things worth logging once, e.g. gates that are not DRA gates
+
+
+def load_policy(path: str) -> Policy:
+    """Read and parse the policy file at ``path``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"policy file {path} is not valid YAML: {exc}") from None
+    return parse_policy(raw if raw is not None else {})
+
+
+def parse_policy(raw: Any) -> Policy:
+    """A :class:`Policy` from the parsed YAML; raises :class:`PolicyError`."""
+    doc = _mapping(raw, "the policy")
+    _known(doc, _KEYS, "")
+    try:
+        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else NEWEST_MINOR
+    except ValueError as exc:
+        raise PolicyError(f"kubeVersion: {exc}") from None
+    gates_raw = _mapping(doc.get("featureGates", {}), "featureGates")
+    for name, value in gates_raw.items():
+        if not isinstance(value, bool):
+            raise PolicyError(f"featureGates.{name}: expected true or false")
+    try:
+        gates, notes = parse_gates(",".join(f"{k}={str(v).lower()}" for k, v in gates_raw.items()), minor)
+    except GateError as exc:
+        raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
+
+    ignore = _strings(doc.get("ignore", []), "ignore")
+    severities_raw = _mapping(doc.get("severities", {}), "severities")
+    engine_ignore, org_ignore = _split_tokens(ignore, "ignore")
+    engine_sev: dict[str, str] = {}
+    org_sev: dict[str, Severity] = {}
+    for token, level in severities_raw.items():
+        try:
+            severity = Severity(level)
+        except ValueError:
+            raise PolicyError(f"severities.{token}: {level!r} is not error, warning or info") from None
+        engine_tokens, org_ids = _split_tokens([str(token)], f"severities.{token}")
+        engine_sev.update({t: severity.value for t in engine_tokens})
+        org_sev.update({i: severity for i in org_ids})
+
+    on_error = doc.get("onInternalError", "allow")
+    if on_error not in ON_INTERNAL_ERROR:
+        raise PolicyError(f"onInternalError: expected one of {', '.join(ON_INTERNAL_ERROR)}")
+    feasibility = doc.get("feasibility", "warn")
+    if feasibility not in FEASIBILITY:
+        raise PolicyError(f"feasibility: expected one of {', '.join(FEASIBILITY)}")
+    strict = doc.get("strictFields", True)
+    if not isinstance(strict, bool):
+        raise PolicyError("strictFields: expected true or false")
+
+    return Policy(
+        options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict, ignore=tuple(engine_ignore),
+                        severities=engine_sev),
+        org=_org(doc.get("organization", {})),
+        org_filter=OrgRuleFilter(frozenset(org_ignore), org_sev),
+        exempt_namespaces=frozenset(_strings(doc.get("exemptNamespaces", []), "exemptNamespaces")),
+        on_internal_error=on_error,
+        feasibility=feasibility,
+        namespace_labels={ns: _labels(v, f"namespaceLabels.{ns}")
+                          for ns, v in _mapping(doc.get("namespaceLabels", {}), "namespaceLabels").items()},
+        notes=tuple(notes),
+    )
+
+
+def _org(raw: Any) -> OrgPolicy:
+    doc = _mapping(raw, "organization")
+    _known(doc, _ORG_KEYS, "organization.")
+    classes = {str(ns): tuple(_strings(v, f"organization.allowedDeviceClasses.{ns}"))
+               for ns, v in _mapping(doc.get("allowedDeviceClasses", {}), "organization.allowedDeviceClasses").items()}
+    maximum = doc.get("maxDevicesPerClaim")
+    if maximum is not None and (not isinstance(maximum, int) or isinstance(maximum, bool) or maximum < 1):
+        raise PolicyError("organization.maxDevicesPerClaim: expected a positive integer")
+    admin = doc.get("adminAccessNamespaceLabels")
+    admin_labels = _labels(admin, "organization.adminAccessNamespaceLabels") if admin is not None else None
+    if admin_labels == {}:
+        raise PolicyError("organization.adminAccessNamespaceLabels: name at least one label")
+    return OrgPolicy(allowed_classes=classes, max_devices=maximum, admin_labels=admin_labels)
+
+
+def _split_tokens(tokens: list[str], where: str) -> tuple[list[str], list[str]]:
+    """Engine tokens and organisation rule ids a list of rule tokens names (ids, names or id prefixes).
+
+    A prefix such as ``DRA9`` may name rules of both; a token naming neither is an error here,
+    at load time, rather than a failing request later.
+    """
+    catalog = load_catalog()
+    engine: list[str] = []
+    org: list[str] = []
+    for token in tokens:
+        matched = _org_matches(token)
+        org.extend(matched)
+        try:
+            RuleFilter.build(catalog, (), [token], {})
+            engine.append(token)
+        except UsageError as exc:
+            if not matched:
+                raise PolicyError(f"{where}: {exc}".replace("--ignore: ", "")) from None
+    return engine, org
+
+
+def _org_matches(token: str) -> list[str]:
+    token = token.strip()
+    upper = token.upper()
+    return [r.id for r in org_rules.RULES.values()
+            if r.id == upper or r.name == token or (upper.startswith("DRA") and len(upper) < 6 and r.id.startswith(upper))]
+
+
+def _with_severity(f: Finding, level: Severity) -> Finding:
+    return replace(f, severity=level)
+
+
+def _mapping(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise PolicyError(f"{where}: expected a mapping")
+    return value
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicyError(f"{where}: expected a list of strings")
+    return list(value)
+
+
+def _labels(value: Any, where: str) -> dict[str, str]:
+    labels = _mapping(value, where)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise PolicyError(f"{where}: label keys and values must be strings (quote \"true\")")
+    return dict(labels)
+
+
+def _known(doc: Mapping[str, Any], keys: set[str], prefix: str) -> None:
+    unknown = sorted(str(k) for k in doc if k not in keys)
+    if unknown:
+        raise PolicyError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(keys))})")
+
