@@ -1,0 +1,12 @@
+"""Feasibility: could the scheduler allocate the linted claims on the cluster's devices?
+
+``judge`` reproduces kube-scheduler's structured allocator (docs/feasibility.md): pools per node,
+selectors, constraints, counters, capacity, taints, the 32-device limit and the same search
+order, and explains the narrowest reason when nothing fits.
+"""
+from __future__ import annotations
+
+from .judge import judge
+from .report import FeasibilityOptions, FeasibilityReport
+
+__all__ = ["FeasibilityOptions", "FeasibilityReport", "judge"]

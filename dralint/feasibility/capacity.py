@@ -1,0 +1,95 @@
+"""Consumable capacity (§9): what a request consumes of a device, under its request policy."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Mapping
+
+from .model import Alternative, CapacityPolicy, Device, DeviceCapacity, DeviceKey
+
+Consumed = dict[str, Fraction]
+
+
+def _round_up(requested: Fraction, policy: CapacityPolicy) -> Fraction:
+    lo = policy.range_min or Fraction(0)
+    if requested < lo:
+        return lo
+    step = policy.range_step
+    if not step or step <= 0:
+        return requested
+    return lo + math.ceil((requested - lo) / step) * step
+
+
+def consumption(requested: Fraction | None, cap: DeviceCapacity) -> tuple[Fraction, bool]:
+    """What one allocation takes of a capacity, and whether that is the policy default."""
+    policy = cap.policy
+    if requested is None:
+        if policy is not None and policy.default is not None:
+            return policy.default, True
+        return cap.value, False
+    if policy is None:
+        return requested, False
+    if policy.has_range and policy.range_min is not None:
+        return _round_up(requested, policy), False
+    if policy.valid_values:
+        return next((v for v in policy.valid_values if requested <= v), requested), False
+    return requested, False
+
+
+def violates(value: Fraction, policy: CapacityPolicy | None, is_default: bool) -> bool:
+    """A consumption the policy does not allow (the default itself always passes)."""
+    if policy is None or is_default:
+        return False
+    if policy.has_range:
+        if policy.range_max is not None and value > policy.range_max:
+            return True
+        step = policy.range_step
+        if step:
+            return (value - (policy.range_min or Fraction(0))) % step != 0
+        return False
+    if policy.valid_values:
+        return value not in policy.valid_values
+    return False
+
+
+def fits(alt: Alternative, device: Device, held: Mapping[str, Fraction] | None,
+         allocating: Mapping[str, Fraction] | None) -> bool | None:
+    """``CmpRequestOverCapacity``: True/False, or None when the request names a capacity the device lacks."""
+    requested = alt.capacity or {}
+    if any(name not in device.capacity for name in requested):
+        return None
+    for name, cap in device.capacity.items():
+        value, is_default = consumption(requested.get(name), cap)
+        if violates(value, cap.policy, is_default):
+            return False
+        total = value + (held or {}).get(name, Fraction(0)) + (allocating or {}).get(name, Fraction(0))
+        if total > cap.value:
+            return False
+    return True
+
+
+def consumed_by(alt: Alternative, device: Device) -> Consumed:
+    """The consumed capacity recorded in a shared allocation result."""
+    requested = alt.capacity or {}
+    return {name: consumption(requested.get(name), cap)[0] for name, cap in device.capacity.items()}
+
+
+class Allocating:
+    """Capacity taken by shares picked in the current attempt, per device."""
+
+    def __init__(self) -> None:
+        self.by_device: dict[DeviceKey, Consumed] = {}
+
+    def insert(self, key: DeviceKey, consumed: Consumed) -> None:
+        entry = self.by_device.setdefault(key, {})
+        for name, value in consumed.items():
+            entry[name] = entry.get(name, Fraction(0)) + value
+
+    def remove(self, key: DeviceKey, consumed: Consumed) -> None:
+        entry = self.by_device.get(key)
+        if entry is None:
+            return
+        for name, value in consumed.items():
+            entry[name] = entry.get(name, Fraction(0)) - value
+        if all(v == 0 for v in entry.values()):
+            del self.by_device[key]

@@ -1,0 +1,155 @@
+"""matchAttribute and distinctAttribute, checked incrementally as devices are picked (§6).
+
+Each tracker has ``add`` (may the device join?) and ``remove`` (undo exactly one successful add),
+mirroring the allocator's monotonic constraint interface.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .model import Constraint, Device
+
+_SCALARS = ("int", "bool", "string", "version")
+_LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+
+
+def lookup_attribute(device: Device, name: str) -> Mapping[str, Any] | None:
+    """Exact fully-qualified key first; else the short name when the domain is the device's driver."""
+    attrs = device.attributes
+    value = attrs.get(name)
+    if isinstance(value, dict):
+        return value
+    domain, sep, short = name.partition("/")
+    if not sep or domain != device.key[0]:
+        return None
+    value = attrs.get(short)
+    return value if isinstance(value, dict) else None
+
+
+def _as_set(attr: Mapping[str, Any]) -> tuple[str, frozenset] | None:
+    """List and scalar values as (type, set); lists win over scalars, as in the allocator."""
+    for field, kind in _LISTS.items():
+        values = attr.get(field)
+        if isinstance(values, list) and values:
+            return kind, frozenset(_hashable(v) for v in values)
+    for kind in _SCALARS:
+        if attr.get(kind) is not None:
+            return kind, frozenset((_hashable(attr[kind]),))
+    return None
+
+
+def _hashable(v: Any) -> Any:
+    # bool is an int in Python: keep True and 1 apart.
+    return (type(v).__name__, v) if isinstance(v, (bool, int, float, str)) else ("other", repr(v))
+
+
+def _scalar(attr: Mapping[str, Any]) -> tuple[str, Any] | None:
+    for kind in _SCALARS:
+        if attr.get(kind) is not None:
+            return kind, _hashable(attr[kind])
+    return None
+
+
+def applies(names: frozenset[str], request: str, subrequest: str) -> bool:
+    """An empty list means every request; a parent name covers all its subrequests."""
+    if not names:
+        return True
+    return request in names or (bool(subrequest) and f"{request}/{subrequest}" in names)
+
+
+class MatchAttribute:
+    """All devices in scope share one value (lists: the running intersection stays non-empty)."""
+
+    def __init__(self, constraint: Constraint, list_attributes: bool) -> None:
+        self.constraint = constraint
+        self.attribute = constraint.match_attribute or ""
+        self.lists = list_attributes
+        self.first: tuple[str, Any] | None = None       # scalar mode: type and value of the first device
+        self.first_attr: Mapping[str, Any] | None = None
+        self.stack: list[tuple[str, frozenset]] = []   # list mode: intersections
+        self.count = 0
+
+    def add(self, request: str, subrequest: str, device: Device) -> bool:
+        if not applies(self.constraint.requests, request, subrequest):
+            return True
+        attr = lookup_attribute(device, self.attribute)
+        if attr is None:
+            return False
+        if self.lists:
+            values = _as_set(attr)
+            if values is None:
+                return False
+            if self.count:
+                kind, current = self.stack[-1]
+                if kind != values[0] or not current & values[1]:
+                    return False
+                values = (kind, current & values[1])
+            self.stack.append(values)
+        elif self.count == 0:
+            self.first_attr = attr
+        else:
+            mine = _scalar(attr)
+            have = _scalar(self.first_attr or {})
+            if mine is None or have is None or mine != have:
+                return False
+        self.count += 1
+        return True
+
+    def remove(self, request: str, subrequest: str, device: Device) -> None:
+        if not applies(self.constraint.requests, request, subrequest):
+            return
+        self.count -= 1
+        if self.lists:
+            self.stack.pop()
+
+
+class DistinctAttribute:
+    """Every device in scope has a value no other one has (lists: pairwise disjoint).
+
+    Values are remembered per request name, so for a request with several devices only the last
+    one's value is compared against (an upstream quirk, kept on purpose).
+    """
+
+    def __init__(self, constraint: Constraint, list_attributes: bool) -> None:
+        self.constraint = constraint
+        self.attribute = constraint.distinct_attribute or ""
+        self.lists = list_attributes
+        self.values: dict[str, Mapping[str, Any]] = {}
+        self.count = 0
+
+    def add(self, request: str, subrequest: str, device: Device) -> bool:
+        if not applies(self.constraint.requests, request, subrequest):
+            return True
+        attr = lookup_attribute(device, self.attribute)
+        if attr is None:
+            return False
+        if self.count and not all(self._distinct(attr, other) for other in self.values.values()):
+            return False
+        self.values[request] = attr
+        self.count += 1
+        return True
+
+    def _distinct(self, attr: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+        if self.lists:
+            mine, theirs = _as_set(attr), _as_set(other)
+            if mine is None:
+                return False
+            return theirs is None or mine[0] != theirs[0] or not mine[1] & theirs[1]
+        mine_s = _scalar(attr)
+        if mine_s is None:
+            return False  # a list value is of no known scalar type
+        return _scalar(other) != mine_s
+
+    def remove(self, request: str, subrequest: str, device: Device) -> None:
+        if not applies(self.constraint.requests, request, subrequest):
+            return
+        self.values.pop(request, None)
+        self.count -= 1
+
+
+def trackers(constraints: tuple[Constraint, ...], list_attributes: bool) -> list[MatchAttribute | DistinctAttribute]:
+    """Fresh trackers for one claim (constraints without either attribute are rejected earlier)."""
+    out: list[MatchAttribute | DistinctAttribute] = []
+    for c in constraints:
+        out.append(MatchAttribute(c, list_attributes) if c.match_attribute else DistinctAttribute(c, list_attributes))
+    return out

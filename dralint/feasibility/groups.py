@@ -1,0 +1,94 @@
+"""What is allocated together: the claims of one pod (or pod template), or a claim on its own."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..convert import Canonical
+from ..index import Index
+from ..paths import FieldPath
+from .model import ClaimSpec, read_claim
+
+
+@dataclass(frozen=True)
+class Member:
+    """One claim of a group, with where the group's owner names it (for findings on a pod)."""
+
+    spec: ClaimSpec
+    ref_path: FieldPath | None     # the pod's ``resourceClaims[i]`` entry, None for a lone claim
+    linted: bool
+
+
+@dataclass
+class Group:
+    owner: Canonical                       # the workload, or the claim/template judged alone
+    members: list[Member] = field(default_factory=list)
+    pinned: list[Canonical] = field(default_factory=list)   # already-allocated claims of the pod
+
+    @property
+    def is_workload(self) -> bool:
+        return bool(self.owner.manifest.pod_spec_paths)
+
+    @property
+    def label(self) -> str:
+        return self.owner.manifest.display
+
+
+def _lookup(table: Mapping[tuple[str, str], Canonical], namespace: str, name: str) -> Canonical | None:
+    for ns in dict.fromkeys((namespace, namespace or "default", "" if namespace == "default" else namespace)):
+        obj = table.get((ns, name))
+        if obj is not None:
+            return obj
+    return None
+
+
+def _allocated(claim: Canonical) -> bool:
+    return isinstance(claim.get("status", "allocation"), dict)
+
+
+def claim_display(obj: Canonical) -> str:
+    return f"{obj.namespace or 'default'}/{obj.name}"
+
+
+def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Group]:
+    """Groups to judge: linted workloads, then linted claims and templates no linted workload uses."""
+    groups: list[Group] = []
+    used: set[int] = set()
+    for work in index.workloads:
+        if not linted(work):
+            continue
+        for spec_path in work.manifest.pod_spec_paths:
+            group = Group(owner=work)
+            entries = work.get(*spec_path, "resourceClaims", default=[])
+            for i, entry in enumerate(entries if isinstance(entries, list) else []):
+                _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
+            if group.members:
+                groups.append(group)
+    for obj in list(index.claims.values()) + list(index.templates.values()):
+        if linted(obj) and id(obj) not in used and not _allocated(obj):
+            groups.append(Group(owner=obj, members=[Member(read_claim(obj, claim_display(obj)), None, True)]))
+    return groups
+
+
+def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, entry: Any, used: set[int],
+               linted: Callable[[Canonical], bool]) -> None:
+    if not isinstance(entry, dict):
+        return
+    ns = work.namespace
+    claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
+    if isinstance(claim_name, str) and claim_name:
+        obj = _lookup(index.claims, ns, claim_name)
+        if obj is None:
+            return  # the reference check reports the missing claim
+        used.add(id(obj))
+        if _allocated(obj):
+            group.pinned.append(obj)
+        else:
+            group.members.append(Member(read_claim(obj, claim_display(obj)), path, linted(obj)))
+    elif isinstance(template_name, str) and template_name:
+        obj = _lookup(index.templates, ns, template_name)
+        if obj is None:
+            return
+        used.add(id(obj))
+        display = f"{ns or 'default'}/{work.name}-{entry.get('name', '')}"
+        group.members.append(Member(read_claim(obj, display), path, linted(obj)))

@@ -1,0 +1,362 @@
+"""Typed records of what the allocator reads, built once per run from the canonical (v1) objects.
+
+Every reader here is defensive: the schema and semantic checks report malformed input, so a
+field of the wrong type simply reads as absent and the allocator goes on with what it can use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ..convert import Canonical
+from ..paths import FieldPath
+from ..quantity import Quantity, QuantityError
+
+DeviceKey = tuple[str, str, str]   # (driver, pool, device): the allocator's DeviceID
+PoolKey = tuple[str, str]          # (driver, pool)
+
+
+def quantity(value: Any) -> Fraction | None:
+    """A Kubernetes quantity as an exact number; None when it does not parse."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    try:
+        return Quantity.parse(value).value
+    except QuantityError:
+        return None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``resourceclaim.ToleratesTaint``: empty effect and empty key with Exists match anything."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == taint.value
+        return False
+
+
+@dataclass(frozen=True)
+class CapacityPolicy:
+    default: Fraction | None
+    valid_values: tuple[Fraction, ...]
+    range_min: Fraction | None
+    range_max: Fraction | None
+    range_step: Fraction | None
+    has_range: bool
+
+
+@dataclass(frozen=True)
+class DeviceCapacity:
+    value: Fraction
+    policy: CapacityPolicy | None
+
+
+@dataclass(eq=False)
+class Device:
+    """One device of a slice; ``uid`` numbers devices within the run (cache keys)."""
+
+    uid: int
+    key: DeviceKey
+    raw: dict
+    attributes: Mapping[str, Any]
+    capacity: Mapping[str, DeviceCapacity]
+    consumes: tuple[tuple[str, Mapping[str, Fraction]], ...]
+    taints: tuple[Taint, ...]
+    binding_conditions: tuple[str, ...]
+    binding_failure_conditions: tuple[str, ...]
+    binds_to_node: bool
+    allow_multiple: bool
+    node_name: str
+    all_nodes: bool
+    node_selector: dict | None
+
+    @property
+    def name(self) -> str:
+        return self.key[2]
+
+    @property
+    def label(self) -> str:
+        return "/".join(self.key)
+
+
+@dataclass(eq=False)
+class Slice:
+    obj: Canonical
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    count: int
+    node_name: str
+    all_nodes: bool
+    node_selector: dict | None
+    per_device: bool
+    counter_sets: tuple[tuple[str, Mapping[str, Fraction]], ...]
+    devices: list[Device]
+
+    @property
+    def pool_key(self) -> PoolKey:
+        return (self.driver, self.pool)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A request with ``exactly`` or one ``firstAvailable`` subrequest: what the allocator fills."""
+
+    name: str
+    parent: str                      # the parent request for subrequests, else ""
+    class_name: str
+    selectors: tuple[str | None, ...]  # None: a selector without ``cel``
+    mode: str
+    count: int
+    admin_access: bool | None        # None: the field is unset
+    tolerations: tuple[Toleration, ...]
+    capacity: Mapping[str, Fraction] | None
+    has_capacity: bool
+    path: FieldPath
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+    @property
+    def admin(self) -> bool:
+        return bool(self.admin_access)
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    exactly: Alternative | None
+    first_available: tuple[Alternative, ...]
+    path: FieldPath
+
+    @property
+    def alternatives(self) -> tuple[Alternative, ...]:
+        return self.first_available if self.first_available else ((self.exactly,) if self.exactly else ())
+
+
+@dataclass(frozen=True)
+class Constraint:
+    index: int
+    requests: frozenset[str]
+    match_attribute: str | None
+    distinct_attribute: str | None
+    path: FieldPath
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """The device part of a ResourceClaim, or of the claim a ResourceClaimTemplate stamps out."""
+
+    obj: Canonical
+    display: str                 # ns/name as the scheduler names it
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+    spec_path: FieldPath         # ``spec`` (claims) or ``spec.spec`` (templates)
+    malformed: tuple[tuple[FieldPath, str], ...] = ()   # requests that name neither exactly nor firstAvailable
+
+    @property
+    def devices_path(self) -> FieldPath:
+        return self.spec_path.child("devices")
+
+
+@dataclass
+class AllocatedState:
+    """What other claims already hold: the scheduler's ``AllocatedState``."""
+
+    dedicated: set[DeviceKey] = field(default_factory=set)
+    shared: set[DeviceKey] = field(default_factory=set)
+    consumed: dict[DeviceKey, dict[str, Fraction]] = field(default_factory=dict)
+
+    def allocated(self, key: DeviceKey) -> bool:
+        """Counted as allocated for shared-counter accounting."""
+        return key in self.dedicated or key in self.shared or key in self.consumed
+
+
+# ----------------------------------------------------------------------------- readers
+
+
+def read_taint(raw: Any) -> Taint | None:
+    t = _dict(raw)
+    if not t:
+        return None
+    return Taint(_str(t.get("key")), _str(t.get("value")), _str(t.get("effect")))
+
+
+def read_toleration(raw: Any) -> Toleration:
+    t = _dict(raw)
+    return Toleration(_str(t.get("key")), _str(t.get("operator")) or "Equal", _str(t.get("value")),
+                      _str(t.get("effect")))
+
+
+def _policy(raw: Any) -> CapacityPolicy | None:
+    p = _dict(raw)
+    if not p:
+        return None
+    rng = p.get("validRange")
+    r = _dict(rng)
+    values = tuple(v for v in (quantity(x) for x in _list(p.get("validValues"))) if v is not None)
+    return CapacityPolicy(default=quantity(p.get("default")), valid_values=values,
+                          range_min=quantity(r.get("min")), range_max=quantity(r.get("max")),
+                          range_step=quantity(r.get("step")), has_range=isinstance(rng, dict))
+
+
+def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...]) -> Device:
+    caps: dict[str, DeviceCapacity] = {}
+    for name, cap in _dict(raw.get("capacity")).items():
+        value = quantity(_dict(cap).get("value"))
+        caps[str(name)] = DeviceCapacity(value if value is not None else Fraction(0), _policy(_dict(cap).get("requestPolicy")))
+    consumes = []
+    for entry in _list(raw.get("consumesCounters")):
+        e = _dict(entry)
+        counters = {str(k): quantity(_dict(v).get("value")) or Fraction(0) for k, v in _dict(e.get("counters")).items()}
+        consumes.append((_str(e.get("counterSet")), counters))
+    taints = tuple(t for t in (read_taint(x) for x in _list(raw.get("taints"))) if t) + extra_taints
+    selector = raw.get("nodeSelector")
+    return Device(uid=uid, key=(driver, pool, _str(raw.get("name"))), raw=raw,
+                  attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=taints,
+                  binding_conditions=tuple(str(c) for c in _list(raw.get("bindingConditions"))),
+                  binding_failure_conditions=tuple(str(c) for c in _list(raw.get("bindingFailureConditions"))),
+                  binds_to_node=raw.get("bindsToNode") is True, allow_multiple=raw.get("allowMultipleAllocations") is True,
+                  node_name=_str(raw.get("nodeName")), all_nodes=raw.get("allNodes") is True,
+                  node_selector=selector if isinstance(selector, dict) else None)
+
+
+def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]]) -> Slice:
+    """A ResourceSlice; device uids start at ``first_uid``."""
+    spec = _dict(obj.value.get("spec"))
+    pool = _dict(spec.get("pool"))
+    driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
+    devices = []
+    for raw in _list(spec.get("devices")):
+        if isinstance(raw, dict):
+            key = (driver, pool_name, _str(raw.get("name")))
+            devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ())))
+    counter_sets = []
+    for cs in _list(spec.get("sharedCounters")):
+        c = _dict(cs)
+        counters = {str(k): quantity(_dict(v).get("value")) or Fraction(0) for k, v in _dict(c.get("counters")).items()}
+        counter_sets.append((_str(c.get("name")), counters))
+    generation = pool.get("generation")
+    count = pool.get("resourceSliceCount")
+    selector = spec.get("nodeSelector")
+    return Slice(obj=obj, name=obj.name, driver=driver, pool=pool_name,
+                 generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else 0,
+                 count=count if isinstance(count, int) and not isinstance(count, bool) else 0,
+                 node_name=_str(spec.get("nodeName")), all_nodes=spec.get("allNodes") is True,
+                 node_selector=selector if isinstance(selector, dict) else None,
+                 per_device=spec.get("perDeviceNodeSelection") is True, counter_sets=tuple(counter_sets),
+                 devices=devices)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _alternative(raw: dict, parent: str, name: str, path: FieldPath) -> Alternative:
+    selectors = []
+    for sel in _list(raw.get("selectors")):
+        cel = _dict(sel).get("cel")
+        expr = _dict(cel).get("expression") if isinstance(cel, dict) else None
+        selectors.append(expr if isinstance(expr, str) else None)
+    mode = raw.get("allocationMode")
+    mode = mode if isinstance(mode, str) and mode else "ExactCount"
+    count = _count(raw.get("count"))
+    if mode == "ExactCount" and count == 0:
+        count = 1  # defaulted by the API server
+    admin = raw.get("adminAccess")
+    cap_field = raw.get("capacity")
+    requests = _dict(_dict(cap_field).get("requests"))
+    capacity = {str(k): q for k, q in ((k, quantity(v)) for k, v in requests.items()) if q is not None}
+    return Alternative(name=name, parent=parent, class_name=_str(raw.get("deviceClassName")),
+                       selectors=tuple(selectors), mode=mode, count=count,
+                       admin_access=admin if isinstance(admin, bool) else None,
+                       tolerations=tuple(read_toleration(t) for t in _list(raw.get("tolerations"))),
+                       capacity=capacity if isinstance(cap_field, dict) else None,
+                       has_capacity=cap_field is not None, path=path)
+
+
+def read_claim(obj: Canonical, display: str) -> ClaimSpec:
+    """The device claim of a ResourceClaim or ResourceClaimTemplate."""
+    spec_path = FieldPath(("spec", "spec")) if obj.kind == "ResourceClaimTemplate" else FieldPath(("spec",))
+    spec: Any = obj.value
+    for seg in spec_path:
+        spec = _dict(spec).get(seg)
+    devices = _dict(_dict(spec).get("devices"))
+    requests, malformed = [], []
+    for i, raw in enumerate(_list(devices.get("requests"))):
+        r = _dict(raw)
+        name = _str(r.get("name"))
+        path = spec_path.child("devices", "requests", i)
+        exactly = r.get("exactly")
+        subs = []
+        for j, sub in enumerate(_list(r.get("firstAvailable"))):
+            s = _dict(sub)
+            subs.append(_alternative(s, name, _str(s.get("name")), path.child("firstAvailable", j)))
+        if not isinstance(exactly, dict) and not subs:
+            malformed.append((path, f"request `{name}` has neither `exactly` nor `firstAvailable`"))
+            continue
+        alt = _alternative(exactly, "", name, path.child("exactly")) if isinstance(exactly, dict) and not subs else None
+        requests.append(Request(name=name, exactly=alt, first_available=tuple(subs), path=path))
+    constraints = []
+    for i, raw in enumerate(_list(devices.get("constraints"))):
+        c = _dict(raw)
+        match, distinct = c.get("matchAttribute"), c.get("distinctAttribute")
+        constraints.append(Constraint(index=i, requests=frozenset(str(x) for x in _list(c.get("requests"))),
+                                      match_attribute=match if isinstance(match, str) and match else None,
+                                      distinct_attribute=distinct if isinstance(distinct, str) and distinct else None,
+                                      path=spec_path.child("devices", "constraints", i)))
+    return ClaimSpec(obj=obj, display=display, requests=tuple(requests), constraints=tuple(constraints),
+                     spec_path=spec_path, malformed=tuple(malformed))
+
+
+def read_allocated(claims: list[Canonical], consumable_capacity: bool) -> AllocatedState:
+    """The devices other claims hold, as the scheduler's allocateddevices.go gathers them."""
+    state = AllocatedState()
+    for obj in claims:
+        results = obj.get("status", "allocation", "devices", "results", default=[])
+        for res in _list(results):
+            r = _dict(res)
+            if r.get("adminAccess") is True:
+                continue  # admin access never blocks anyone
+            key = (_str(r.get("driver")), _str(r.get("pool")), _str(r.get("device")))
+            if consumable_capacity and r.get("shareID"):
+                state.shared.add(key)
+                agg = state.consumed.setdefault(key, {})
+                for name, q in _dict(r.get("consumedCapacity")).items():
+                    agg[str(name)] = agg.get(str(name), Fraction(0)) + (quantity(q) or Fraction(0))
+            else:
+                state.dedicated.add(key)
+    return state

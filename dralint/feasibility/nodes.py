@@ -1,0 +1,120 @@
+"""The nodes a claim could land on, and node selection as the scheduler matches it.
+
+Nodes come from Node objects (their labels feed node selectors) and from the node names that
+slices mention. When the run names no node at all, placeholders stand in: one that every
+``allNodes`` slice reaches, and one per distinct node selector that is assumed to match it (a
+cluster dump without Node objects should not make network-attached devices unreachable).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .model import Slice
+
+
+@dataclass(frozen=True)
+class NodeView:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    assumed_selectors: frozenset[str] = frozenset()   # placeholders: selectors taken to match
+
+    @property
+    def placeholder(self) -> bool:
+        return self.name.startswith("<")
+
+
+def selector_key(selector: Mapping[str, Any]) -> str:
+    """A stable spelling of a node selector (identity for placeholder nodes)."""
+    return json.dumps(selector, sort_keys=True, default=str)
+
+
+def _requirement(req: Any, value_of: Mapping[str, str], fields: bool) -> bool:
+    if not isinstance(req, dict):
+        return False
+    key, op = req.get("key"), req.get("operator")
+    values = [v for v in req.get("values") or [] if isinstance(v, str)] if isinstance(req.get("values"), list) else []
+    if not isinstance(key, str):
+        return False
+    present = key in value_of
+    if fields and (key != "metadata.name" or op not in ("In", "NotIn")):
+        return False  # the scheduler rejects such a selector; nothing matches
+    if op == "In":
+        return present and value_of[key] in values
+    if op == "NotIn":
+        return not present or value_of[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and len(values) == 1:
+        try:
+            have, want = int(value_of[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def selector_matches(selector: Mapping[str, Any] | None, node: NodeView) -> bool:
+    """Node affinity semantics: terms are ORed, requirements in a term ANDed, an empty term matches nothing."""
+    if not isinstance(selector, dict):
+        return False
+    if node.assumed_selectors:
+        return selector_key(selector) in node.assumed_selectors
+    fields = {"metadata.name": node.name}
+    for term in selector.get("nodeSelectorTerms") or []:
+        if not isinstance(term, dict):
+            continue
+        exprs = term.get("matchExpressions") or []
+        flds = term.get("matchFields") or []
+        if not exprs and not flds:
+            continue
+        if all(_requirement(r, node.labels, False) for r in exprs) and all(_requirement(r, fields, True) for r in flds):
+            return True
+    return False
+
+
+def node_matches(node: NodeView, node_name: str, all_nodes: bool, selector: Mapping[str, Any] | None) -> bool:
+    """``NodeMatches``: a node name, else all nodes, else a node selector; nothing set matches nothing."""
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        return selector_matches(selector, node)
+    return False
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Iterable[Slice],
+                    only: str | None) -> list[NodeView]:
+    """The nodes to judge on, sorted by name; ``only`` restricts to one (``--node``)."""
+    if only:
+        return [NodeView(only, _labels(node_objects.get(only) or {}))]
+    names = set(node_objects)
+    selectors: dict[str, Mapping[str, Any]] = {}
+    for s in slices:
+        if s.node_name:
+            names.add(s.node_name)
+        if s.node_selector is not None:
+            selectors[selector_key(s.node_selector)] = s.node_selector
+        for d in s.devices if s.per_device else ():
+            if d.node_name:
+                names.add(d.node_name)
+            if d.node_selector is not None:
+                selectors[selector_key(d.node_selector)] = d.node_selector
+    nodes = [NodeView(n, _labels(node_objects.get(n) or {})) for n in sorted(names)]
+    if not node_objects:
+        # Without Node objects nothing says which nodes a selector reaches: assume one node per selector.
+        nodes += [NodeView(f"<a node matching selector {i + 1}>", assumed_selectors=frozenset({k}))
+                  for i, k in enumerate(sorted(selectors))]
+    if not nodes:
+        nodes.append(NodeView("<any node>"))
+    return nodes

@@ -1,0 +1,24 @@
+"""The records between ``judge`` and the engine: options in, problems, allocations and traces out."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks.base import Problem
+from ..convert import Canonical
+
+
+@dataclass(frozen=True)
+class FeasibilityOptions:
+    node: str | None = None               # --node: judge only this node
+    trace: frozenset[str] = frozenset()   # --trace CLAIM: claims (ns/name or name) whose search trace to return
+    show_allocation: bool = False
+    max_steps: int = 1_000_000            # search budget per claim or pod; past it: "undecided after N steps"
+    max_seconds: float = 10.0             # time budget of the whole run
+
+
+@dataclass
+class FeasibilityReport:
+    problems: list[tuple[Canonical, Problem]] = field(default_factory=list)
+    allocations: list[dict[str, Any]] = field(default_factory=list)   # --show-allocation, JSON-ready
+    traces: dict[str, list[str]] = field(default_factory=dict)        # claim -> search trace lines

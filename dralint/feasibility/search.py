@@ -1,0 +1,360 @@
+"""The structured allocator for one node: validation, then depth-first search (§3, §4).
+
+This follows kube-scheduler's experimental allocator step by step, so that it reaches the same
+verdict and, where several solutions exist, the same first solution: claims in order, requests
+in order, device slots as combinations in (pool, slice, device) order, ``firstAvailable``
+alternatives tried in order with full backtracking, and the 32-device limit pruning
+alternatives.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from .capacity import Allocating, consumed_by, fits
+from .constraints import DistinctAttribute, MatchAttribute, trackers
+from .counters import CounterBook, CounterSets
+from .fatal import FatalError
+from .model import AllocatedState, Alternative, ClaimSpec, Device, DeviceKey, Slice
+from .nodes import NodeView, node_matches
+from .pools import Features, Pool
+from .selection import DeviceClassInfo, Selection
+from .taints import blocking_taint
+
+MAX_DEVICES_PER_CLAIM = 32  # AllocationResultsMaxSize
+
+DONE, FAIL, OVER = 1, 0, 2
+
+
+class NodeFailure(Exception):
+    """This node cannot take the claims, with a reason the scheduler reports (not fatal)."""
+
+
+class BudgetExceeded(Exception):
+    """The search ran past its step or time budget."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    device: Device
+    slice: Slice
+    pool: Pool
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One device in an allocation result."""
+
+    request: str             # ``req`` or ``req/sub``
+    alt: Alternative
+    candidate: Candidate
+    shared: bool
+    consumed: Mapping | None
+
+    @property
+    def device(self) -> Device:
+        return self.candidate.device
+
+
+@dataclass
+class RequestData:
+    alt: Alternative
+    cls: DeviceClassInfo
+    num: int
+    all_devices: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class Budget:
+    """Steps and seconds shared by every node of one judgement."""
+
+    max_steps: int
+    deadline: float
+    steps: int = 0
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps or (self.steps & 1023 == 0 and time.monotonic() > self.deadline):
+            raise BudgetExceeded()
+
+
+@dataclass
+class RunContext:
+    """What every attempt of a run shares."""
+
+    features: Features
+    classes: Mapping[str, DeviceClassInfo]
+    allocated: AllocatedState
+    selection: Selection
+    counter_cache: dict[tuple, CounterSets] = field(default_factory=dict)
+
+
+Tracer = Callable[[str], None]
+
+
+class Attempt:
+    """``Allocate(node, claims)``: one node, the pod's claims together."""
+
+    def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
+                 trace: Tracer | None = None) -> None:
+        self.run = run
+        self.f = run.features
+        self.node = node
+        self.pools = pools
+        self.claims = claims
+        self.budget = budget
+        self.trace = trace
+        self.data: dict[tuple[int, int, int], RequestData] = {}
+        self.selected: dict[tuple[int, int], int] = {}
+        self.results: list[list[Pick]] = [[] for _ in claims]
+        self.allocating: dict[DeviceKey, set[int]] = defaultdict(set)
+        self.counters = CounterBook(run.allocated, run.counter_cache)
+        self.capacity = Allocating()
+        self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
+
+    # ------------------------------------------------------------------ validation (§3)
+
+    def validate(self) -> None:
+        """Check every claim before searching; raises FatalError or NodeFailure."""
+        for c, claim in enumerate(self.claims):
+            if claim.malformed:
+                path, why = claim.malformed[0]
+                raise FatalError("malformed", f"claim {claim.display}: {why}", claim.obj, path)
+            minimum = 0
+            for r, req in enumerate(claim.requests):
+                if req.first_available:
+                    if not self.f.prioritized_list:
+                        raise FatalError("gate", f"claim {claim.display}, request {req.name}: has subrequests, but the "
+                                         "DRAPrioritizedList feature is disabled", claim.obj,
+                                         req.path.child("firstAvailable"))
+                    if not self.f.consumable_capacity:
+                        for sub in req.first_available:
+                            if sub.has_capacity:
+                                raise FatalError("gate", f"claim {claim.display}, subrequest {sub.name}: has capacity "
+                                                 "requests, but the DRAConsumableCapacity feature is disabled",
+                                                 claim.obj, sub.path.child("capacity"))
+                    least = None
+                    for s, sub in enumerate(req.first_available):
+                        data = self._request_data(claim, sub)
+                        self.data[(c, r, s)] = data
+                        least = data.num if least is None else min(least, data.num)
+                    minimum += least or 0
+                elif req.exactly is not None:
+                    if not self.f.consumable_capacity and req.exactly.has_capacity:
+                        raise FatalError("gate", f"claim {claim.display}, request {req.name}: has capacity requests, "
+                                         "but the DRAConsumableCapacity feature is disabled", claim.obj,
+                                         req.exactly.path.child("capacity"))
+                    data = self._request_data(claim, req.exactly)
+                    self.data[(c, r, 0)] = data
+                    minimum += data.num
+            if minimum > MAX_DEVICES_PER_CLAIM:
+                raise FatalError("limit", f"claim {claim.display}: number of requested devices {minimum} exceeds the "
+                                 f"claim limit of {MAX_DEVICES_PER_CLAIM}", claim.obj, claim.devices_path.child("requests"))
+            for con in claim.constraints:
+                if not con.match_attribute and not con.distinct_attribute:
+                    raise FatalError("malformed", f"claim {claim.display}, constraint #{con.index}: empty constraint "
+                                     "(neither matchAttribute nor distinctAttribute)", claim.obj, con.path)
+            self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
+
+    def _request_data(self, claim: ClaimSpec, alt: Alternative) -> RequestData:
+        for i, expr in enumerate(alt.selectors):
+            if expr is None:
+                raise FatalError("malformed", f"claim {claim.display}, request {alt.name}, selector #{i}: CEL "
+                                 "expression empty (unsupported selector type?)", claim.obj, alt.path.child("selectors", i))
+        if not self.f.admin_access and alt.admin_access is not None:
+            raise FatalError("gate", f"claim {claim.display}, request {alt.name}: admin access is requested, but the "
+                             "DRAAdminAccess feature is disabled", claim.obj, alt.path.child("adminAccess"))
+        if not alt.class_name:
+            raise FatalError("malformed", f"claim {claim.display}, request {alt.name}: missing device class name",
+                             claim.obj, alt.path.child("deviceClassName"))
+        cls = self.run.classes.get(alt.class_name)
+        if cls is None:
+            raise FatalError("class-missing", f"claim {claim.display}, request {alt.name}: device class "
+                             f"{alt.class_name} does not exist", claim.obj, alt.path.child("deviceClassName"))
+        if alt.mode == "ExactCount":
+            return RequestData(alt, cls, alt.count)
+        if alt.mode != "All":
+            raise FatalError("malformed", f"claim {claim.display}, request {alt.name}: unsupported count mode "
+                             f"{alt.mode}", claim.obj, alt.path.child("allocationMode"))
+        data = RequestData(alt, cls, 0)
+        for pool in self.pools:
+            if pool.incomplete:
+                raise NodeFailure(f"request `{alt.full_name}` asks for all devices, but resource pool {pool.label} "
+                                  "is incomplete (not all of its ResourceSlices are published)")
+            if pool.invalid:
+                raise NodeFailure(f"request `{alt.full_name}` asks for all devices, but resource pool {pool.label} "
+                                  f"is invalid: {pool.invalid}")
+            for s in pool.slices:
+                for device in s.devices:
+                    if not self.selectable(claim, data, s, device):
+                        continue
+                    if self.f.consumable_capacity and not fits(alt, device, None, None):
+                        continue
+                    data.all_devices.append(Candidate(device, s, pool))
+        data.num = len(data.all_devices)
+        return data
+
+    # ------------------------------------------------------------------ search (§4)
+
+    def run_search(self) -> bool:
+        """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
+        self.validate()
+        if self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE:
+            return True
+        invalid = [p.label for p in self.pools if p.invalid]
+        if invalid:
+            raise NodeFailure("invalid resource pools were encountered: " + ", ".join(invalid))
+        return False
+
+    def in_use(self, key: DeviceKey) -> bool:
+        return key in self.run.allocated.dedicated or bool(self.allocating.get(key))
+
+    def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
+        if not self.run.selection.matches(data.cls, data.alt, claim, device):
+            return False
+        return not s.per_device or node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
+
+    def one(self, c: int, r: int, s: int, d: int, in_sub: bool, start: tuple[int, int, int]) -> int:
+        self.budget.tick()
+        if c >= len(self.claims):
+            return DONE
+        claim = self.claims[c]
+        if r >= len(claim.requests):
+            res = self.one(c + 1, 0, 0, 0, False, (0, 0, 0))
+            return FAIL if res == OVER else res
+        req = claim.requests[r]
+        if not in_sub and req.first_available:
+            all_over = True
+            for j in range(len(req.first_available)):
+                res = self.one(c, r, j, 0, True, (0, 0, 0))
+                if res == OVER:
+                    continue
+                all_over = False
+                if res == DONE:
+                    self.selected[(c, r)] = j
+                    return DONE
+            return OVER if all_over else FAIL
+        data = self.data[(c, r, s)]
+        alt = data.alt
+        if alt.mode == "All" and not data.all_devices:
+            self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
+            return FAIL
+        if d >= data.num:
+            return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
+        if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
+            return OVER
+        if alt.mode == "All":
+            cand = data.all_devices[d]
+            undo = self.allocate(c, data, cand, must=True)
+            if undo is None:
+                return FAIL
+            res = self.one(c, r, s, d + 1, in_sub, (0, 0, 0))
+            if res != DONE:
+                undo()
+            return res
+        p0, s0, d0 = start
+        for pi in range(p0, len(self.pools)):
+            pool = self.pools[pi]
+            if pool.incomplete or pool.invalid:
+                continue
+            for si in range(s0 if pi == p0 else 0, len(pool.slices)):
+                sl = pool.slices[si]
+                devices = sl.devices
+                for di in range(d0 if pi == p0 and si == s0 else 0, len(devices)):
+                    device = devices[di]
+                    if alt.admin:
+                        if c in self.allocating.get(device.key, ()):
+                            continue
+                    elif self.in_use(device.key):
+                        self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
+                        continue
+                    if not self.selectable(claim, data, sl, device):
+                        continue
+                    if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
+                                                               self.capacity.by_device.get(device.key)):
+                        self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
+                        continue
+                    undo = self.allocate(c, data, Candidate(device, sl, pool), must=False)
+                    if undo is None:
+                        continue
+                    res = self.one(c, r, s, d + 1, in_sub, (pi, si, di + 1))
+                    if res == DONE:
+                        return DONE
+                    undo()
+                    if res == OVER:
+                        return OVER
+        return FAIL
+
+    def allocate(self, c: int, data: RequestData, cand: Candidate, must: bool) -> Callable[[], None] | None:
+        """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused."""
+        alt, device, f = data.alt, cand.device, self.f
+        claim = self.claims[c]
+        key = device.key
+        multi = f.consumable_capacity and device.allow_multiple
+        if not multi and alt.admin and c in self.allocating.get(key, ()):
+            return None
+        if not alt.admin and self.in_use(key):
+            return None
+        if not f.partitionable and device.consumes:
+            self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters (DRAPartitionableDevices off)")
+            return None
+        skip_counters = multi and (key in self.run.allocated.consumed or key in self.capacity.by_device)
+        if not skip_counters and device.consumes and not self.counters.take(cand.pool, device):
+            self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
+            return None
+        # From here on a refusal keeps the counters just taken, as the scheduler does.
+        base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+        if f.taints:
+            taint = blocking_taint(device, alt)
+            if taint is not None:
+                self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
+                          f"{taint.effect}, not tolerated")
+                return None
+        added: list[MatchAttribute | DistinctAttribute] = []
+        for tracker in self.trackers[c]:
+            if not tracker.add(base, sub, device):
+                for t in reversed(added):
+                    t.remove(base, sub, device)
+                if must:
+                    raise FatalError("all-constraint", f"claim {claim.display}, request {alt.full_name}: cannot add "
+                                     f"device {device.label} because a claim constraint would not be satisfied "
+                                     "(allocationMode All takes every matching device)", claim.obj,
+                                     tracker.constraint.path)
+                self._say(f"{claim.display} {alt.full_name}: {device.label} breaks constraint #{tracker.constraint.index}")
+                return None
+            added.append(tracker)
+        if not multi:
+            self.allocating[key].add(c)
+        consumed = None
+        if f.consumable_capacity:
+            if not fits(alt, device, self.run.allocated.consumed.get(key), self.capacity.by_device.get(key)):
+                for t in reversed(added):
+                    t.remove(base, sub, device)
+                if not multi:
+                    self.allocating[key].discard(c)
+                return None
+            if multi:
+                consumed = consumed_by(alt, device)
+                self.capacity.insert(key, consumed)
+        self.results[c].append(Pick(alt.full_name, alt, cand, multi, consumed))
+        self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
+
+        def undo() -> None:
+            for t in self.trackers[c]:
+                t.remove(base, sub, device)
+            self.allocating[key].discard(c)
+            if multi:
+                if consumed:
+                    self.capacity.remove(key, consumed)
+            elif f.partitionable and device.consumes:
+                self.counters.give_back(cand.pool, device)
+            self.results[c].pop()
+            self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
+
+        return undo
+
+    def _say(self, line: str) -> None:
+        if self.trace is not None:
+            self.trace(f"{self.node.name}: {line}")

@@ -1,0 +1,148 @@
+"""Everything one run judges against, built once: devices, pools per node, allocated state, CEL.
+
+Also the fast pre-check that lets the search skip nodes: per request, how many free devices
+that pass the selectors each node can see. A node that cannot see enough for some request is
+skipped without searching; a node where a selector fails on a visible device is always searched,
+so CEL errors surface exactly where the scheduler would meet them.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from ..index import Index
+from ..releases import Release
+from .model import AllocatedState, Alternative, ClaimSpec, Device, Slice, read_allocated, read_slice
+from .nodes import NodeView, candidate_nodes, node_matches
+from .pools import Features, Pool, SliceIndex, gather_pools
+from .search import Candidate, RunContext
+from .selection import DeviceClassInfo, Evaluator, Selection, class_lookup
+from .taints import rule_taints
+
+
+def features_of(release: Release) -> Features:
+    """The allocator features the target release's gates enable."""
+    g = release.gate
+    return Features(admin_access=g("DRAAdminAccess"), prioritized_list=g("DRAPrioritizedList"),
+                    partitionable=g("DRAPartitionableDevices"), taints=g("DRADeviceTaints"),
+                    consumable_capacity=g("DRAConsumableCapacity"),
+                    binding_conditions=g("DRADeviceBindingConditions") and g("DRAResourceClaimDeviceStatus"),
+                    list_attributes=g("DRAListTypeAttributes"))
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Per node: how many devices a request could take there (an upper bound), and where CEL failed."""
+
+    counts: Counter
+    error_nodes: frozenset[str]
+
+
+class World:
+    def __init__(self, index: Index, release: Release, evaluate: Evaluator, node: str | None) -> None:
+        self.features = features_of(release)
+        taints = rule_taints(index.taint_rules, index.slices) if self.features.taints else {}
+        slices: list[Slice] = []
+        uid = 0
+        for obj in index.slices:
+            s = read_slice(obj, uid, taints)
+            uid += len(s.devices)
+            slices.append(s)
+        self.slices = SliceIndex(slices)
+        self.classes: dict[str, DeviceClassInfo] = class_lookup(index.classes)
+        self.allocated: AllocatedState = read_allocated(list(index.claims.values()), self.features.consumable_capacity)
+        self.selection = Selection(evaluate, self.features.binding_conditions)
+        self.run = RunContext(self.features, self.classes, self.allocated, self.selection)
+        self.nodes: list[NodeView] = candidate_nodes(index.nodes, slices, node)
+        self._pools: dict[str, list[Pool]] = {}
+        self._visible: dict[str, list[Candidate]] | None = None
+        self._reach: dict[tuple, Reach] = {}
+
+    def pools(self, node: NodeView) -> list[Pool]:
+        """Pools visible from ``node`` (one entry per node of the run)."""
+        pools = self._pools.get(node.name)
+        if pools is None:
+            pools = self._pools[node.name] = gather_pools(self.slices, node, self.features)
+        return pools
+
+    def visible(self) -> dict[str, list[Candidate]]:
+        """Per node, the devices of its usable pools that it can be given, in search order."""
+        if self._visible is None:
+            self._visible = {}
+            for node in self.nodes:
+                out = []
+                for pool in self.pools(node):
+                    if pool.incomplete or pool.invalid:
+                        continue
+                    for s in pool.slices:
+                        for d in s.devices:
+                            if not s.per_device or node_matches(node, d.node_name, d.all_nodes, d.node_selector):
+                                out.append(Candidate(d, s, pool))
+                self._visible[node.name] = out
+        return self._visible
+
+    def reach(self, claim: ClaimSpec, alt: Alternative) -> Reach | None:
+        """Per node, the free devices passing class and request selectors; None without the class."""
+        cls = self.classes.get(alt.class_name)
+        if cls is None or any(e is None for e in alt.selectors):
+            return None
+        key = (cls.name, alt.selectors, alt.admin)
+        have = self._reach.get(key)
+        if have is not None:
+            return have
+        counts: Counter = Counter()
+        errors: set[str] = set()
+        verdict: dict[int, bool | None] = {}
+        for node_name, cands in self.visible().items():
+            for cand in cands:
+                d = cand.device
+                if not alt.admin and d.key in self.allocated.dedicated:
+                    continue
+                ok = verdict.get(d.uid, False) if d.uid in verdict else self._passes(cls, alt, d)
+                verdict[d.uid] = ok
+                if ok is None:
+                    errors.add(node_name)
+                elif ok:
+                    counts[node_name] += 1
+        have = self._reach[key] = Reach(counts, frozenset(errors))
+        return have
+
+    def _passes(self, cls: DeviceClassInfo, alt: Alternative, d: Device) -> bool | None:
+        if not self.features.binding_conditions and d.binding_conditions:
+            return False
+        for expr in cls.selectors + alt.selectors:
+            if expr is None:
+                continue
+            ok = self.selection.probe(expr, d)
+            if ok is None:
+                return None
+            if not ok:
+                return False
+        return True
+
+    def may_fit(self, claims: list[ClaimSpec], node: NodeView) -> bool:
+        """False only when some request certainly cannot get enough devices on ``node``."""
+        need: defaultdict = defaultdict(int)
+        for claim in claims:
+            for req in claim.requests:
+                best = False
+                for alt in req.alternatives:
+                    if alt.mode != "ExactCount":
+                        best = True
+                        break
+                    reach = self.reach(claim, alt)
+                    if reach is None or node.name in reach.error_nodes or reach.counts[node.name] >= alt.count:
+                        best = True
+                        break
+                if not best:
+                    return False
+                if req.exactly is not None and req.exactly.mode == "ExactCount" and not req.exactly.admin:
+                    need[(req.exactly.class_name, req.exactly.selectors)] += req.exactly.count
+        # Identical requests compete for the same devices (unless devices can be shared).
+        if self.features.consumable_capacity:
+            return True
+        for (cls, selectors), total in need.items():
+            reach = self._reach.get((cls, selectors, False))
+            if reach is not None and node.name not in reach.error_nodes and reach.counts[node.name] < total:
+                return False
+        return True
