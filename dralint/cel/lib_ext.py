@@ -1,0 +1,428 @@
+"""cel-go extension libraries: strings (v2), lists (v3), sets, optional types, two-variable helpers."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from .errors import CelRuntimeError
+from .runtime import DomainMap, compare, equal, err, lookup_key, no_overload, type_name
+from .values import Duration, Optional, Timestamp, Uint
+
+# -- strings ---------------------------------------------------------------------------------
+
+
+def _s(*vals: Any) -> None:
+    for v in vals:
+        if type(v) is not str:
+            raise no_overload()
+
+
+def _i(*vals: Any) -> None:
+    for v in vals:
+        if type(v) is not int:
+            raise no_overload()
+
+
+def char_at(s: Any, i: Any) -> str:
+    _s(s)
+    _i(i)
+    if i < 0 or i > len(s):
+        raise err(f"index out of range: {i}")
+    return s[i] if i < len(s) else ""
+
+
+def string_index_of(s: Any, sub: Any, offset: Any = None) -> int:
+    _s(s, sub)
+    start = 0
+    if offset is not None:
+        _i(offset)
+        if offset < 0 or offset > len(s):
+            raise err(f"index out of range: {offset}")
+        start = offset
+    return s.find(sub, start)
+
+
+def string_last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
+    _s(s, sub)
+    end = len(s)
+    if offset is not None:
+        _i(offset)
+        if offset < 0 or offset >= len(s) and not (offset == 0 and not s):
+            raise err(f"index out of range: {offset}")
+        end = offset
+    if sub == "":
+        return end
+    return s.rfind(sub, 0, end + len(sub))
+
+
+def lower_ascii(s: Any) -> str:
+    _s(s)
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+
+def upper_ascii(s: Any) -> str:
+    _s(s)
+    return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in s)
+
+
+def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+    _s(s, old, new)
+    _i(n)
+    if n == 0:
+        return s
+    if old == "":
+        # Go's strings.Replace with an empty needle inserts before every rune and at the end.
+        slots = len(s) + 1 if n < 0 else min(n, len(s) + 1)
+        out = []
+        for i in range(len(s) + 1):
+            if i < slots:
+                out.append(new)
+            if i < len(s):
+                out.append(s[i])
+        return "".join(out)
+    return s.replace(old, new, n if n > 0 else -1)
+
+
+def split(s: Any, sep: Any, n: Any = -1) -> list[str]:
+    _s(s, sep)
+    _i(n)
+    if n == 0:
+        return []
+    if sep == "":
+        chars = list(s)
+        if n > 0 and len(chars) > n:
+            chars = chars[: n - 1] + ["".join(chars[n - 1:])]
+        return chars
+    if n < 0:
+        return s.split(sep)
+    return s.split(sep, n - 1)
+
+
+def substring(s: Any, start: Any, end: Any = None) -> str:
+    _s(s)
+    _i(start)
+    stop = len(s) if end is None else end
+    _i(stop)
+    if start < 0 or start > len(s):
+        raise err(f"index out of range: {start}")
+    if stop < 0 or stop > len(s):
+        raise err(f"index out of range: {stop}")
+    if start > stop:
+        raise err(f"invalid substring range. start: {start}, end: {stop}")
+    return s[start:stop]
+
+
+_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def trim(s: Any) -> str:
+    _s(s)
+    return s.strip(_SPACE)
+
+
+def join(items: Any, sep: Any = "") -> str:
+    if type(items) not in (list, tuple):
+        raise no_overload("join")
+    _s(sep, *items)
+    return sep.join(items)
+
+
+def quote(s: Any) -> str:
+    _s(s)
+    out = ['"']
+    for c in s:
+        if c == '"':
+            out.append('\\"')
+        elif c == "\\":
+            out.append("\\\\")
+        elif c in "\a\b\f\n\r\t\v":
+            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}[c])
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def string_format(fmt: Any, args: Any) -> str:
+    """ext.Strings ``format``: %s %d %f %e %b %o %x %X with optional precision."""
+    from .lib_std import to_string
+
+    _s(fmt)
+    if type(args) not in (list, tuple):
+        raise no_overload("format")
+    out: list[str] = []
+    i, n, argi = 0, len(fmt), 0
+    while i < n:
+        c = fmt[i]
+        if c != "%":
+            out.append(c)
+            i += 1
+            continue
+        i += 1
+        if i < n and fmt[i] == "%":
+            out.append("%")
+            i += 1
+            continue
+        prec = None
+        if i < n and fmt[i] == ".":
+            j = i + 1
+            while j < n and fmt[j].isdigit():
+                j += 1
+            prec = int(fmt[i + 1:j] or "0")
+            i = j
+        if i >= n:
+            raise err('could not parse formatting clause: unexpected end of string')
+        verb = fmt[i]
+        i += 1
+        if argi >= len(args):
+            raise err(f"index {argi} out of range")
+        arg = args[argi]
+        argi += 1
+        out.append(_format_clause(verb, prec, arg, to_string))
+    return "".join(out)
+
+
+def _format_clause(verb: str, prec: int | None, arg: Any, to_string: Callable[[Any], str]) -> str:
+    t = type(arg)
+    if verb == "s":
+        if t in (list, tuple):
+            return "[" + ", ".join(_format_clause("s", None, x, to_string) for x in arg) + "]"
+        if t in (dict, DomainMap):
+            items = sorted((_format_clause("s", None, k, to_string), _format_clause("s", None, v, to_string))
+                           for k, v in arg.items())
+            return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+        if arg is None:
+            return "null"
+        if t is float:
+            return to_string(arg)
+        return to_string(arg)
+    if verb == "d":
+        if t in (int, Uint):
+            return str(int(arg))
+        if t is float and (math.isnan(arg) or math.isinf(arg)):
+            return "NaN" if math.isnan(arg) else ("+Inf" if arg > 0 else "-Inf")
+        raise err(f"error during formatting: integer clause can only be used on integers, was given {type_name(arg)}")
+    if verb in "fe":
+        if t not in (int, Uint, float):
+            raise err(f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} clause can only be "
+                      f"used on doubles, was given {type_name(arg)}")
+        p = 6 if prec is None else prec
+        v = float(arg)
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "+Inf" if v > 0 else "-Inf"
+        return f"{v:.{p}{verb}}"
+    if verb in "boxX":
+        if t in (int, Uint):
+            v = int(arg)
+            body = format(abs(v), {"b": "b", "o": "o", "x": "x", "X": "X"}[verb])
+            return ("-" if v < 0 else "") + body
+        if verb in "xX" and t in (str, bytes):
+            data = arg.encode("utf-8") if t is str else arg
+            h = data.hex()
+            return h.upper() if verb == "X" else h
+        raise err(f"error during formatting: only integers{', byte buffers, and strings' if verb in 'xX' else ''} "
+                  f"can be formatted as {'hex' if verb in 'xX' else ('binary' if verb == 'b' else 'octal')}, "
+                  f"was given {type_name(arg)}")
+    raise err(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+
+
+# -- lists -----------------------------------------------------------------------------------
+def _list(v: Any) -> list | tuple:
+    if type(v) not in (list, tuple):
+        raise no_overload()
+    return v
+
+
+def lists_range(n: Any) -> list[int]:
+    _i(n)
+    return list(range(max(n, 0)))
+
+
+def list_slice(v: Any, start: Any, end: Any) -> list:
+    items = _list(v)
+    _i(start, end)
+    if start < 0 or end < 0:
+        raise err(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise err(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if end > len(items):
+        raise err(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return list(items[start:end])
+
+
+def flatten(v: Any, depth: Any = 1) -> list:
+    items = _list(v)
+    _i(depth)
+    if depth < 0:
+        raise err("level must be non-negative")
+    out: list = []
+    for x in items:
+        if type(x) in (list, tuple) and depth > 0:
+            out.extend(flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def reverse(v: Any) -> list:
+    return list(reversed(_list(v)))
+
+
+def distinct(v: Any) -> list:
+    out: list = []
+    for x in _list(v):
+        if not any(_safe_equal(x, y) for y in out):
+            out.append(x)
+    return out
+
+
+def _safe_equal(a: Any, b: Any) -> bool:
+    try:
+        return equal(a, b)
+    except CelRuntimeError:
+        return False
+
+
+_SORTABLE = (int, Uint, float, str, bytes, bool, Duration, Timestamp)
+
+
+def sort_list(v: Any) -> list:
+    items = list(_list(v))
+    if not items:
+        return items
+    first = type(items[0])
+    if first not in _SORTABLE or any(type(x) is not first for x in items):
+        raise err("list elements must have the same type")
+    import functools
+
+    return sorted(items, key=functools.cmp_to_key(compare))
+
+
+def sort_by_keys(v: Any, keys: Any) -> list:
+    items = _list(v)
+    ks = _list(keys)
+    if len(items) != len(ks):
+        raise err(f"@sortByAssociatedKeys() expected a list of the same size as the associated keys list, "
+                  f"but got {len(items)} and {len(ks)} elements respectively.")
+    if ks:
+        first = type(ks[0])
+        if first not in _SORTABLE or any(type(x) is not first for x in ks):
+            raise err("list elements must have the same type")
+    import functools
+
+    order = sorted(range(len(items)), key=functools.cmp_to_key(lambda a, b: compare(ks[a], ks[b])))
+    return [items[i] for i in order]
+
+
+# -- sets ------------------------------------------------------------------------------------
+def sets_contains(a: Any, b: Any) -> bool:
+    x, y = _list(a), _list(b)
+    return all(any(_safe_equal(e, f) for f in x) for e in y)
+
+
+def sets_equivalent(a: Any, b: Any) -> bool:
+    return sets_contains(a, b) and sets_contains(b, a)
+
+
+def sets_intersects(a: Any, b: Any) -> bool:
+    x, y = _list(a), _list(b)
+    return any(any(_safe_equal(e, f) for f in x) for e in y)
+
+
+# -- optional --------------------------------------------------------------------------------
+def _opt(v: Any) -> Optional:
+    if type(v) is not Optional:
+        raise no_overload()
+    return v
+
+
+def of_non_zero(v: Any) -> Optional:
+    zero = (v is None or v is False or (type(v) in (int, Uint, float) and v == 0) or
+            (type(v) in (str, bytes, list, tuple, dict, DomainMap) and len(v) == 0) or
+            (type(v) in (Duration, Timestamp) and v.nanos == 0))
+    return Optional(False) if zero else Optional(True, v)
+
+
+def opt_value(o: Any) -> Any:
+    o = _opt(o)
+    if not o.present:
+        raise err("optional.none() dereference")
+    return o.value
+
+
+def opt_or_value(o: Any, default: Any) -> Any:
+    o = _opt(o)
+    return o.value if o.present else default
+
+
+def opt_or(o: Any, other: Any) -> Optional:
+    o = _opt(o)
+    return o if o.present else _opt(other)
+
+
+def unwrap(v: Any) -> list:
+    return [_opt(x).value for x in _list(v) if _opt(x).present]
+
+
+def first(v: Any) -> Optional:
+    items = _list(v)
+    return Optional(True, items[0]) if items else Optional(False)
+
+
+def last(v: Any) -> Optional:
+    items = _list(v)
+    return Optional(True, items[-1]) if items else Optional(False)
+
+
+def map_insert(m: Any, k: Any, v: Any = None) -> dict:
+    if type(m) not in (dict, DomainMap):
+        raise no_overload("cel.@mapInsert")
+    out = dict(m)
+    if v is None and type(k) in (dict, DomainMap):
+        for kk, vv in k.items():
+            if lookup_key(out, kk)[0]:
+                raise err(f"insert failed: key {kk} already exists")
+            out[kk] = vv
+        return out
+    if lookup_key(out, k)[0]:
+        raise err(f"insert failed: key {k} already exists")
+    out[k] = v
+    return out
+
+
+FUNCTIONS: dict[tuple[str, bool], Callable[..., Any]] = {
+    ("charAt", True): char_at,
+    ("lowerAscii", True): lower_ascii,
+    ("upperAscii", True): upper_ascii,
+    ("replace", True): replace,
+    ("split", True): split,
+    ("substring", True): substring,
+    ("trim", True): trim,
+    ("join", True): join,
+    ("format", True): string_format,
+    ("strings.quote", False): quote,
+    ("lists.range", False): lists_range,
+    ("slice", True): list_slice,
+    ("flatten", True): flatten,
+    ("reverse", True): reverse,
+    ("distinct", True): distinct,
+    ("sort", True): sort_list,
+    ("@sortByAssociatedKeys", True): sort_by_keys,
+    ("sets.contains", False): sets_contains,
+    ("sets.equivalent", False): sets_equivalent,
+    ("sets.intersects", False): sets_intersects,
+    ("optional.of", False): lambda v: Optional(True, v),
+    ("optional.ofNonZeroValue", False): of_non_zero,
+    ("optional.none", False): lambda: Optional(False),
+    ("hasValue", True): lambda o: _opt(o).present,
+    ("value", True): opt_value,
+    ("orValue", True): opt_or_value,
+    ("or", True): opt_or,
+    ("optional.unwrap", False): unwrap,
+    ("unwrapOpt", True): unwrap,
+    ("first", True): first,
+    ("last", True): last,
+    ("cel.@mapInsert", False): map_insert,
+}

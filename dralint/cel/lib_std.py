@@ -1,0 +1,317 @@
+"""Standard CEL functions: conversions, string predicates, ``matches``, time accessors.
+
+``FUNCTIONS`` maps ``(name, is_member)`` to a Python callable taking the receiver (if any)
+first; every failure is a :class:`CelRuntimeError` with cel-go's wording.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from typing import Any, Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import CelRuntimeError
+from .regex import RegexError, compile_regex
+from .runtime import DomainMap, err, no_overload, size, type_name
+from .timefmt import MAX_DURATION, TimeFormatError, parse_duration, parse_timestamp
+from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
+
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+_GO_FLOAT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
+
+
+def go_float_g(f: float) -> str:
+    """Go's ``fmt.Sprintf("%g", f)`` (shortest digits; exponent form below 1e-4 or from 1e21)."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    r = repr(f)
+    sign = "-" if r.startswith("-") else ""
+    r = r.lstrip("-")
+    mant, _, exp_s = r.partition("e")
+    exp = int(exp_s) if exp_s else 0
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # Decimal exponent of the first significant digit.
+    if whole.strip("0"):
+        point = len(whole.lstrip("0")) + exp
+    else:
+        point = -(len(frac) - len(frac.lstrip("0"))) + exp
+    digits = digits.rstrip("0") or "0"
+    x = point - 1
+    eprec = max(len(digits), 6) if len(digits) <= 21 else len(digits)
+    if x < -4 or x >= eprec:
+        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{m}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def to_int(v: Any) -> int:
+    t = type(v)
+    if t is int:
+        return v
+    if t is Uint:
+        if v > INT_MAX:
+            raise err("integer overflow")
+        return int(v)
+    if t is float:
+        if not (INT_MIN < v < INT_MAX) or math.isnan(v):
+            raise err("integer overflow")
+        return int(v)
+    if t is str:
+        if not _GO_INT.match(v):
+            raise err(f'strconv.ParseInt: parsing "{v}": invalid syntax')
+        n = int(v)
+        if not INT_MIN <= n <= INT_MAX:
+            raise err(f'strconv.ParseInt: parsing "{v}": value out of range')
+        return n
+    if t is Timestamp:
+        return v.nanos // 10**9
+    raise no_overload("int")
+
+
+def to_uint(v: Any) -> Uint:
+    t = type(v)
+    if t is Uint:
+        return v
+    if t is int:
+        if v < 0:
+            raise err("unsigned integer overflow")
+        return Uint(v)
+    if t is float:
+        if not (-1 < v < UINT_MAX) or math.isnan(v):
+            raise err("unsigned integer overflow")
+        return Uint(int(v))
+    if t is str:
+        if not re.match(r"^\+?[0-9]+$", v):
+            raise err(f'strconv.ParseUint: parsing "{v}": invalid syntax')
+        n = int(v)
+        if n > UINT_MAX:
+            raise err(f'strconv.ParseUint: parsing "{v}": value out of range')
+        return Uint(n)
+    raise no_overload("uint")
+
+
+def to_double(v: Any) -> float:
+    t = type(v)
+    if t is float:
+        return v
+    if t in (int, Uint):
+        return float(v)
+    if t is str:
+        if not _GO_FLOAT.match(v):
+            raise err(f'strconv.ParseFloat: parsing "{v}": invalid syntax')
+        return float(v)
+    raise no_overload("double")
+
+
+def to_string(v: Any) -> str:
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool:
+        return "true" if v else "false"
+    if t in (int, Uint):
+        return str(int(v))
+    if t is float:
+        return go_float_g(v)
+    if t is bytes:
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            raise err("invalid UTF-8 in bytes, cannot convert to string") from None
+    if t is Timestamp:
+        return str(v)
+    if t is Duration:
+        return _duration_string(v)
+    from .lib_k8s import STRINGERS  # IP and CIDR print through their library
+
+    fn = STRINGERS.get(t)
+    if fn is not None:
+        return fn(v)
+    raise no_overload("string")
+
+
+def _duration_string(d: Duration) -> str:
+    secs = d.nanos / 1e9
+    text = repr(secs) if secs != int(secs) else str(int(secs))
+    return text + "s"
+
+
+def to_bytes(v: Any) -> bytes:
+    if type(v) is bytes:
+        return v
+    if type(v) is str:
+        return v.encode("utf-8")
+    raise no_overload("bytes")
+
+
+_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+          "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def to_bool(v: Any) -> bool:
+    if type(v) is bool:
+        return v
+    if type(v) is str:
+        if v in _BOOLS:
+            return _BOOLS[v]
+        raise err(f'strconv.ParseBool: parsing "{v}": invalid syntax')
+    raise no_overload("bool")
+
+
+def to_duration(v: Any) -> Duration:
+    if type(v) is Duration:
+        return v
+    if type(v) is str:
+        try:
+            d = parse_duration(v)
+        except TimeFormatError as exc:
+            raise err(str(exc)) from None
+        if abs(d.nanos) > MAX_DURATION:
+            raise err("duration out of range")
+        return d
+    raise no_overload("duration")
+
+
+def to_timestamp(v: Any) -> Timestamp:
+    if type(v) is Timestamp:
+        return v
+    if type(v) is str:
+        try:
+            return parse_timestamp(v)
+        except TimeFormatError as exc:
+            raise err(str(exc)) from None
+    if type(v) is int:
+        from .timefmt import MAX_TS, MIN_TS
+
+        n = v * 10**9
+        if not MIN_TS <= n <= MAX_TS:
+            raise err("timestamp out of range")
+        return Timestamp(n)
+    raise no_overload("timestamp")
+
+
+def type_value(v: Any) -> TypeValue:
+    return TypeValue(type_name(v))
+
+
+def _str_args(*args: Any) -> None:
+    for a in args:
+        if type(a) is not str:
+            raise no_overload()
+
+
+def contains_string(s: Any, sub: Any) -> bool:
+    _str_args(s, sub)
+    return sub in s
+
+
+def starts_with(s: Any, prefix: Any) -> bool:
+    _str_args(s, prefix)
+    return s.startswith(prefix)
+
+
+def ends_with(s: Any, suffix: Any) -> bool:
+    _str_args(s, suffix)
+    return s.endswith(suffix)
+
+
+def matches(s: Any, pattern: Any) -> bool:
+    _str_args(s, pattern)
+    try:
+        rx = compile_regex(pattern)
+    except RegexError as exc:
+        raise err(str(exc)) from None
+    return rx.search(s) is not None  # type: ignore[attr-defined]
+
+
+def _tz(name: str) -> _dt.tzinfo:
+    m = re.fullmatch(r"([+-])?(\d{1,2}):(\d{2})", name)
+    if m:
+        off = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        return _dt.timezone(-off if m.group(1) == "-" else off)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise err(f"unknown time zone {name}") from None
+
+
+def _ts_getter(field: str) -> Callable[..., int]:
+    def get(ts: Any, tz: Any = None) -> int:
+        if type(ts) is not Timestamp or (tz is not None and type(tz) is not str):
+            raise no_overload(field)
+        d = ts.datetime(_tz(tz) if tz is not None else _dt.timezone.utc)
+        if field == "getFullYear":
+            return d.year
+        if field == "getMonth":
+            return d.month - 1
+        if field == "getDate":
+            return d.day
+        if field == "getDayOfMonth":
+            return d.day - 1
+        if field == "getDayOfWeek":
+            return (d.weekday() + 1) % 7
+        if field == "getDayOfYear":
+            return d.timetuple().tm_yday - 1
+        if field == "getHours":
+            return d.hour
+        if field == "getMinutes":
+            return d.minute
+        if field == "getSeconds":
+            return d.second
+        return (ts.nanos % 10**9) // 10**6
+    return get
+
+
+def _getter(field: str) -> Callable[..., int]:
+    ts_get = _ts_getter(field)
+
+    def get(v: Any, tz: Any = None) -> int:
+        if type(v) is Duration and tz is None:
+            n = v.nanos
+            unit = {"getHours": 3600 * 10**9, "getMinutes": 60 * 10**9, "getSeconds": 10**9, "getMilliseconds": 10**6}
+            q = abs(n) // unit[field]
+            return -q if n < 0 else q
+        return ts_get(v, tz)
+    return get
+
+
+def _size(v: Any) -> int:
+    if type(v) is Optional:
+        raise no_overload("size")
+    return size(v)
+
+
+FUNCTIONS: dict[tuple[str, bool], Callable[..., Any]] = {
+    ("size", False): _size,
+    ("size", True): _size,
+    ("contains", True): contains_string,
+    ("startsWith", True): starts_with,
+    ("endsWith", True): ends_with,
+    ("matches", True): matches,
+    ("matches", False): matches,
+    ("int", False): to_int,
+    ("uint", False): to_uint,
+    ("double", False): to_double,
+    ("string", False): to_string,
+    ("bytes", False): to_bytes,
+    ("bool", False): to_bool,
+    ("duration", False): to_duration,
+    ("timestamp", False): to_timestamp,
+    ("dyn", False): lambda v: v,
+    ("type", False): type_value,
+}
+for _name in ("getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
+              "getHours", "getMinutes", "getSeconds", "getMilliseconds"):
+    FUNCTIONS[(_name, True)] = _getter(_name)
+
+__all__ = ["FUNCTIONS", "go_float_g", "to_string", "CelRuntimeError", "DomainMap"]

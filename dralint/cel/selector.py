@@ -1,0 +1,144 @@
+"""``compile_selector``: length check, parse, type-check, validate, output type, cost, program.
+
+The stages and their order are those of Kubernetes' ``CompileCELExpression`` plus the API
+server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
+(expression, env) in a bounded LRU cache.
+"""
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from typing import Any
+
+from . import types as T
+from .checker import check
+from .compiler import compile_program
+from .cost import estimate
+from .device import Device
+from .env import CelEnv, model
+from .errors import CelIssue, CelRuntimeError, issue_text
+from .parser import ParseError, parse
+from .runtime import type_name
+from .validators import validate
+
+MAX_LENGTH = 10 * 1024          # CELSelectorExpressionMaxLength, in bytes
+MAX_COST = 1_000_000            # CELSelectorExpressionMaxCost
+# Parsing, checking and compiling recurse once per nesting level; the parser caps nesting at
+# cel-go's 250, which needs more Python frames than the default limit of 1000 allows.
+_RECURSION_FLOOR = 20_000
+
+_QUANTITY_HINT = ("; quantities and semantic versions have no relational operators: "
+                  "use a.compareTo(b) < 0, a.isLessThan(b) or a.isGreaterThan(b)")
+_DEVICE_FIELDS_HINT = "; a device has the fields driver, attributes, capacity"
+
+
+class Compiled:
+    """A compiled selector: its issues, worst-case cost and a fast ``evaluate``."""
+
+    def __init__(self, expression: str, env: CelEnv, issues: tuple[CelIssue, ...], cost: int | None,
+                 program: Any = None, slots: int = 2) -> None:
+        self.expression = expression
+        self.env = env
+        self.issues = issues
+        self.cost = cost
+        self.ok = not any(i.severity == "error" for i in issues)
+        self._program = program
+        self._frame = [MAX_COST, None] + [None] * max(0, slots - 2)
+        self._list_attrs = model(env).attribute_type == T.DYN
+
+    def __repr__(self) -> str:
+        return f"Compiled({self.expression!r}, ok={self.ok}, cost={self.cost})"
+
+    def error_text(self) -> str:
+        """Kubernetes' text for the first error issue (``compilation failed: ERROR: ...``)."""
+        for issue in self.issues:
+            if issue.severity != "error":
+                continue
+            if issue.code in ("syntax", "check"):
+                return "compilation failed: " + issue_text(self.expression, issue)
+            return issue.message
+        return ""
+
+    def evaluate(self, device: Device) -> bool:
+        """Evaluate against ``device``; raises CelRuntimeError (Kubernetes wording) on any failure."""
+        if self._program is None:
+            raise CelRuntimeError(self.error_text() or "expression did not compile")
+        if device.error is not None:
+            raise CelRuntimeError(device.error)
+        if device.list_attribute is not None and not self._list_attrs:
+            domain, _, ident = device.list_attribute.partition("/")
+            name = ident if domain == device.driver else device.list_attribute
+            raise CelRuntimeError(f"attribute {name}: unsupported attribute value")
+        frame = self._frame.copy()
+        frame[1] = device.view
+        try:
+            result = self._program(frame)
+        except CelRuntimeError:
+            raise
+        except RecursionError:
+            raise CelRuntimeError("evaluation recursion limit exceeded") from None
+        except Exception as exc:  # a library bug must still surface as a CEL runtime error
+            raise CelRuntimeError(f"internal evaluation error: {type(exc).__name__}: {exc}") from None
+        if result is True or result is False:
+            return result
+        name = type_name(result)
+        raise CelRuntimeError(f"CEL result of type {name} could not be converted to bool: "
+                              f"type conversion error from '{name}' to 'bool'")
+
+
+def compile_selector(expression: str, env: CelEnv) -> Compiled:
+    """Compile ``expression`` in ``env`` (never raises; problems are in ``Compiled.issues``)."""
+    if not isinstance(expression, str):
+        return Compiled(str(expression), env, (CelIssue("syntax", "error", "expression must be a string", None),), None)
+    return _compile_cached(expression, env)
+
+
+@lru_cache(maxsize=2048)
+def _compile_cached(expression: str, env: CelEnv) -> Compiled:
+    if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
+        return Compiled(expression, env, (CelIssue("too-long", "error",
+                                                   f"Too long: may not be more than {MAX_LENGTH} bytes", None),), None)
+    if sys.getrecursionlimit() < _RECURSION_FLOOR:
+        sys.setrecursionlimit(_RECURSION_FLOOR)
+    try:
+        return _compile(expression, env)
+    except RecursionError:
+        return Compiled(expression, env, (CelIssue("syntax", "error", "expression recursion limit exceeded: 250", 0),), None)
+
+
+def _compile(expression: str, env: CelEnv) -> Compiled:
+    try:
+        parsed = parse(expression)
+    except ParseError as exc:
+        return Compiled(expression, env, (CelIssue("syntax", "error", exc.message, exc.offset),), None)
+    m = model(env)
+    checked = check(parsed.root, m)
+    if checked.errors:
+        issues = tuple(CelIssue("check", "error", _teach(msg), off) for off, msg in checked.errors)
+        return Compiled(expression, env, issues, None)
+    found = validate(parsed.root, checked, m)
+    if found:
+        return Compiled(expression, env, tuple(CelIssue("check", "error", msg, off) for off, msg in found), None)
+    out = checked.type_of(parsed.root)
+    if not (out == T.BOOL or out == T.ANY or (out == T.DYN and m.attribute_type == T.DYN)):
+        return Compiled(expression, env, (CelIssue("output-type", "error",
+                                                   f"must evaluate to bool or the unknown type, not {T.fmt(out)}", None),), None)
+    cost = estimate(parsed.root, checked, m)[1]
+    issues: tuple[CelIssue, ...] = ()
+    if cost > MAX_COST:
+        issues = (CelIssue("cost", "error", "too complex, exceeds cost limit", None),)
+    program, slots = compile_program(parsed.root, checked)
+    return Compiled(expression, env, issues, cost, program, slots)
+
+
+def _teach(message: str) -> str:
+    """cel-go's message plus a hint where the fix is not obvious from it."""
+    if message.startswith("found no matching overload for '_") and ("kubernetes.Quantity" in message or
+                                                                     "kubernetes.Semver" in message):
+        op = message.split("'")[1]
+        if op in ("_<_", "_<=_", "_>_", "_>=_"):
+            return message + _QUANTITY_HINT
+    if message.startswith("undefined field '"):
+        return message + _DEVICE_FIELDS_HINT if message != "undefined field 'allowMultipleAllocations'" else (
+            message + "; allowMultipleAllocations needs Kubernetes 1.34+ with the DRAConsumableCapacity feature gate")
+    return message

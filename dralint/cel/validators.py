@@ -1,0 +1,66 @@
+"""cel-go's AST validators that Kubernetes enables: homogeneous aggregate literals and the
+duration / timestamp / regex literal checks. They run only after a clean type check."""
+from __future__ import annotations
+
+from . import ast as A
+from . import types as T
+from .checker import CheckResult
+from .env import EnvModel
+from .regex import RegexError, compile_regex
+from .timefmt import TimeFormatError, parse_duration, parse_timestamp
+
+# Functions whose list arguments may mix types (ext.Strings marks "format" exempt).
+_EXEMPT = frozenset({"format"})
+
+
+def validate(root: A.Expr, checked: CheckResult, model: EnvModel) -> list[tuple[int, str]]:
+    """(offset, message) for every validator finding, in tree order."""
+    out: list[tuple[int, str]] = []
+    literal_checks = model.has("literal_validators")
+    # Iterative walk carrying "inside an exempt call" so deep trees cannot overflow.
+    stack: list[tuple[A.Expr, bool]] = [(root, False)]
+    while stack:
+        e, exempt = stack.pop()
+        if isinstance(e, A.ListLit) and not exempt:
+            _homogeneous(out, checked, [(x, i in e.optional_indices) for i, x in enumerate(e.elements)])
+        elif isinstance(e, A.MapLit) and not exempt:
+            if not _homogeneous(out, checked, [(ent.key, False) for ent in e.entries]):
+                _homogeneous(out, checked, [(ent.value, ent.optional) for ent in e.entries])
+        elif isinstance(e, A.Call) and literal_checks:
+            _literal_args(out, e, checked)
+        child_exempt = exempt or (isinstance(e, A.Call) and e.function in _EXEMPT)
+        stack.extend((c, child_exempt) for c in reversed(A.children(e)))
+    return out
+
+
+def _homogeneous(out: list[tuple[int, str]], checked: CheckResult, elems: list[tuple[A.Expr, bool]]) -> bool:
+    first: T.Type | None = None
+    for x, optional in elems:
+        t = checked.type_of(x)
+        if optional and T.is_optional(t):
+            t = t.params[0]
+        if first is None:
+            first = t
+            continue
+        if t != first:
+            out.append((x.offset, f"expected type '{T.fmt(first)}' but found '{T.fmt(t)}'"))
+            return True
+    return False
+
+
+def _literal_args(out: list[tuple[int, str]], e: A.Call, checked: CheckResult) -> None:
+    fn = e.function
+    if fn == "matches":
+        arg = e.args[0] if e.target is not None else (e.args[1] if len(e.args) > 1 else None)
+        if isinstance(arg, A.Literal) and isinstance(arg.value, str):
+            try:
+                compile_regex(arg.value)
+            except RegexError:
+                out.append((arg.offset, "invalid matches argument"))
+    elif fn in ("duration", "timestamp") and e.target is None and len(e.args) == 1:
+        arg = e.args[0]
+        if isinstance(arg, A.Literal) and isinstance(arg.value, str):
+            try:
+                (parse_duration if fn == "duration" else parse_timestamp)(arg.value)
+            except TimeFormatError:
+                out.append((arg.offset, f"invalid {fn} argument"))
