@@ -1,12 +1,206 @@
-"""Placeholder: this check module is being written (see the registry in __init__)."""
+"""The DRA fields of pod specs: ``spec.resourceClaims`` and the containers' ``resources.claims``.
+
+Core validation (``ValidatePodSpec``) checks that every pod claim entry has a unique DNS-label
+name and exactly one of ``resourceClaimName`` / ``resourceClaimTemplateName`` (1.26–1.30: under
+``source``), that each container claim names one of those entries, at most once, with an
+optional ``request`` that is a DNS label, and that pod-level ``resources`` carry no claims. The
+server does not look into the referenced claim; when it is part of the run, dralint does: a
+``request`` the claim does not have would silently give the container no device.
+
+Workloads (Deployment, Job, …) carry pod specs in templates; each one is checked the same way.
+"""
 from __future__ import annotations
 
-from typing import Iterable
+import difflib
+from typing import Any, Iterator
 
+from ..paths import FieldPath
 from .base import CheckContext, Problem
+from .claims import spec_path
+from .formats import dns_label_errors, dns_subdomain_errors
 
-KINDS: frozenset[str] = frozenset()
+KINDS: frozenset[str] = frozenset({"Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+                                   "ReplicationController", "Job", "CronJob"})
+
+R_NAME = "DRA240"
+R_NAME_DUPLICATE = "DRA241"
+R_SOURCE = "DRA242"
+R_TARGET_NAME = "DRA243"
+R_CONTAINER_NOT_FOUND = "DRA244"
+R_CONTAINER_NAME_REQUIRED = "DRA245"
+R_CONTAINER_DUPLICATE = "DRA246"
+R_CONTAINER_REQUEST = "DRA247"
+R_POD_LEVEL = "DRA248"
+R_REQUEST_UNKNOWN = "DRA604"
+
+SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+# Pod claims moved their source fields up from ``source`` in Kubernetes 1.31.
+_FLAT_SOURCE_SINCE = 31
 
 
-def check(ctx: CheckContext) -> Iterable[Problem]:
-    return ()
+def check(ctx: CheckContext) -> Iterator[Problem]:
+    """Problems of every pod spec in a Pod or workload."""
+    obj = ctx.obj
+    for base in obj.manifest.pod_spec_paths:
+        spec = obj.get(*base)
+        if isinstance(spec, dict):
+            yield from _pod_spec(ctx, spec, FieldPath(base))
+
+
+def _pod_spec(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Problem]:
+    entries = spec.get("resourceClaims")
+    entries = entries if isinstance(entries, list) else []
+    names: dict[str, dict] = {}
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict):
+            yield from _pod_claim(ctx, entry, path.child("resourceClaims", i), names)
+    resources = spec.get("resources")
+    if isinstance(resources, dict) and resources.get("claims"):
+        yield Problem(R_POD_LEVEL, path.child("resources", "claims"),
+                      "claims cannot be set for resources at pod level; list the claim in `resources.claims` of "
+                      "each container that uses it (API server: Forbidden)")
+    for lst in CONTAINER_LISTS:
+        containers = spec.get(lst)
+        for c, container in enumerate(containers if isinstance(containers, list) else ()):
+            claims = container.get("resources", {}).get("claims") if isinstance(container, dict) and \
+                isinstance(container.get("resources"), dict) else None
+            if isinstance(claims, list):
+                yield from _container_claims(ctx, claims, path.child(lst, c, "resources", "claims"), names)
+
+
+def _pod_claim(ctx: CheckContext, entry: dict, path: FieldPath, names: dict[str, dict]) -> Iterator[Problem]:
+    name = entry.get("name", "")
+    if not isinstance(name, str):
+        return
+    if not name:
+        yield Problem(R_NAME, path.child("name"),
+                      "a pod claim entry needs a `name`: containers refer to the claim by it in "
+                      "`resources.claims` (API server: Required value)")
+    elif name in names:
+        yield Problem(R_NAME_DUPLICATE, path.child("name"),
+                      f"pod claim name {name!r} is used twice; names in `spec.resourceClaims` must be unique "
+                      "(API server: Duplicate value)")
+    else:
+        for msg in dns_label_errors(name):
+            yield Problem(R_NAME, path.child("name"),
+                          f"pod claim name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
+    names.setdefault(name, entry)
+    source, source_path = _source(ctx, entry, path)
+    present = [f for f in SOURCES if source.get(f)]
+    if not present:
+        yield Problem(R_SOURCE, path, _missing_source_message(ctx, entry, name))
+    elif len(present) > 1:
+        yield Problem(R_SOURCE, path,
+                      f"pod claim {name!r} sets both `resourceClaimName` and `resourceClaimTemplateName`; at most "
+                      "one of them may be specified: an existing claim to share, or a template to get a claim per "
+                      "pod (API server: Invalid value)")
+    for fld in present:
+        value = source[fld]
+        if isinstance(value, str):
+            for msg in dns_subdomain_errors(value):
+                yield Problem(R_TARGET_NAME, source_path.child(fld),
+                              f"{fld} {value!r} is not a valid object name: {msg} (API server: Invalid value)")
+
+
+def _source(ctx: CheckContext, entry: dict, path: FieldPath) -> tuple[dict, FieldPath]:
+    """Where the claim's source fields are in this release: on the entry, or (≤ 1.30) under ``source``."""
+    if not ctx.release.at_least(_FLAT_SOURCE_SINCE) and isinstance(entry.get("source"), dict):
+        return entry["source"], path.child("source")
+    return entry, path
+
+
+def _missing_source_message(ctx: CheckContext, entry: dict, name: str) -> str:
+    hint = ""
+    if ctx.release.at_least(_FLAT_SOURCE_SINCE) and isinstance(entry.get("source"), dict):
+        hint = "; `source` was removed in Kubernetes 1.31, put its fields directly on the entry"
+    elif not ctx.release.at_least(_FLAT_SOURCE_SINCE) and any(entry.get(f) for f in SOURCES):
+        hint = f"; Kubernetes {ctx.release.version} expects them under `source:` (they moved up in 1.31)"
+    return (f"pod claim {name!r} must specify one of `resourceClaimName` (an existing ResourceClaim) or "
+            f"`resourceClaimTemplateName` (a ResourceClaimTemplate to create one claim per pod){hint} "
+            "(API server: Invalid value)")
+
+
+def _container_claims(ctx: CheckContext, claims: list, path: FieldPath, entries: dict[str, dict]) -> Iterator[Problem]:
+    whole: set[str] = set()
+    with_requests: set[str] = set()
+    keys: set[str] = set()
+    for j, claim in enumerate(claims):
+        if not isinstance(claim, dict):
+            continue
+        cpath = path.child(j)
+        name, request = claim.get("name", ""), claim.get("request", "")
+        if not isinstance(name, str) or not isinstance(request, str):
+            continue
+        if not name:
+            yield Problem(R_CONTAINER_NAME_REQUIRED, cpath,
+                          "a container claim needs `name`: the name of an entry in the pod's `spec.resourceClaims` "
+                          "(API server: Required value)")
+            continue
+        if request:
+            for msg in dns_label_errors(request):
+                yield Problem(R_CONTAINER_REQUEST, cpath.child("request"),
+                              f"request {request!r} is not a DNS label: {msg} (API server: Invalid value)")
+            key = f"{name}/{request}"
+            if name in whole or key in keys:
+                yield _duplicate(cpath, name, key if key in keys else name)
+            keys.add(key)
+            with_requests.add(name)
+        else:
+            if name in whole or name in with_requests:
+                yield _duplicate(cpath, name, name)
+            whole.add(name)
+        if name not in entries:
+            close = difflib.get_close_matches(name, list(entries), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            listed = ", ".join(sorted(entries)) if entries else "none (the pod's `spec.resourceClaims` is empty)"
+            yield Problem(R_CONTAINER_NOT_FOUND, cpath,
+                          f"claim {name!r} is not one of the pod's claims (spec.resourceClaims: {listed}){hint} "
+                          "(API server: Not found)")
+        elif request:
+            problem = _request_in_claim(ctx, entries[name], name, request, cpath.child("request"))
+            if problem:
+                yield problem
+
+
+def _duplicate(path: FieldPath, name: str, value: str) -> Problem:
+    return Problem(R_CONTAINER_DUPLICATE, path,
+                   f"claim {value!r} is already referenced by this container"
+                   + (f" (as the whole claim {name!r}, which includes all of its requests)" if value != name else "")
+                   + "; reference each claim or request once (API server: Duplicate value)")
+
+
+def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, path: FieldPath) -> Problem | None:
+    """A container's ``request`` must be a request of the claim or template, when that is part of the run."""
+    target = _target(ctx, entry)
+    if target is None:
+        return None
+    requests = target.get(*spec_path(target.kind), "devices", "requests")
+    known = [r.get("name") for r in requests if isinstance(r, dict)] if isinstance(requests, list) else []
+    if request in known:
+        return None
+    close = difflib.get_close_matches(request, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else \
+        f"its requests are {', '.join(str(k) for k in known)}" if known else "it has no requests"
+    return Problem(R_REQUEST_UNKNOWN, path,
+                   f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}; {hint}. "
+                   "The API server accepts this, but the container silently gets no device")
+
+
+def _target(ctx: CheckContext, entry: dict) -> Any:
+    index = ctx.index
+    if index is None:
+        return None
+    source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
+    for field, table in (("resourceClaimName", index.claims), ("resourceClaimTemplateName", index.templates)):
+        target_name = source.get(field)
+        if isinstance(target_name, str):
+            for namespace in namespaces_of(ctx.obj.namespace):
+                if (namespace, target_name) in table:
+                    return table[(namespace, target_name)]
+    return None
+
+
+def namespaces_of(namespace: str) -> tuple[str, ...]:
+    """An object without a namespace lands in the context's namespace, usually ``default``."""
+    return ("", "default") if namespace in ("", "default") else (namespace,)

@@ -1,12 +1,145 @@
-"""Placeholder: this check module is being written (see the registry in __init__)."""
+"""References across objects: claims → DeviceClasses, pods → claims and templates, classes → drivers.
+
+The API server checks none of these at admission (they are resolved when a pod is scheduled), so
+an absent target is only a **warning**: it may well live in the cluster. And only when the run
+describes that kind of object at all — linting a lone claim says nothing about the classes of a
+cluster, but linting it together with the cluster's DeviceClasses (files or ``--cluster``) does.
+"""
 from __future__ import annotations
 
-from typing import Iterable
+import difflib
+import re
+from typing import Any, Iterable, Iterator
 
+from ..convert import Canonical
+from ..paths import FieldPath
 from .base import CheckContext, Problem
+from .claims import LEGACY_VERSIONS, spec_path
+from .pods import KINDS as WORKLOAD_KINDS
+from .pods import namespaces_of
 
-KINDS: frozenset[str] = frozenset()
+KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"}) | WORKLOAD_KINDS
+
+R_CLASS_NOT_FOUND = "DRA600"
+R_CLAIM_NOT_FOUND = "DRA601"
+R_TEMPLATE_NOT_FOUND = "DRA602"
+R_DRIVER_NOT_PUBLISHED = "DRA603"
+
+# `device.driver == "x"` (either quote, either order) in a CEL selector.
+_DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1|(["'])([^"']+)\3\s*==\s*device\.driver""")
 
 
-def check(ctx: CheckContext) -> Iterable[Problem]:
-    return ()
+def check(ctx: CheckContext) -> Iterator[Problem]:
+    """Warnings for references whose target the run should contain but does not."""
+    obj, index = ctx.obj, ctx.index
+    if index is None or obj.version in LEGACY_VERSIONS:
+        return
+    if obj.manifest.pod_spec_paths:
+        yield from _pod_references(ctx)
+        return
+    if obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        if ctx.operation == "CREATE" and not ctx.subresource:
+            yield from _class_references(ctx)
+            yield from _selector_drivers(ctx, _claim_selectors(obj))
+    elif obj.kind == "DeviceClass":
+        selectors = obj.get("spec", "selectors")
+        yield from _selector_drivers(ctx, [(FieldPath(("spec", "selectors")), selectors)])
+
+
+# --- claims → classes -----------------------------------------------------------------------------
+
+def _request_bodies(obj: Canonical) -> Iterator[tuple[FieldPath, dict]]:
+    """(path, body) of every ``exactly`` and subrequest of a claim or template."""
+    base = spec_path(obj.kind).child("devices", "requests")
+    requests = obj.get(*base)
+    for i, request in enumerate(requests if isinstance(requests, list) else ()):
+        if not isinstance(request, dict):
+            continue
+        if isinstance(request.get("exactly"), dict):
+            yield base.child(i, "exactly"), request["exactly"]
+        subs = request.get("firstAvailable")
+        for j, sub in enumerate(subs if isinstance(subs, list) else ()):
+            if isinstance(sub, dict):
+                yield base.child(i, "firstAvailable", j), sub
+
+
+def _class_references(ctx: CheckContext) -> Iterator[Problem]:
+    assert ctx.index is not None
+    classes = ctx.index.classes
+    if not classes:
+        return
+    for path, body in _request_bodies(ctx.obj):
+        name = body.get("deviceClassName")
+        if isinstance(name, str) and name and name not in classes:
+            yield Problem(R_CLASS_NOT_FOUND, path.child("deviceClassName"),
+                          f"DeviceClass {name!r} is not among the {len(classes)} DeviceClass(es) of this run"
+                          f"{_did_you_mean(name, classes)}; unless it exists in the cluster, the claim can never be "
+                          "allocated (the API server does not check this)")
+
+
+# --- pods → claims and templates ------------------------------------------------------------------
+
+def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
+    assert ctx.index is not None
+    index, obj = ctx.index, ctx.obj
+    if not index.claims and not index.templates:
+        return
+    spaces = namespaces_of(obj.namespace)
+    claims = {n for (ns, n) in index.claims if ns in spaces}
+    templates = {n for (ns, n) in index.templates if ns in spaces}
+    where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
+    for base in obj.manifest.pod_spec_paths:
+        entries = obj.get(*base, "resourceClaims")
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(entry, dict):
+                continue
+            source, spath = (entry["source"], base.child("resourceClaims", i, "source")) \
+                if isinstance(entry.get("source"), dict) else (entry, base.child("resourceClaims", i))
+            claim, template = source.get("resourceClaimName"), source.get("resourceClaimTemplateName")
+            if isinstance(claim, str) and claim and claim not in claims:
+                other = " (a ResourceClaimTemplate of that name exists: use `resourceClaimTemplateName`)" \
+                    if claim in templates else _did_you_mean(claim, claims)
+                yield Problem(R_CLAIM_NOT_FOUND, spath.child("resourceClaimName"),
+                              f"ResourceClaim {claim!r} is not in {where} in this run{other}; unless it exists in "
+                              "the cluster, the pod stays pending")
+            if isinstance(template, str) and template and template not in templates:
+                other = " (a ResourceClaim of that name exists: use `resourceClaimName`)" \
+                    if template in claims else _did_you_mean(template, templates)
+                yield Problem(R_TEMPLATE_NOT_FOUND, spath.child("resourceClaimTemplateName"),
+                              f"ResourceClaimTemplate {template!r} is not in {where} in this run{other}; unless it "
+                              "exists in the cluster, the pod cannot be started (its claim cannot be created)")
+
+
+# --- selectors → drivers --------------------------------------------------------------------------
+
+def _claim_selectors(obj: Canonical) -> list[tuple[FieldPath, Any]]:
+    return [(path.child("selectors"), body.get("selectors")) for path, body in _request_bodies(obj)]
+
+
+def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPath, Any]]) -> Iterator[Problem]:
+    """Selectors that require a driver no ResourceSlice of the run publishes (only with slices given)."""
+    assert ctx.index is not None
+    slices = ctx.index.slices
+    if not slices:
+        return
+    drivers = {s.get("spec", "driver") for s in slices}
+    for path, selectors in selector_lists:
+        for j, selector in enumerate(selectors if isinstance(selectors, list) else ()):
+            expression = selector.get("cel", {}).get("expression") if isinstance(selector, dict) and \
+                isinstance(selector.get("cel"), dict) else None
+            if not isinstance(expression, str):
+                continue
+            for match in _DRIVER_EQ.finditer(expression):
+                driver = match.group(2) or match.group(4)
+                if driver not in drivers:
+                    known = sorted(d for d in drivers if isinstance(d, str))
+                    yield Problem(R_DRIVER_NOT_PUBLISHED, path.child(j, "cel", "expression"),
+                                  f"the selector requires driver {driver!r}, but none of the {len(slices)} "
+                                  f"ResourceSlice(s) of this run is published by it (drivers: {', '.join(known)})"
+                                  f"{_did_you_mean(driver, known)}; no device can match",
+                                  scalar_offset=match.start())
+
+
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
