@@ -1,0 +1,226 @@
+"""The policy file, the organisation rules and reloading files (no server)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dralint.findings import Severity
+from dralint_webhook import org_rules
+from dralint_webhook.org_rules import OrgPolicy
+from dralint_webhook.policy import Policy, PolicyError, load_policy, parse_policy
+from dralint_webhook.reloading import Reloading
+
+EXAMPLE_POLICY = Path(__file__).resolve().parents[1] / "webhook" / "deploy" / "base" / "policy.yaml"
+
+
+def claim(requests: list, version: str = "v1", kind: str = "ResourceClaim") -> dict:
+    spec = {"devices": {"requests": requests}}
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": kind, "metadata": {"name": "c", "namespace": "ml"},
+            "spec": {"spec": spec} if kind == "ResourceClaimTemplate" else spec}
+
+
+def exactly(cls: str = "gpu.example.com", count: int | None = None, mode: str | None = None,
+            admin: bool = False) -> dict:
+    body: dict = {"deviceClassName": cls}
+    if count is not None:
+        body["count"] = count
+    if mode:
+        body["allocationMode"] = mode
+    if admin:
+        body["adminAccess"] = True
+    return body
+
+
+def test_defaults_without_a_file():
+    policy = parse_policy({})
+    assert policy == Policy(options=policy.options)
+    assert policy.on_internal_error == "allow" and policy.feasibility == "warn"
+    assert not policy.org.active
+
+
+def test_full_policy():
+    policy = parse_policy(yaml.safe_load("""
+kubeVersion: "1.34"
+featureGates: {DRAConsumableCapacity: true, SomethingElse: true}
+strictFields: false
+ignore: [DRA101, device-class-not-allowed]
+severities: {DRA208: warning, DRA951: warning, DRA9: info}
+exemptNamespaces: [kube-system]
+onInternalError: deny
+feasibility: deny
+namespaceLabels: {debug: {team: infra}}
+organization:
+  allowedDeviceClasses: {ml: ["*.example.com"], "*": [cpu.example.com]}
+  maxDevicesPerClaim: 4
+  adminAccessNamespaceLabels: {dra.example.com/admin: "true"}
+"""))
+    opts = policy.options
+    assert opts.kube_version == "1.34" and opts.feature_gates == {"DRAConsumableCapacity": True}
+    assert not opts.strict and opts.ignore == ("DRA101",)
+    assert opts.severities["DRA208"] == "warning" and "DRA951" not in opts.severities
+    assert policy.org_filter.ignored == {"DRA950"}
+    # The prefix DRA9 names the organisation rules too; as with the CLI, a later entry overrides an earlier one.
+    assert policy.org_filter.severities["DRA951"] is Severity.INFO
+    assert policy.exempt_namespaces == {"kube-system"}
+    assert (policy.on_internal_error, policy.feasibility) == ("deny", "deny")
+    assert policy.namespace_labels == {"debug": {"team": "infra"}}
+    assert policy.org == OrgPolicy({"ml": ("*.example.com",), "*": ("cpu.example.com",)}, 4,
+                                   {"dra.example.com/admin": "true"})
+    assert any("SomethingElse" in n for n in policy.notes)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[1]", "expected a mapping"),
+    ("kubeVersion: '2.0'", "kubeVersion"),
+    ("featureGates: {DRAAdminAccess: 'yes'}", "featureGates.DRAAdminAccess"),
+    ("featureGates: {DRANoSuchGate: true}", "unknown DRA feature gate"),
+    ("ignore: [DRA999]", "ignore"),
+    ("ignore: DRA101", "list of strings"),
+    ("severities: {DRA101: fatal}", "not error, warning or info"),
+    ("onInternalError: maybe", "onInternalError"),
+    ("feasibility: sometimes", "feasibility"),
+    ("strictFields: 1", "strictFields"),
+    ("exemptNamespace: [a]", "exemptNamespace: unknown key"),
+    ("organization: {maxDevices: 3}", "organization.maxDevices: unknown key"),
+    ("organization: {maxDevicesPerClaim: 0}", "positive integer"),
+    ("organization: {adminAccessNamespaceLabels: {a: true}}", "quote"),
+    ("organization: {adminAccessNamespaceLabels: {}}", "at least one label"),
+    ("namespaceLabels: {ns: [a]}", "namespaceLabels.ns"),
+])
+def test_bad_policies_name_the_key(text, fragment):
+    with pytest.raises(PolicyError) as info:
+        parse_policy(yaml.safe_load(text))
+    assert fragment in str(info.value)
+
+
+def test_load_policy_reports_unreadable_and_invalid_files(tmp_path):
+    with pytest.raises(PolicyError, match="cannot read"):
+        load_policy(str(tmp_path / "missing.yaml"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [\n")
+    with pytest.raises(PolicyError, match="not valid YAML"):
+        load_policy(str(bad))
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert load_policy(str(empty)).options.kube_version == parse_policy({}).options.kube_version
+
+
+def test_the_shipped_example_policy_loads():
+    policy = load_policy(str(EXAMPLE_POLICY))
+    assert policy.org.active
+
+
+# --- organisation rules -------------------------------------------------------------------------
+
+ORG = OrgPolicy(allowed_classes={"ml": ("gpu.example.com", "*.fpga.example.com"), "*": ("cpu.example.com",)},
+                max_devices=4, admin_labels={"dra.example.com/admin": "true"})
+
+
+def rules_of(obj: dict, namespace: str = "ml", labels: dict | None = None, policy: OrgPolicy = ORG) -> list[tuple]:
+    return [(f.rule, f.field) for f in org_rules.judge(obj, namespace, policy, labels)]
+
+
+def test_allowed_classes_per_namespace_with_patterns():
+    good = claim([{"name": "a", "exactly": exactly()}, {"name": "b", "exactly": exactly("x.fpga.example.com")}])
+    assert rules_of(good) == []
+    assert rules_of(good, namespace="web") == [("DRA950", "spec.devices.requests[0].exactly.deviceClassName"),
+                                               ("DRA950", "spec.devices.requests[1].exactly.deviceClassName")]
+    unrestricted = OrgPolicy(allowed_classes={"ml": ("gpu.example.com",)})
+    assert rules_of(good, namespace="web", policy=unrestricted) == []
+
+
+def test_flat_requests_of_v1beta1_use_the_users_paths():
+    obj = claim([{"name": "a", **exactly("tpu.example.com", 5)}], version="v1beta1")
+    assert rules_of(obj) == [("DRA950", "spec.devices.requests[0].deviceClassName"),
+                             ("DRA951", "spec.devices.requests")]
+
+
+def test_templates_and_first_available():
+    obj = claim([{"name": "a", "firstAvailable": [{"name": "big", **exactly(count=8)},
+                                                  {"name": "small", **exactly("nope", 1)}]}],
+                kind="ResourceClaimTemplate")
+    assert rules_of(obj) == [("DRA950", "spec.spec.devices.requests[0].firstAvailable[1].deviceClassName"),
+                             ("DRA951", "spec.spec.devices.requests")]
+
+
+@pytest.mark.parametrize("requests, over", [
+    ([exactly(count=4)], False),
+    ([exactly()], False),                          # no count: the API server's default of 1
+    ([exactly(count=2), exactly(count=3)], True),   # 5 in all
+    ([exactly(mode="All")], True),                  # unbounded
+])
+def test_device_count_per_claim(requests, over):
+    obj = claim([{"name": f"r{i}", "exactly": r} for i, r in enumerate(requests)])
+    assert (("DRA951", "spec.devices.requests") in rules_of(obj)) is over
+
+
+def test_admin_access_needs_the_namespace_labels():
+    obj = claim([{"name": "a", "exactly": exactly(admin=True)}])
+    field = "spec.devices.requests[0].exactly.adminAccess"
+    assert rules_of(obj, labels={"dra.example.com/admin": "true", "other": "x"}) == []
+    assert rules_of(obj, labels={"dra.example.com/admin": "false"}) == [("DRA952", field)]
+    assert rules_of(obj, labels=None) == [("DRA953", field)]
+    assert org_rules.judge(obj, "ml", ORG, None)[0].severity is Severity.WARNING
+
+
+def test_other_kinds_and_odd_shapes_are_ignored():
+    assert rules_of({"kind": "DeviceClass", "spec": {}}) == []
+    assert rules_of({"kind": "ResourceClaim", "spec": "x"}) == []
+    assert rules_of(claim(["x", {"name": "y"}])) == []
+
+
+def test_org_rules_do_not_clash_with_the_catalog():
+    from dralint.catalog import load_catalog
+
+    catalog = load_catalog()
+    for rule in org_rules.RULES.values():
+        assert "DRA950" <= rule.id <= "DRA969"
+        assert rule.id not in catalog.rules and catalog.resolve(rule.name) is None
+
+
+# --- reloading ----------------------------------------------------------------------------------
+
+def test_reloading_keeps_the_last_good_value(tmp_path):
+    path = tmp_path / "value.txt"
+    path.write_text("1")
+    events: list[tuple] = []
+
+    def load() -> int:
+        return int(path.read_text())
+
+    value = Reloading("value", (str(path),), load, interval=0, on_reload=lambda *e: events.append(e))
+    assert value.current() == 1 and value.generation == 1
+    path.write_text("22")
+    assert value.current() == 22 and value.generation == 2
+    path.write_text("not a number")
+    assert value.current() == 22 and "invalid literal" in value.error
+    assert value.current() == 22 and len(events) == 2   # a broken file is tried once, not on every request
+    path.write_text("333")
+    assert value.current() == 333 and value.error == ""
+    assert [e[1] for e in events] == [True, False, True]
+
+
+def test_reloading_waits_for_its_interval(tmp_path):
+    path = tmp_path / "value.txt"
+    path.write_text("1")
+    value = Reloading("value", (str(path),), lambda: path.read_text(), interval=3600)
+    path.write_text("2")
+    assert value.current() == "1"
+
+
+def test_a_folder_changes_when_a_file_in_it_does(tmp_path):
+    (tmp_path / "a.yaml").write_text("1")
+    value = Reloading("folder", (str(tmp_path),), lambda: sorted(p.read_text() for p in tmp_path.iterdir()),
+                      interval=0)
+    (tmp_path / "a.yaml").write_text("2")
+    assert value.current() == ["2"]
+    os.remove(tmp_path / "a.yaml")
+    assert value.current() == []
+
+
+def test_first_load_failure_raises(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        Reloading("x", (str(tmp_path / "no"),), lambda: (tmp_path / "no").read_text())
