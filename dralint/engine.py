@@ -19,7 +19,7 @@ from .findings import Finding, Severity
 from .gating import apply_gates
 from .index import Index
 from .limits import limits_for
-from .manifest import Manifest, NotAnObject, identify
+from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
 from .releases import NEWEST_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
@@ -27,6 +27,8 @@ from .rule_filter import RuleFilter
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
 _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
                  "too-large": "DRA005", "too-deep": "DRA005", "alias-limit": "DRA005"}
+# What the feasibility stage allocates for: claims, templates and the pods that use them.
+_ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary"})
 
@@ -96,7 +98,9 @@ class _Emitter:
 
     def emit(self, rule_id: str, message: str, *, file: str, line: int, column: int, obj: str = "",
              field_path: str = "", severity: Severity | None = None, details: Mapping[str, Any] | None = None) -> None:
-        rule = self.catalog.get(rule_id)
+        rule = self.catalog.rules.get(rule_id)
+        if rule is None:  # a check reporting a rule the catalog lacks is our bug; say so instead of crashing
+            rule, message = self.catalog.get("DRA000"), f"internal error: rule {rule_id} is not in the catalog ({message})"
         if not self.rules.selected(rule):
             return
         sev = self.rules.severity(rule, severity)
@@ -144,8 +148,7 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = ()) -> RunResult:
-    """Lint loaded source files; the core of every face."""
-    release = options.release
+    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     result = RunResult(findings=emitter.findings, files=len(files))
@@ -159,10 +162,47 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
             result.input_error = result.input_error or problem.kind in _UNREADABLE
 
     linted = list(_manifests(files, emitter, result, from_cluster=False))
-    cluster = list(_manifests(cluster_files, emitter, None, from_cluster=True))
+    cluster = [to_canonical(m) for m in _manifests(cluster_files, emitter, None, from_cluster=True)]
     olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
     result.objects = len(linted)
+    _judge(emitter, result, linted, olds, cluster, options)
+    return result
 
+
+def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
+    """Read cluster state once (the webhook keeps it between requests); input problems as findings."""
+    found, problems = source.discover(list(paths))
+    files = [source.load_file(p) for p in found]
+    catalog = load_catalog()
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    for problem in list(problems) + [p for f in files for p in f.problems]:
+        _source_problem(emitter, problem)
+    objects = [to_canonical(m) for m in _manifests(files, emitter, None, from_cluster=True)]
+    return Index.build(objects), emitter.findings
+
+
+def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
+           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
+    """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
+
+    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
+    """
+    catalog = load_catalog()
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    result = RunResult(findings=emitter.findings)
+    manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
+    olds: dict[tuple, Manifest] = {}
+    if old is not None:
+        olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
+    _judge(emitter, result, manifests, olds, _cluster_objects(cluster), options, operation=operation,
+           subresource=subresource)
+    return result.findings
+
+
+def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
+           cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "") -> None:
+    """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
+    release = options.release
     targets: list[_Target] = []
     for manifest in linted:
         if not _served(emitter, manifest, release):
@@ -172,37 +212,13 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
         old_manifest = olds.get(_identity(manifest))
         targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
 
-    index = Index.build([t.canonical for t in targets] + [to_canonical(m) for m in cluster])
+    index = Index.build([t.canonical for t in targets] + cluster)
     for target in targets:
-        for ctx in _contexts(target, release, index):
-            _run_checks(emitter, ctx)
-
-    if index.slices:
-        _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
-    result.findings.sort(key=Finding.sort_key)
-    return result
-
-
-def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
-           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
-    """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE."""
-    release = options.release
-    catalog = load_catalog()
-    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
-    result = RunResult(findings=emitter.findings)
-    manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
-    old_manifests = list(_manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)) if old else []
-    for manifest in manifests:
-        if not _served(emitter, manifest, release):
-            continue
-        if manifest.is_dra:
-            _schema(emitter, manifest, release, options.strict)
-        target = _Target(to_canonical(manifest), to_canonical(old_manifests[0]) if old_manifests else None)
-        index = Index.build([target.canonical] + _cluster_objects(cluster))
         for ctx in _contexts(target, release, index, operation=operation, subresource=subresource):
             _run_checks(emitter, ctx)
-    emitter.findings.sort(key=Finding.sort_key)
-    return emitter.findings
+    if index.slices and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
+        _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
+    result.findings.sort(key=Finding.sort_key)
 
 
 def _single(obj: Mapping[str, Any] | None, name: str) -> Any:
@@ -219,7 +235,7 @@ def _cluster_objects(cluster: Index | None) -> list[Canonical]:
     if cluster is None:
         return []
     return (list(cluster.classes.values()) + list(cluster.claims.values()) + list(cluster.templates.values())
-            + cluster.slices + cluster.taint_rules)
+            + cluster.slices + cluster.taint_rules + cluster.context_objects)
 
 
 def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None, *,
@@ -229,6 +245,14 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
             if result is not None:
                 result.documents += 1
             for item in identify(doc, from_cluster=from_cluster):
+                if isinstance(item, WrongGroup):
+                    if not from_cluster:
+                        pos = doc.locate(item.base.child("apiVersion"))
+                        emitter.emit("DRA007", f"{item.kind} does not exist in {item.api_version}; it is in "
+                                               f"{item.expected} (the API server answers \"no matches for kind\")",
+                                     file=doc.file, line=pos.line, column=pos.column, field_path="apiVersion",
+                                     obj=f"{item.kind} {_name_of(item)}")
+                    continue
                 if isinstance(item, NotAnObject):
                     if not from_cluster:
                         emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a mapping)",
@@ -242,6 +266,12 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                                  column=pos.column, obj=item.display, field_path="apiVersion")
                     continue
                 yield item
+
+
+def _name_of(item: WrongGroup) -> str:
+    meta = item.document.value.get("metadata") if isinstance(item.document.value, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else "<unnamed>"
 
 
 def _identity(manifest: Manifest) -> tuple[str, str, str, str]:

@@ -79,6 +79,17 @@ class Manifest:
 
 
 @dataclass(frozen=True)
+class WrongGroup:
+    """A kind dralint knows, under a built-in API group that does not have it (``v1`` Deployment)."""
+
+    document: Any
+    base: FieldPath
+    api_version: str
+    kind: str
+    expected: str
+
+
+@dataclass(frozen=True)
 class NotAnObject:
     """A document that is YAML but not a mapping (a list or a scalar)."""
 
@@ -86,7 +97,7 @@ class NotAnObject:
     found: str
 
 
-def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject]:
+def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject | WrongGroup]:
     """Yield the objects of one document that dralint cares about, Lists expanded."""
     value = document.value
     if not isinstance(value, dict):
@@ -95,7 +106,7 @@ def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest 
     yield from _objects(document, value, FieldPath(), from_cluster)
 
 
-def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) -> Iterator[Manifest]:
+def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) -> Iterator[Manifest | WrongGroup]:
     api_version, kind = value.get("apiVersion"), value.get("kind")
     if not isinstance(kind, str) or not kind:
         return
@@ -110,11 +121,25 @@ def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) ->
     if manifest.is_dra or manifest.pod_spec_paths or (manifest.group, kind) in CONTEXT_KINDS \
             or (not api_version and kind in KNOWN_KINDS):
         yield manifest
+    elif api_version and kind in _HOME_GROUP and _builtin_group(manifest.group):
+        yield WrongGroup(document, base, api_version, kind, _HOME_GROUP[kind])
+
+
+def _builtin_group(group: str) -> bool:
+    """Kubernetes' own groups: dotless ("", apps, batch) or under k8s.io; CRDs use other domains."""
+    return "." not in group or group.endswith(".k8s.io")
 
 
 KNOWN_KINDS = frozenset({k for _, k in _POD_SPECS} | {
     "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClass",
     "PodSchedulingContext", "ResourceClaimParameters", "ResourceClassParameters", "ResourcePoolStatusRequest"})
+
+
+# The API group each kind above belongs to, for "Deployment is in apps/v1, not v1".
+_HOME_GROUP = {kind: (f"{group}/v1" if group else "v1") for group, kind in _POD_SPECS} | {
+    kind: DRA_GROUP for kind in ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
+                                 "DeviceTaintRule", "ResourceClass", "PodSchedulingContext", "ResourceClaimParameters",
+                                 "ResourceClassParameters", "ResourcePoolStatusRequest")}
 
 
 def type_name(value: Any) -> str:
