@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from .checks.base import Problem
 from .convert import Canonical
-from .paths import FieldPath
+from .paths import FieldPath, Key
 from .releases import NEWEST_MINOR, OLDEST_MINOR, Release
 
 RULE = "DRA802"
@@ -126,7 +126,10 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
 
 
 def _message(path: FieldPath, gates: list[str], release: Release, update: bool) -> str:
-    field = path[-1] if isinstance(path[-1], str) else path.render()
+    tail = len(path)
+    while tail > 0 and isinstance(path[tail - 1], str) and not isinstance(path[tail - 1], Key):
+        tail -= 1
+    field = FieldPath(path[tail:]).render() or path.render()
     names = " and ".join(gates)
     stages = "; ".join(_stage_text(g, release) for g in gates)
     when = "on update, because the stored object does not use it yet" if update else "when the object is created"

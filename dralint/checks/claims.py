@@ -123,9 +123,11 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
         exactly = {}
     has_exactly = exactly is not None
     if not has_exactly and not has_first:
+        why = (" because the server drops its `firstAvailable` (feature gate DRAPrioritizedList is off, see the "
+               "DRA802 warning)" if _was_dropped(ctx, path.child("firstAvailable")) else "")
         yield Problem(R_EXACTLY_OR_FIRST, path,
                       f"request {name!r} says neither what to allocate (`exactly`) nor which alternatives to try "
-                      "(`firstAvailable`); exactly one of them is required, e.g. `exactly: {deviceClassName: "
+                      f"(`firstAvailable`){why}; exactly one of them is required, e.g. `exactly: {{deviceClassName: "
                       "gpu.example.com}` (API server: Required value, \"exactly one of `exactly` or "
                       "`firstAvailable` is required\")")
     elif has_exactly and has_first:
@@ -277,8 +279,10 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                           "`distinctAttribute` (all values differ), e.g. `matchAttribute: "
                           "resource.kubernetes.io/pcieRoot` (API server: Required value)")
         else:
+            why = (" (its `distinctAttribute` is dropped by the server: feature gate DRAConsumableCapacity is off)"
+                   if _was_dropped(ctx, cpath.child("distinctAttribute")) else "")
             yield Problem(R_ATTRIBUTE_REQUIRED, cpath.child("matchAttribute"),
-                          "a constraint needs `matchAttribute`: the fully qualified attribute whose value all "
+                          f"a constraint needs `matchAttribute`{why}: the fully qualified attribute whose value all "
                           "devices must share, e.g. `resource.kubernetes.io/pcieRoot` (API server: Required value)")
 
 
@@ -410,6 +414,11 @@ def _admin_access(ctx: CheckContext, path: FieldPath) -> Iterator[Problem]:
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+def _was_dropped(ctx: CheckContext, path: FieldPath) -> bool:
+    """Whether the gating stage removed the field at ``path`` (its DRA802 problems are in the options)."""
+    return any(problem.path == path for problem in ctx.options.get("dropped", ()))
+
 
 def _name(name: str, path: FieldPath, rule: str, what: str) -> Iterator[Problem]:
     errs = dns_label_errors(name)
