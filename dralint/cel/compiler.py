@@ -358,7 +358,7 @@ class _Compiler:
         self.scopes.pop()
         result = self.compile(e.result)
         self.scopes.pop()
-        per_iter = max(1, _node_count(e.loop_condition) + _node_count(e.loop_step)) // 2 or 1
+        per_iter = max(1, _step_cost(e.loop_condition) + _step_cost(e.loop_step))
         two = bool(e.iter_var2)
 
         if e.iter_var == "#unused" and isinstance(e.iter_range, A.ListLit) and not e.iter_range.elements:
@@ -405,8 +405,23 @@ class _Compiler:
         return fold
 
 
-def _node_count(e: A.Expr) -> int:
-    return len(A.walk(e))
+def _step_cost(e: A.Expr) -> int:
+    """Nodes evaluated per iteration, nested comprehensions excluded (they charge themselves).
+
+    This approximates cel-go's actual cost (about one unit per non-literal node) from below,
+    so the run-time limit never fires earlier than Kubernetes' would.
+    """
+    count = 0
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, A.Comprehension):
+            stack.append(x.iter_range)
+            continue
+        if not isinstance(x, A.Literal):
+            count += 1
+        stack.extend(A.children(x))
+    return count
 
 
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {

@@ -342,7 +342,7 @@ class _Coster:
             sz = add(sz, mul(list_size, UNKNOWN))
             return factor(sz, STRING_FACTOR), sz
         if fn in ("find", "findAll") and target is not None and args:
-            s = add(factor(self.size(target), STRING_FACTOR), (1, 1))
+            s = factor(self.size(target), STRING_FACTOR)
             r = factor(self.size(args[0]), REGEX_FACTOR)
             return mul(s, r), (0, self.size(target)[1])
         if fn in ("cidr", "isIP", "isCIDR", "ip", "semver", "isSemver", "quantity", "isQuantity") and target is None and args:

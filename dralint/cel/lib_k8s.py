@@ -222,8 +222,8 @@ def _rx(pattern: Any) -> Any:
 def find(s: Any, pattern: Any) -> str:
     if type(s) is not str:
         raise no_overload("find")
-    m = _rx(pattern).search(s)
-    return m.group(0) if m else ""
+    found = _rx(pattern).find(s)
+    return "" if found is None else found
 
 
 def find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
@@ -231,8 +231,7 @@ def find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
         raise no_overload("findAll")
     if limit == 0:
         return []
-    out = [m.group(0) for m in _rx(pattern).finditer(s)]
-    return out if limit < 0 else out[:limit]
+    return _rx(pattern).find_all(s, limit)
 
 
 # -- Kubernetes lists ------------------------------------------------------------------------

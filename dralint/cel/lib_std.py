@@ -231,7 +231,7 @@ def matches(s: Any, pattern: Any) -> bool:
         rx = compile_regex(pattern)
     except RegexError as exc:
         raise err(str(exc)) from None
-    return rx.search(s) is not None  # type: ignore[attr-defined]
+    return rx.search(s)
 
 
 def _tz(name: str) -> _dt.tzinfo:
