@@ -54,11 +54,10 @@ def denial_message(request: AdmissionRequest, errors: tuple[Finding, ...]) -> st
 
 def warning_lines(verdict: Verdict) -> list[str]:
     """The response's warnings: notes first, then warning findings, within the API server's limits."""
-    lines = [_clean(n) for n in verdict.notes] + [_clean(_line(f)) for f in verdict.warnings]
+    lines = [_cut(_clean(n), WARNING_MAX) for n in verdict.notes] + [_warning(f) for f in verdict.warnings]
     out: list[str] = []
     total = 0
     for i, line in enumerate(lines):
-        line = _cut(line, WARNING_MAX)
         rest = len(lines) - i - 1
         # Keep room for the closing "N more" line whenever more warnings follow this one.
         reserve = len(_more(rest)) if rest else 0
@@ -73,6 +72,16 @@ def warning_lines(verdict: Verdict) -> list[str]:
 def _line(f: Finding) -> str:
     where = f"{f.field}: " if f.field else ""
     return f"{where}{f.message} ({f.rule} {f.name})"
+
+
+def _warning(f: Finding) -> str:
+    """One warning line of at most WARNING_MAX characters; a long message is cut, the rule id kept."""
+    where = _clean(f"{f.field}: ") if f.field else ""
+    rule = f" ({f.rule} {f.name})"
+    room = WARNING_MAX - len(where) - len(rule)
+    if room < 20:  # a pathological field path: cut the whole line instead
+        return _cut(_clean(_line(f)), WARNING_MAX)
+    return where + _cut(_clean(f.message), room) + rule
 
 
 def _more(n: int) -> str:

@@ -1,0 +1,287 @@
+"""The Flask app through its test client: verdicts, policy, errors, health and metrics."""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from typing import Any
+
+import pytest
+import yaml
+
+from dralint.findings import Category, Finding, Severity
+from dralint_webhook import judge as judge_module
+from dralint_webhook.admission import MAX_BODY_BYTES
+from dralint_webhook.app import Settings, Webhook, build_webhook, create_app
+from dralint_webhook.metrics import Metrics
+from dralint_webhook.policy import parse_policy
+
+NS = "ml"
+
+
+def claim(count: Any = 1, device_class: str = "gpu.example.com", name: str = "train", **extra: Any) -> dict:
+    req = {"deviceClassName": device_class, "count": count, **extra}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": NS},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": req}]}}}
+
+
+def pod(container_claim: str = "gpu") -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS},
+            "spec": {"containers": [{"name": "app", "image": "busybox", "resources": {"claims": [{"name": container_claim}]}}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus"}]}}
+
+
+def review(obj: dict | None, operation: str = "CREATE", old: dict | None = None, sub: str = "",
+           uid: str = "0f6c1f3e-1", dry_run: bool = False, namespace: str = NS) -> dict:
+    api_version = (obj or old or {}).get("apiVersion", "v1")
+    group, _, version = api_version.rpartition("/")
+    kind = (obj or old or {}).get("kind", "Pod")
+    request = {"uid": uid, "kind": {"group": group, "version": version, "kind": kind},
+               "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+               "subResource": sub, "operation": operation, "namespace": namespace, "name": "train",
+               "object": obj, "oldObject": old, "dryRun": dry_run, "userInfo": {"username": "alice"}}
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def make_client(policy: str = "", warmed: bool = True):
+    hook = Webhook(settings=Settings(), metrics=Metrics(), default_policy=parse_policy(yaml.safe_load(policy) or {}),
+                   warmed=warmed)
+    return create_app(hook).test_client()
+
+
+@pytest.fixture(scope="module")
+def client():
+    return make_client()
+
+
+def answer(client, body: dict) -> dict:
+    resp = client.post("/validate", json=body)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    out = resp.get_json()
+    assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
+    assert out["response"]["uid"] == body["request"]["uid"]
+    assert "patch" not in out["response"] and "patchType" not in out["response"]
+    return out["response"]
+
+
+def test_valid_claim_is_allowed(client):
+    assert answer(client, review(claim())) == {"uid": "0f6c1f3e-1", "allowed": True}
+
+
+def test_invalid_claim_is_denied_with_causes(client):
+    resp = answer(client, review(claim(count="2")))
+    assert resp["allowed"] is False
+    status = resp["status"]
+    assert (status["code"], status["reason"]) == (422, "Invalid")
+    assert "spec.devices.requests[0].exactly.count" in status["message"] and "DRA102" in status["message"]
+    assert {"type": "FieldValueInvalid", "field": "spec.devices.requests[0].exactly.count"}.items() <= \
+        status["details"]["causes"][0].items()
+
+
+def test_dry_run_is_judged_the_same(client):
+    assert answer(client, review(claim(count="2"), dry_run=True))["allowed"] is False
+    assert answer(client, review(claim(), dry_run=True))["allowed"] is True
+
+
+def test_every_error_is_listed(client):
+    bad = claim(count="2", device_class="Not_A_Class")
+    resp = answer(client, review(bad))
+    fields = [c["field"] for c in resp["status"]["details"]["causes"]]
+    assert "spec.devices.requests[0].exactly.count" in fields
+    assert "spec.devices.requests[0].exactly.deviceClassName" in fields
+
+
+def test_severities_from_the_policy_turn_errors_into_warnings():
+    client = make_client("severities: {DRA208: warning}")
+    resp = answer(client, review(claim(device_class="Not_A_Class")))
+    assert resp["allowed"] is True
+    assert any("DRA208" in w and w.startswith("spec.devices.requests[0].exactly.deviceClassName: ")
+               for w in resp["warnings"])
+
+
+def test_ignored_rules_are_not_reported():
+    client = make_client("ignore: [device-class-name-invalid]")
+    assert answer(client, review(claim(device_class="Not_A_Class"))) == {"uid": "0f6c1f3e-1", "allowed": True}
+
+
+@pytest.mark.parametrize("operation", ["DELETE", "CONNECT"])
+def test_delete_and_connect_are_allowed(client, operation):
+    resp = answer(client, review(None, operation=operation, old=claim(count="2")))
+    assert resp == {"uid": "0f6c1f3e-1", "allowed": True}
+
+
+def test_kinds_the_engine_does_not_know_are_allowed(client):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"count": 2}}
+    assert answer(client, review(cm))["allowed"] is True
+
+
+def test_versions_the_release_does_not_serve_are_denied(client):
+    old = {"apiVersion": "resource.k8s.io/v1alpha2", "kind": "ResourceClaim", "metadata": {"name": "x"},
+           "spec": {"resourceClassName": "gpu"}}
+    resp = answer(client, review(old))
+    assert resp["allowed"] is False and "DRA801" in resp["status"]["message"]
+
+
+def test_namespace_comes_from_the_request(client):
+    obj = claim(count="2")
+    del obj["metadata"]["namespace"]
+    resp = answer(client, review(obj))
+    assert resp["status"]["message"].startswith("ResourceClaim ml/train is invalid: ")
+
+
+def test_pods_are_judged_for_their_claims(client):
+    assert answer(client, review(pod()))["allowed"] is True
+    resp = answer(client, review(pod("missing")))
+    assert resp["allowed"] is False
+    assert resp["status"]["details"]["causes"][0]["field"] == "spec.containers[0].resources.claims[0]"
+
+
+def test_update_of_a_claims_spec_is_denied(client):
+    resp = answer(client, review(claim(count=2), operation="UPDATE", old=claim(count=1)))
+    assert resp["allowed"] is False
+    assert any(c["field"].startswith("spec") for c in resp["status"]["details"]["causes"])
+
+
+def test_metadata_update_of_a_claim_is_allowed(client):
+    new = claim()
+    new["metadata"]["labels"] = {"team": "ml"}
+    assert answer(client, review(new, operation="UPDATE", old=claim()))["allowed"] is True
+
+
+def test_status_update_is_judged_as_a_status_write(client):
+    old = claim()
+    new = copy.deepcopy(old)
+    new["status"] = {"reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(300)]}
+    resp = answer(client, review(new, operation="UPDATE", old=old, sub="status"))
+    assert resp["allowed"] is False
+    assert any(c["field"].startswith("status.reservedFor") for c in resp["status"]["details"]["causes"])
+
+
+def test_exempt_namespaces_are_allowed():
+    client = make_client("exemptNamespaces: [ml]")
+    assert answer(client, review(claim(count="2")))["allowed"] is True
+
+
+# --- organisation rules -------------------------------------------------------------------------
+
+ORG_POLICY = """
+namespaceLabels: {ml: {team: ml}}
+organization:
+  allowedDeviceClasses: {ml: [gpu.example.com]}
+  maxDevicesPerClaim: 2
+  adminAccessNamespaceLabels: {dra.example.com/admin: "true"}
+"""
+
+
+def test_organisation_rules_deny_with_their_ids():
+    client = make_client(ORG_POLICY)
+    assert answer(client, review(claim()))["allowed"] is True
+    resp = answer(client, review(claim(device_class="fpga.example.com", count=3)))
+    causes = {c["field"]: c["message"] for c in resp["status"]["details"]["causes"]}
+    assert "DRA950 device-class-not-allowed" in causes["spec.devices.requests[0].exactly.deviceClassName"]
+    assert "DRA951 too-many-devices" in causes["spec.devices.requests"]
+    resp = answer(client, review(claim(adminAccess=True)))
+    assert "DRA952" in resp["status"]["message"]
+
+
+def test_organisation_rules_only_judge_creates():
+    client = make_client(ORG_POLICY)
+    big = claim(count=5)
+    labelled = copy.deepcopy(big)
+    labelled["metadata"]["labels"] = {"a": "b"}
+    assert answer(client, review(labelled, operation="UPDATE", old=big))["allowed"] is True
+
+
+def test_organisation_rules_follow_ignore_and_severities():
+    client = make_client(ORG_POLICY + "ignore: [DRA950]\nseverities: {too-many-devices: warning}\n")
+    resp = answer(client, review(claim(device_class="fpga.example.com", count=3)))
+    assert resp["allowed"] is True
+    assert [w for w in resp["warnings"] if "DRA951" in w]
+
+
+def test_unknown_namespace_labels_give_a_warning():
+    client = make_client(ORG_POLICY.replace("namespaceLabels: {ml: {team: ml}}", ""))
+    resp = answer(client, review(claim(adminAccess=True)))
+    assert resp["allowed"] is True and any("DRA953" in w for w in resp["warnings"])
+
+
+# --- internal errors ----------------------------------------------------------------------------
+
+def _boom(*args: Any, **kwargs: Any) -> list:
+    raise RuntimeError("secret internal detail")
+
+
+@pytest.mark.parametrize("on_error", ["allow", "deny"])
+def test_internal_errors_follow_the_policy_and_stay_private(monkeypatch, caplog, on_error):
+    client = make_client(f"onInternalError: {on_error}")
+    monkeypatch.setattr(judge_module, "review", _boom)
+    with caplog.at_level(logging.ERROR, logger="dralint_webhook"):
+        resp = answer(client, review(claim()))
+    assert "secret internal detail" not in json.dumps(resp) and "Traceback" not in json.dumps(resp)
+    assert any("secret internal detail" in (r.exc_text or "") for r in caplog.records)
+    if on_error == "allow":
+        assert resp["allowed"] is True and "internal error" in resp["warnings"][0]
+    else:
+        assert resp["allowed"] is False
+        assert (resp["status"]["code"], resp["status"]["reason"]) == (500, "InternalError")
+
+
+def test_a_failing_check_is_judged_without_it_when_policy_allows(monkeypatch):
+    broken = Finding(rule="DRA000", name="internal-error", severity=Severity.ERROR, category=Category.INPUT,
+                     message="internal error in check claims", file="<request>", line=0, column=0)
+    monkeypatch.setattr(judge_module, "review", lambda *a, **k: [broken])
+    resp = answer(make_client("onInternalError: allow"), review(claim()))
+    assert resp["allowed"] is True and "a check failed" in resp["warnings"][0]
+    resp = answer(make_client("onInternalError: deny"), review(claim()))
+    assert resp["allowed"] is False and "DRA000" in resp["status"]["message"]
+
+
+# --- HTTP errors, health, metrics ---------------------------------------------------------------
+
+@pytest.mark.parametrize("body", [b"not json", b"{}", b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}'])
+def test_bodies_that_are_not_reviews_get_400(client, body):
+    resp = client.post("/validate", data=body, content_type="application/json")
+    assert resp.status_code == 400 and resp.get_json()["error"]
+
+
+def test_oversized_bodies_get_413(client):
+    resp = client.post("/validate", data=b" " * (MAX_BODY_BYTES + 1), content_type="application/json")
+    assert resp.status_code == 413 and "limit" in resp.get_json()["error"]
+
+
+def test_wrong_method_and_path(client):
+    assert client.get("/validate").status_code == 405
+    assert client.get("/nope").status_code == 404
+
+
+def test_health_and_readiness():
+    assert make_client().get("/healthz").status_code == 200
+    assert make_client().get("/readyz").status_code == 200
+    resp = make_client(warmed=False).get("/readyz")
+    assert resp.status_code == 503 and "not warmed" in resp.get_data(as_text=True)
+
+
+def test_metrics_count_requests_findings_and_latency():
+    client = make_client()
+    answer(client, review(claim()))
+    answer(client, review(claim(count="2")))
+    client.post("/validate", data=b"x")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="true"} 1' in text
+    assert 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="false"} 1' in text
+    assert 'dralint_webhook_findings_total{rule="DRA102",severity="error"} 1' in text
+    assert 'dralint_webhook_invalid_requests_total{code="400"} 1' in text
+    assert 'dralint_webhook_review_duration_seconds_count 2' in text
+    assert 'dralint_webhook_review_duration_seconds_bucket{le="+Inf"} 2' in text
+
+
+def test_build_webhook_warms_and_reads_the_policy(tmp_path):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("kubeVersion: '1.34'\n")
+    hook = build_webhook(Settings(policy_file=str(policy), reload_interval=0))
+    assert hook.warmed and hook.readiness() == []
+    assert hook.policy().options.kube_version == "1.34"
+    policy.write_text("kubeVersion: [broken\n")
+    assert hook.policy().options.kube_version == "1.34"    # a broken edit keeps the last good policy
+    policy.write_text("kubeVersion: '1.35'\n")
+    assert hook.policy().options.kube_version == "1.35"
