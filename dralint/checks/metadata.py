@@ -14,7 +14,7 @@ the latter is worth a warning because the author probably meant something else.
 Rules: DRA120 object-name-required, DRA121 object-name-invalid, DRA122 namespace-invalid,
 DRA123 namespace-ignored, DRA124 label-invalid, DRA125 annotation-invalid,
 DRA126 annotations-too-large, DRA127 finalizer-invalid, DRA128 owner-reference-invalid,
-DRA129 template-metadata-field-forbidden.
+DRA129 template-metadata-field-forbidden, DRA130 metadata-immutable.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ ANNOTATIONS_TOO_LARGE = "DRA126"
 FINALIZER_INVALID = "DRA127"
 OWNER_REFERENCE_INVALID = "DRA128"
 TEMPLATE_FIELD_FORBIDDEN = "DRA129"
+IMMUTABLE = "DRA130"
 
 # apimachinery TotalAnnotationSizeLimitB: keys plus values, in bytes.
 ANNOTATIONS_MAX_BYTES = 256 * 1024
@@ -59,8 +60,11 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     meta = ctx.obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     kind = ctx.obj.kind
-    if not ctx.is_update:
-        # On update name and namespace are immutable and were valid when stored.
+    if ctx.is_update and ctx.old is not None:
+        # Name and namespace cannot change, so they were checked when the object was stored.
+        old_meta = ctx.old.get("metadata")
+        yield from _immutable(meta, old_meta if isinstance(old_meta, dict) else {}, kind)
+    else:
         yield from _name(meta, kind)
         yield from _namespace(meta, kind)
     base = p("metadata")
@@ -95,6 +99,18 @@ def _name(meta: dict, kind: str) -> Iterator[Problem]:
             yield Problem(NAME_INVALID, path,
                           f"generateName {generate!r} cannot start a valid {kind} name: {msg}; use lower-case "
                           "letters, digits, '-' and '.' (API server: Invalid value)")
+
+
+def _immutable(meta: dict, old: dict, kind: str) -> Iterator[Problem]:
+    fields = ["name", "uid"] + (["namespace"] if kind in NAMESPACED_DRA_KINDS else [])
+    for name in fields:
+        new, before = meta.get(name) or "", old.get(name) or ""
+        # An update without uid keeps the stored one; only a different uid is an error.
+        if new != before and not (name == "uid" and not new):
+            yield Problem(IMMUTABLE, p("metadata", name),
+                          f"metadata.{name} cannot change ({before!r} → {new!r}): this would be a different object; "
+                          f"create the new {kind} and delete the old one instead (API server: Invalid value, "
+                          "\"field is immutable\")")
 
 
 def _mask_trailing_dash(prefix: str) -> str:
