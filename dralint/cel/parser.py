@@ -8,6 +8,7 @@ Macros are expanded here (see :mod:`dralint.cel.macros`).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from . import ast as A
@@ -16,6 +17,10 @@ from .macros import MacroError, expand_macro
 from .values import INT_MAX, INT_MIN, UINT_MAX, Uint
 
 MAX_RECURSION = 250
+# 250 nested levels take ~14 Python frames each here, and the checker and compiler recurse over
+# the same depth; the default interpreter limit of 1000 is too low for that. Raised, never
+# lowered, so concurrent callers cannot undercut each other.
+RECURSION_FLOOR = 20_000
 
 
 class ParseError(ValueError):
@@ -354,6 +359,8 @@ class _Parser:
 
 def parse(src: str) -> A.ParsedExpr:
     """Parse ``src``; raises :class:`ParseError` (with an offset) on any syntax error."""
+    if sys.getrecursionlimit() < RECURSION_FLOOR:
+        sys.setrecursionlimit(RECURSION_FLOOR)
     try:
         p = _Parser(src)
         root = p.parse()

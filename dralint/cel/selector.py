@@ -6,7 +6,6 @@ server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
 """
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 from typing import Any
 
@@ -23,9 +22,6 @@ from .validators import validate
 
 MAX_LENGTH = 10 * 1024          # CELSelectorExpressionMaxLength, in bytes
 MAX_COST = 1_000_000            # CELSelectorExpressionMaxCost
-# Parsing, checking and compiling recurse once per nesting level; the parser caps nesting at
-# cel-go's 250, which needs more Python frames than the default limit of 1000 allows.
-_RECURSION_FLOOR = 20_000
 
 _QUANTITY_HINT = ("; quantities and semantic versions have no relational operators: "
                   "use a.compareTo(b) < 0, a.isLessThan(b) or a.isGreaterThan(b)")
@@ -98,8 +94,6 @@ def _compile_cached(expression: str, env: CelEnv) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",
                                                    f"Too long: may not be more than {MAX_LENGTH} bytes", None),), None)
-    if sys.getrecursionlimit() < _RECURSION_FLOOR:
-        sys.setrecursionlimit(_RECURSION_FLOOR)
     try:
         return _compile(expression, env)
     except RecursionError:

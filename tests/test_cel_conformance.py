@@ -1,0 +1,84 @@
+"""The shared DRA CEL conformance cases (skipped when the reference folder is absent)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dralint.cel import CelEnv, CelRuntimeError, compile_selector, device_from_api
+
+CASES = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cel" / "cases.jsonl"
+_STAGE = {"too-long": "too-long", "syntax": "compile-error", "check": "compile-error",
+          "output-type": "compile-error", "cost": "cost-error"}
+
+
+def _load() -> list[dict[str, Any]]:
+    if not CASES.is_file():
+        return []
+    return [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
+
+
+def _env(case: dict[str, Any]) -> CelEnv:
+    minor = int(case["kube"].split(".")[1])
+    stored = case["env"] == "StoredExpressions"
+    features = case.get("features")
+    if features is None:
+        # Absent means the release's defaults: DRAConsumableCapacity is beta (on) from 1.36.
+        gates = frozenset({"DRAConsumableCapacity"}) if minor >= 36 else frozenset()
+    else:
+        gates = frozenset(k for k, v in features.items() if v)
+    return CelEnv(minor, stored, gates)
+
+
+def _device(spec: dict[str, Any]):
+    driver = spec.get("driver", "")
+    api: dict[str, Any] = {"attributes": {}, "capacity": {}}
+    for dom, ids in spec.get("attributes", {}).items():
+        for name, value in ids.items():
+            api["attributes"][f"{dom}/{name}"] = value
+    for dom, ids in spec.get("capacity", {}).items():
+        for name, value in ids.items():
+            api["capacity"][f"{dom}/{name}"] = {"value": value}
+    if "allowMultipleAllocations" in spec:
+        api["allowMultipleAllocations"] = spec["allowMultipleAllocations"]
+    return device_from_api(driver, api)
+
+
+def outcome(case: dict[str, Any]) -> tuple[str, str, int | None]:
+    """(expect-style outcome, message, estimated cost) for one case."""
+    compiled = compile_selector(case["expression"], _env(case))
+    errors = [i for i in compiled.issues if i.severity == "error"]
+    if errors:
+        return _STAGE[errors[0].code], " | ".join(i.message for i in errors), compiled.cost
+    try:
+        return ("true" if compiled.evaluate(_device(case["device"])) else "false"), "", compiled.cost
+    except CelRuntimeError as exc:
+        return "runtime-error", exc.message, compiled.cost
+
+
+_ALL = _load()
+
+
+@pytest.mark.skipif(not _ALL, reason="shared/conformance/cel/cases.jsonl is not beside the checkout")
+@pytest.mark.parametrize("case", _ALL, ids=[c["id"] for c in _ALL])
+def test_case(case: dict[str, Any]) -> None:
+    got, message, cost = outcome(case)
+    assert got == case["expect"], message
+    if case.get("error"):
+        assert case["error"] in message
+    if case.get("cost") is not None:
+        assert cost == case["cost"]
+
+
+@pytest.mark.skipif(not _ALL, reason="shared/conformance/cel/cases.jsonl is not beside the checkout")
+def test_agreement_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    agree = 0
+    for case in _ALL:
+        got, message, cost = outcome(case)
+        agree += (got == case["expect"] and (not case.get("error") or case["error"] in message)
+                  and (case.get("cost") is None or cost == case["cost"]))
+    with capsys.disabled():
+        print(f"\nCEL conformance: {agree}/{len(_ALL)} agree")
+    assert agree == len(_ALL)
