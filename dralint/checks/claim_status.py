@@ -504,14 +504,10 @@ def _conditions(ctx: CheckContext, conditions: Any, path: FieldPath) -> Iterator
 
 
 def _data(ctx: CheckContext, entry: dict, path: FieldPath) -> Iterator[Problem]:
-    if "data" not in entry:
+    data = entry.get("data")
+    if data is None:  # optional: JSON null decodes to an empty raw value, which is not checked
         return
-    data = entry["data"]
     limit = ctx.limits.device_status_data_bytes
-    if data is None:
-        yield Problem(R_DEVICE_STATUS_INVALID, path, "`data` is null; leave it out or give a JSON object "
-                                                     "(API server: Required value)")
-        return
     size = json_size(data)
     if size > limit:
         yield Problem(R_DEVICE_STATUS_INVALID, path, f"`data` is {size} bytes as JSON; at most {limit} are allowed "
