@@ -1,0 +1,180 @@
+"""Every deployment file parses and carries the settings the webhook depends on."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import celpy
+import pytest
+import yaml
+
+from dralint.engine import Options, lint_paths
+from dralint.findings import Severity
+from dralint_webhook.certs import dns_names
+from dralint_webhook.cli import build_parser
+from dralint_webhook.manifests import webhook_configuration
+
+WEBHOOK = Path(__file__).resolve().parents[1] / "webhook"
+DEPLOY = WEBHOOK / "deploy"
+BASE = DEPLOY / "base"
+OVERLAY = DEPLOY / "overlays" / "cert-manager"
+NAMESPACE, SERVICE = "dralint", "dralint-webhook"
+
+
+def docs(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+
+
+def objects(folder: Path) -> dict[str, dict]:
+    """The objects of a kustomization's resources, by kind (each kind appears once here)."""
+    kustomization = docs(folder / "kustomization.yaml")[0]
+    out: dict[str, dict] = {}
+    for resource in kustomization["resources"]:
+        path = folder / resource
+        if path.is_dir():
+            out.update(objects(path))
+            continue
+        for obj in docs(path):
+            assert obj["kind"] not in out, f"{path}: a second {obj['kind']}"
+            out[obj["kind"]] = obj
+    return out
+
+
+def test_every_yaml_parses_and_every_reference_exists():
+    files = sorted(DEPLOY.rglob("*.yaml"))
+    assert len(files) >= 10
+    for path in files:
+        assert docs(path), path
+    for kustomization in DEPLOY.rglob("kustomization.yaml"):
+        k = docs(kustomization)[0]
+        for resource in k["resources"]:
+            assert (kustomization.parent / resource).exists(), f"{kustomization}: {resource}"
+        for gen in k.get("configMapGenerator", []):
+            for f in gen["files"]:
+                assert (kustomization.parent / f).is_file()
+
+
+def test_namespaced_objects_live_in_the_webhooks_namespace():
+    objs = objects(BASE)
+    assert objs["Namespace"]["metadata"]["name"] == NAMESPACE
+    for kind in ("ServiceAccount", "Service", "Deployment", "PodDisruptionBudget"):
+        assert objs[kind]["metadata"]["namespace"] == NAMESPACE, kind
+
+
+def container() -> dict:
+    return objects(BASE)["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_deployment_is_hardened_and_highly_available():
+    deploy = objects(BASE)["Deployment"]
+    spec = deploy["spec"]
+    pod = spec["template"]["spec"]
+    assert spec["replicas"] == 2 and spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+    assert pod["automountServiceAccountToken"] is False
+    c = container()
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert c["resources"]["requests"]["cpu"] and c["resources"]["requests"]["memory"]
+    anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+    assert anti["topologyKey"] == "kubernetes.io/hostname"
+    assert anti["labelSelector"]["matchLabels"] == spec["template"]["metadata"]["labels"]
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz" and c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert all(c[p]["httpGet"]["scheme"] == "HTTPS" for p in ("readinessProbe", "livenessProbe", "startupProbe"))
+    # SIGTERM: the grace period covers the preStop pause and gunicorn's graceful timeout.
+    assert pod["terminationGracePeriodSeconds"] > c["lifecycle"]["preStop"]["sleep"]["seconds"] + 5
+    assert any(m["mountPath"] == "/tmp" for m in c["volumeMounts"])   # writable scratch under a read-only root
+
+
+def test_container_arguments_are_a_valid_serve_command_with_mounted_files():
+    c = container()
+    args = build_parser().parse_args(c["args"])
+    assert args.command == "serve" and args.workers == 2
+    mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in objects(BASE)["Deployment"]["spec"]["template"]["spec"]["volumes"]}
+    for path in (args.cert, args.key, args.config):
+        folder = str(Path(path).parent)
+        assert folder in mounts, path
+    assert volumes[mounts[str(Path(args.cert).parent)]]["secret"]["secretName"] == "dralint-webhook-tls"
+    policy_volume = volumes[mounts[str(Path(args.config).parent)]]["configMap"]["name"]
+    generator = docs(BASE / "kustomization.yaml")[0]["configMapGenerator"][0]
+    assert policy_volume == generator["name"] and generator["options"]["disableNameSuffixHash"] is True
+    assert Path(args.config).name in generator["files"]
+    assert c["ports"][0]["containerPort"] == args.port
+
+
+def test_service_and_pdb_select_the_pods():
+    objs = objects(BASE)
+    labels = objs["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert objs["Service"]["spec"]["selector"] == labels
+    assert objs["Service"]["spec"]["ports"][0]["port"] == 443
+    assert objs["Service"]["spec"]["ports"][0]["targetPort"] == container()["ports"][0]["name"]
+    assert objs["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"] == labels
+    assert objs["PodDisruptionBudget"]["spec"]["minAvailable"] == 1
+
+
+def test_webhook_configuration_is_the_one_the_code_builds():
+    vwc = objects(BASE)["ValidatingWebhookConfiguration"]
+    assert vwc == webhook_configuration(SERVICE, NAMESPACE)
+    for hook in vwc["webhooks"]:
+        assert hook["sideEffects"] == "None" and hook["admissionReviewVersions"] == ["v1"]
+        assert 1 <= hook["timeoutSeconds"] <= 10 and hook["failurePolicy"] in ("Ignore", "Fail")
+        assert hook["namespaceSelector"]["matchExpressions"] == [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [NAMESPACE]}]
+        assert hook["matchConditions"] and "caBundle" not in hook["clientConfig"]
+        assert hook["clientConfig"]["service"]["name"] == objects(BASE)["Service"]["metadata"]["name"]
+    resources = {r for hook in vwc["webhooks"] for rule in hook["rules"] for r in rule["resources"]}
+    assert {"resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "deviceclasses", "resourceslices",
+            "pods"} <= resources
+    ops = {o for hook in vwc["webhooks"] for rule in hook["rules"] for o in rule["operations"]}
+    assert ops == {"CREATE", "UPDATE"}
+
+
+def _condition(hook: dict) -> celpy.Runner:
+    env = celpy.Environment()
+    return env.program(env.compile(hook["matchConditions"][0]["expression"]))
+
+
+def _matches(runner: celpy.Runner, operation: str, obj: dict, old: dict | None = None, sub: str = "") -> bool:
+    return bool(runner.evaluate({"request": celpy.json_to_cel({"operation": operation, "subResource": sub}),
+                                 "object": celpy.json_to_cel(obj), "oldObject": celpy.json_to_cel(old)}))
+
+
+def test_match_conditions_skip_what_need_not_be_checked():
+    dra, pods = webhook_configuration(SERVICE, NAMESPACE)["webhooks"]
+    skip = _condition(dra)
+    spec = {"devices": {"requests": []}}
+    labelled = {"metadata": {"labels": {"a": "b"}}, "spec": spec}
+    assert _matches(skip, "CREATE", labelled)
+    assert not _matches(skip, "UPDATE", labelled, {"metadata": {}, "spec": spec})          # finalizers, labels
+    assert _matches(skip, "UPDATE", {"spec": {"devices": {}}}, {"spec": spec})            # a spec change
+    assert _matches(skip, "UPDATE", {"spec": spec, "status": {}}, {"spec": spec}, "status")
+    uses = _condition(pods)
+    assert _matches(uses, "CREATE", {"spec": {"resourceClaims": [{"name": "gpu"}]}})
+    assert not _matches(uses, "CREATE", {"spec": {"containers": []}})
+    assert not _matches(uses, "CREATE", {"spec": {"resourceClaims": []}})
+
+
+def test_cert_manager_overlay_issues_and_injects():
+    objs = objects(OVERLAY)
+    cert = objs["Certificate"]
+    assert cert["spec"]["dnsNames"] == dns_names(SERVICE, NAMESPACE)
+    assert cert["spec"]["secretName"] == "dralint-webhook-tls"
+    assert cert["spec"]["issuerRef"]["name"] == objs["Issuer"]["metadata"]["name"]
+    patch = yaml.safe_load(docs(OVERLAY / "kustomization.yaml")[0]["patches"][0]["patch"])
+    assert patch["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \
+        f"{cert['metadata']['namespace']}/{cert['metadata']['name']}"
+
+
+def test_dockerfile_runs_the_same_command_as_non_root():
+    text = (WEBHOOK / "Dockerfile").read_text()
+    user = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")]
+    assert user and user[-1].split(":")[0] not in ("0", "root")
+    assert 'ENTRYPOINT ["dralint-webhook"]' in text and '"serve"' in text
+    assert "[webhook]" in text and ".whl" in text
+
+
+@pytest.mark.parametrize("folder", [BASE, OVERLAY])
+def test_dralint_finds_no_errors_in_its_own_deployment(folder):
+    result = lint_paths([str(folder)], Options())
+    assert [f for f in result.findings if f.severity is Severity.ERROR] == []
