@@ -62,7 +62,7 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
         "logconfig_dict": logconfig_dict(options.log_level),
         "accesslog": None,
         "post_fork": lambda server, worker: hook.metrics.bind_process(),
-        "worker_exit": lambda server, worker: hook.metrics.flush(force=True),
+        "worker_exit": lambda server, worker: hook.metrics.close(),
     }
     if hook.tls is not None:
         out["certfile"] = hook.tls.cert

@@ -4,8 +4,8 @@ Why not ``prometheus_client``: the webhook needs four counters and one histogram
 runs several worker processes, each with its own memory. prometheus_client's multiprocess mode
 solves that with mmap files and an environment variable that must be set before import; the
 same thing fits in this module: each worker keeps its numbers in memory (a lock, a dict add per
-request: about a microsecond) and, when a metrics folder is given, writes a snapshot file at
-most once a second and when it exits; ``/metrics`` adds the snapshots of all workers, those that
+request: about a microsecond) and, when a metrics folder is given, a thread writes a snapshot
+file once a second when something changed, and once more when the worker exits; ``/metrics`` adds the snapshots of all workers, those that
 have exited included, so counters never go down. Every metric here is a counter or a histogram,
 so adding is the right merge. Label values are bounded: kinds and operations come from the API
 server's registration, rule ids from the catalog.
@@ -83,23 +83,34 @@ class Metrics:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._sample = Sample()
+        self._changes = 0        # bumped by every update; a snapshot is written only when it moved
+        self._written = 0
         self._folder = Path(folder) if folder else None
         self._file: Path | None = None
-        self._flushed = 0.0
+        self._stop = threading.Event()
 
     def bind_process(self) -> None:
-        """Name this process's snapshot file; call in each worker after fork."""
-        if self._folder is not None:
-            # pid plus start time: a later worker that reuses a pid must not overwrite a dead one's counts.
-            self._file = self._folder / f"worker-{os.getpid()}-{time.monotonic_ns()}.json"
-            with self._lock:
-                self._sample = Sample()
+        """In a worker after fork: name its snapshot file and start writing it once a second."""
+        if self._folder is None:
+            return
+        # pid plus start time: a later worker that reuses a pid must not overwrite a dead one's counts.
+        self._file = self._folder / f"worker-{os.getpid()}-{time.monotonic_ns()}.json"
+        with self._lock:
+            self._sample = Sample()
+            self._changes = self._written = 0
+        threading.Thread(target=self._flush_loop, name="metrics-snapshot", daemon=True).start()
+
+    def close(self) -> None:
+        """Write the last snapshot and stop (the worker is exiting)."""
+        self._stop.set()
+        self.flush()
 
     def count(self, family: str, *labels: str, value: float = 1.0) -> None:
         """Add ``value`` to counter ``family`` (a key of the counter table) with ``labels``."""
         with self._lock:
             series = self._sample.counters[family]
             series[labels] = series.get(labels, 0.0) + value
+            self._changes += 1
 
     def observe_review(self, seconds: float, kind: str, operation: str, allowed: bool,
                        findings: Iterable[tuple[str, str]]) -> None:
@@ -116,24 +127,25 @@ class Metrics:
                     sample.buckets[i] += 1
             sample.duration_sum += seconds
             sample.duration_count += 1
-        self.flush()
+            self._changes += 1
 
-    def flush(self, force: bool = False) -> None:
-        """Write this worker's snapshot (at most once a second unless ``force``)."""
-        if self._file is None or (not force and time.monotonic() - self._flushed < FLUSH_INTERVAL):
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(FLUSH_INTERVAL):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write this worker's snapshot if anything changed since the last one."""
+        if self._file is None:
             return
-        # One writer at a time (they share the temporary file); a busy writer means a fresh snapshot is coming.
-        if not self._flush_lock.acquire(blocking=force):
-            return
-        try:
-            self._flushed = time.monotonic()
+        with self._flush_lock:  # the snapshot thread and the exiting worker share the temporary file
             with self._lock:
-                text = self._sample.to_json()
+                if self._changes == self._written:
+                    return
+                changes, text = self._changes, self._sample.to_json()
             tmp = self._file.with_suffix(".tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self._file)  # readers see the old or the new snapshot, never half of one
-        finally:
-            self._flush_lock.release()
+            self._written = changes
 
     def collect(self) -> Sample:
         """This process's numbers plus every other worker's last snapshot."""
