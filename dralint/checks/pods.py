@@ -105,9 +105,10 @@ def _pod_claim(ctx: CheckContext, entry: dict, path: FieldPath, names: dict[str,
 
 def _source(ctx: CheckContext, entry: dict, path: FieldPath) -> tuple[dict, FieldPath]:
     """Where the claim's source fields are in this release: on the entry, or (≤ 1.30) under ``source``."""
-    if not ctx.release.at_least(_FLAT_SOURCE_SINCE) and isinstance(entry.get("source"), dict):
-        return entry["source"], path.child("source")
-    return entry, path
+    if ctx.release.at_least(_FLAT_SOURCE_SINCE):
+        return entry, path
+    source = entry.get("source")
+    return (source if isinstance(source, dict) else {}), path.child("source")
 
 
 def _missing_source_message(ctx: CheckContext, entry: dict, name: str) -> str:
