@@ -186,8 +186,9 @@ class _Coster:
             init = self.local_vars[e.name][-1]
             if init.id in self.paths:
                 self.paths[e.id] = self.paths[init.id]
-            if init.id in self.sizes:
-                self.sizes[e.id] = self.sizes[init.id]
+            known = self.sizes.get(init.id) or _computed_size(init)
+            if known is not None:
+                self.sizes[e.id] = known
         elif not e.name.startswith("@"):
             self.paths[e.id] = (e.name,)
         return (1, 1)
@@ -339,7 +340,6 @@ class _Coster:
             if args:
                 sep = self.size(args[0])
                 sz = mul(sep, (max(list_size[0] - 1, 0), max(list_size[1] - 1, 0)))
-            sz = add(sz, mul(list_size, UNKNOWN))
             return factor(sz, STRING_FACTOR), sz
         if fn in ("find", "findAll") and target is not None and args:
             s = factor(self.size(target), STRING_FACTOR)
@@ -360,8 +360,6 @@ class _Coster:
         if fn in ("sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo",
                   "add", "sub", "major", "minor", "patch", "format.named"):
             return (1, 1), None
-        if fn in ("getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery") and target is not None:
-            return factor(self.size(target), STRING_FACTOR), None
         if fn == "validate" and target is not None and args:
             sz = self.size(args[0])
             return factor(sz, STRING_FACTOR), None
