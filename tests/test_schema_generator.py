@@ -12,6 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from dralint.schema import SchemaProblem
+from dralint.schema.compiler import compile_schema
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 OPENAPI = SHARED / "k8s-openapi"
@@ -149,18 +152,41 @@ def test_descriptions_kept_for_dra_types_only(widget: dict[str, Any]) -> None:
     assert "description" not in meta and "description" not in meta["properties"]["name"]
 
 
+GOOD_WIDGET = {"apiVersion": "resource.k8s.io/v9beta1", "kind": "Widget",
+               "metadata": {"name": None, "creationTimestamp": "2024-05-06T07:08:09Z"},
+               "spec": {"count": 3, "size": 1.5, "port": "http", "parameters": [1, {"x": None}],
+                        "labels": {"a": None}, "items": [None, {"name": "n"}], "mode": None,
+                        "loose": {"known": True, "other": 1}, "when": None}}
+BAD_SPECS = [
+    ({"count": "3"}, "spec.count", "expected integer, found string \"3\""),
+    ({"small": 2**31}, "spec.small", f"expected integer from {-(2**31)} to {2**31 - 1}, found integer {2**31}"),
+    ({"size": True}, "spec.size", "expected string or number, found boolean true"),
+    ({"port": 1.5}, "spec.port", "expected string or integer, found number 1.5"),
+    ({"items": {}}, "spec.items", "expected array, found object"),
+    ({"extra": 1}, "spec.extra", "unknown field `extra`"),
+    ({"when": "yesterday"}, "spec.when", 'expected RFC 3339 date-time string such as "2006-01-02T15:04:05Z", '
+                                         'found string "yesterday"'),
+    ({"loose": {"known": "yes"}}, "spec.loose.known", 'expected boolean, found string "yes"'),
+]
+
+
 def test_translated_schema_behaves_like_the_decoder(widget: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(widget, format_checker=jsonschema.FormatChecker())
-    good = {"apiVersion": "resource.k8s.io/v9beta1", "kind": "Widget",
-            "metadata": {"name": None, "creationTimestamp": "2024-05-06T07:08:09Z"},
-            "spec": {"count": 3, "size": 1.5, "port": "http", "parameters": [1, {"x": None}],
-                     "labels": {"a": None}, "items": [None, {"name": "n"}], "mode": None,
-                     "loose": {"known": True, "other": 1}, "when": None}}
-    assert list(validator.iter_errors(good)) == []
-    for spec_patch in ({"count": "3"}, {"small": 2**31}, {"size": True}, {"items": {}}, {"extra": 1},
-                       {"when": "yesterday"}, {"loose": {"known": "yes"}}):
-        bad = {**good, "spec": {**good["spec"], **spec_patch}}
+    assert list(validator.iter_errors(GOOD_WIDGET)) == []
+    for spec_patch, _, _ in BAD_SPECS:
+        bad = {**GOOD_WIDGET, "spec": {**GOOD_WIDGET["spec"], **spec_patch}}
         assert list(validator.iter_errors(bad)), spec_patch
+
+
+def test_compiled_checker_reads_every_translated_construct(widget: dict[str, Any]) -> None:
+    check = compile_schema(widget).check
+    found: list[SchemaProblem] = []
+    check({**GOOD_WIDGET, "spec": {**GOOD_WIDGET["spec"], "mode": "C"}}, (), found)
+    assert found == []  # enum values are the semantic rules' business
+    for spec_patch, path, message in BAD_SPECS:
+        found = []
+        check({**GOOD_WIDGET, "spec": {**GOOD_WIDGET["spec"], **spec_patch}}, (), found)
+        assert [(p.path.render(), p.message) for p in found] == [(path, message)]
 
 
 @pytest.mark.parametrize("patch", [

@@ -121,7 +121,7 @@ def _struct(fields: dict[str, Compiled], *, strict: bool, nullable: bool) -> Com
                 continue
             fast, sub = entry
             if type(item) not in fast:
-                sub(item, (*path, key), out)
+                sub(item, path + (key,), out)
 
     return Compiled(_null_types(nullable), check)
 
@@ -135,7 +135,7 @@ def _map(values: Compiled, *, nullable: bool) -> Compiled:
             return
         for key, item in value.items():
             if type(item) not in fast:
-                sub(item, (*path, Key(key)), out)
+                sub(item, path + (Key(key),), out)
 
     return Compiled(_null_types(nullable), check)
 
@@ -149,7 +149,7 @@ def _array(items: Compiled, *, nullable: bool) -> Compiled:
             return
         for index, item in enumerate(value):
             if type(item) not in fast:
-                sub(item, (*path, index), out)
+                sub(item, path + (index,), out)
 
     return Compiled(_null_types(nullable), check)
 
@@ -160,8 +160,11 @@ def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, 
     bounded = minimum is not None or maximum is not None
     low = minimum if minimum is not None else float("-inf")
     high = maximum if maximum is not None else float("inf")
+    ints = "integer" in accepted
 
     def check(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+        if ints and type(value) is int and low <= value <= high:
+            return  # the common case, a bounded integer field, without json_type()
         kind = json_type(value)
         if kind not in accepted:
             out.append(wrong_type(path, expected, value))
