@@ -1,18 +1,21 @@
 """The fast reader: rapidyaml builds the tree and writes JSON in C++, orjson reads it back.
 
-It is only used for a chunk of YAML where its answer is provably the one the exact reader
+It is only used for YAML where its answer is provably the one the exact reader
 (:mod:`dralint.source.composer`) gives; otherwise it says None and the exact reader runs:
 
-* no anchors, aliases, tags, directives, ``...`` markers, explicit ``?`` keys, reserved
-  indicators (``@`` and backtick), tabs, carriage returns, backslashes or characters that libyaml
+* no aliases, tags, directives, ``...`` markers, explicit ``?`` keys or empty keys, reserved
+  indicators (``@``, backtick), tabs, carriage returns, backslashes, or characters that libyaml
   refuses or treats as line breaks (rapidyaml is more lenient or differs there);
 * no plain scalar that Kubernetes reads as anything but a string, except ``true``, ``false``,
   ``null`` (as a value) and plain decimal integers of at most 18 digits, which rapidyaml's JSON
   writes and orjson reads identically;
-* rapidyaml parses the chunk, the JSON has no float, the values nest at most MAX_DEPTH deep,
-  and the value has as many nodes as rapidyaml's tree (fewer means a duplicate key collapsed).
+* rapidyaml parses and writes the text (it refuses to write more than 64 levels, below
+  MAX_DEPTH), and the JSON it writes has as many keys as the values orjson reads from it
+  (fewer means a duplicate key collapsed).
 
-Equivalence with the exact reader is tested on real-world files and generated YAML.
+The checks run first on cheap whitespace-separated tokens; only text they flag (often just a
+word like "on" in a comment) gets the precise, slower look. Equivalence with the exact reader
+is tested on real-world files and generated YAML.
 """
 from __future__ import annotations
 
@@ -20,9 +23,9 @@ import contextlib
 import os
 import re
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
-from dralint.source.limits import MAX_DEPTH
+from dralint.source.records import Chunk
 from dralint.source.scalars import resolve_plain
 
 try:
@@ -33,22 +36,27 @@ except ImportError:  # the exact reader alone is correct, only slower
     orjson = None
 
 _ODD = re.compile("[\t\r\\\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
-_STRUCTURE = re.compile(
-    r"^(?:%|\.\.\.(?:[ \t]|$))"
-    r"|^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)"
-    r"|(?:^[ \t]*(?:[-?:][ \t]+)*|---[ \t]+|[:,\[{][ \t]*)[&*!@`%]",
-    re.MULTILINE,
+_LINE_START_MARKS = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
+# Node properties and reserved indicators; "&&" (CEL's and) is skipped at once.
+_PROPERTY = re.compile(r"[&*!@`%](?<!&&)(?<!&(?=&))")
+_NODE_PREFIX = re.compile(r"(?:^[ \t]*(?:[-?:][ \t]+)*|(?:---[ \t]|[:,\[{])[ \t]*)\Z")
+_EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
+_RISKY_WORDS = (
+    "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
 )
+_RISKY_TOKENS = frozenset(_RISKY_WORDS + [w + ":" for w in _RISKY_WORDS] + ["null:", "?", ":"])
+_FLOW_TO_SPACE = str.maketrans({c: " " for c in ",[]{}"})
+_SAFE_INT = re.compile(r"(?:0|-?[1-9][0-9]{0,17}):?")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _BEFORE = r"(?<![^\s\[{,])"
 _WORD = re.compile(
     _BEFORE + r"(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|True|TRUE|False|FALSE|Null|NULL|~|<<"
     r"|null(?=[ \t]*:))(?=[\s,\]}:]|$)"
 )
-_NUMBERISH = re.compile(
-    _BEFORE + r"(?!(?:0|-?[1-9][0-9]{0,17})(?:[\s,\]}]|:(?:\s|$)|$))[-+.0-9][-+.0-9A-Za-z_:]*"
-)
-# rapidyaml reports parse errors on the C stderr before raising; the exact reader reports
-# them properly, so that output is silenced. The lock keeps the redirection to one thread.
+_NUMBERISH = re.compile(_BEFORE + r"[-+.0-9][-+.0-9A-Za-z_:]*(?=[\s,\]}:]|$)")
+_COMMENT_START = re.compile(r"(?:^|[ \t])#")
+# rapidyaml reports errors on the C stderr before raising; the exact reader reports them
+# properly, so that output is silenced. The lock keeps the redirection to one thread.
 _STDERR_LOCK = threading.Lock()
 
 
@@ -57,12 +65,29 @@ def available() -> bool:
     return ryml is not None
 
 
+def fast_file(text: str, chunks: Sequence[Chunk]) -> list[list[Any]] | None:
+    """The documents of each chunk of a whole file in one rapidyaml pass, or None.
+
+    Call it inside :func:`quiet_stderr`.
+    """
+    if ryml is None or not _plain_enough(text):
+        return None
+    values = _emit_values(text)
+    if values is None:
+        return None
+    if len(values) == len(chunks):
+        return [[v] for v in values]
+    if len(values) == len(chunks) - 1 and not chunks[0].body.startswith("---"):
+        # The first chunk only holds comments (rapidyaml makes no document of it).
+        return [[]] + [[v] for v in values]
+    return None
+
+
 def fast_values(body: str) -> list[Any] | None:
-    """The documents of one chunk as Kubernetes reads them, or None when the exact reader must decide."""
+    """The documents of one chunk as Kubernetes reads them, or None. Call it inside :func:`quiet_stderr`."""
     if ryml is None or not _plain_enough(body):
         return None
-    with _quiet_stderr():
-        return _emit_values(body)
+    return _emit_values(body)
 
 
 def _emit_values(body: str) -> list[Any] | None:
@@ -71,68 +96,76 @@ def _emit_values(body: str) -> list[Any] | None:
     except Exception:  # any rapidyaml complaint: the exact reader will name the problem
         return None
     root = tree.root_id()
-    if tree.is_stream(root):
-        nodes = list(_children(tree, root))
-        expected = tree.size() - 1
-    elif tree.type_str(root) == "NOTYPE":
+    if tree.type_str(root) == "NOTYPE":
         return []
-    else:
-        nodes = [root]
-        expected = tree.size()
-    values: list[Any] = []
-    counted = 0
-    for node in nodes:
-        try:
-            value = orjson.loads(ryml.emit_json(tree, node))
-        except Exception:  # deeper than rapidyaml emits, or not JSON: not ours to judge
-            return None
-        size = _count(value, 0)
-        if size < 0:
-            return None
-        counted += size
-        values.append(value)
-    return values if counted == expected else None
+    try:
+        written = ryml.emit_json(tree, root)
+        value = orjson.loads(written)
+    except Exception:  # deeper than rapidyaml writes, or not JSON: not ours to judge
+        return None
+    if _keys(written, ": ") != _keys(orjson.dumps(value).decode("utf-8"), ":"):
+        return None  # a duplicate key collapsed
+    return value if tree.is_stream(root) else [value]
+
+
+def _keys(json_text: str, separator: str) -> int:
+    """Map keys in JSON text: every unescaped quote followed by the key separator.
+
+    The source has no backslashes (see :func:`_plain_enough`), so a backslash before the
+    quote can only escape that quote, inside a string."""
+    return json_text.count('"' + separator) - json_text.count('\\"' + separator)
 
 
 def _plain_enough(body: str) -> bool:
-    if _ODD.search(body) or _STRUCTURE.search(body) or _WORD.search(body):
+    if _ODD.search(body):
         return False
+    if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
+        return False
+    for match in _PROPERTY.finditer(body):
+        at = match.start()
+        if _NODE_PREFIX.search(body, body.rfind("\n", 0, at) + 1, at):
+            return False
+    tokens = set(body.translate(_FLOW_TO_SPACE).split())
+    suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
+        token[0] in "-+.0123456789" and not _SAFE_INT.fullmatch(token) and _risky_number(token)
+        for token in tokens)
+    return not suspect or _precisely_plain(body)
+
+
+def _risky_number(token: str) -> bool:
+    """Kubernetes reads it as a number, or rapidyaml might write it as a JSON float."""
+    return any(t and (_JSON_NUMBER.fullmatch(t) or not isinstance(resolve_plain(t), str))
+               for t in (token, token.rstrip(":")))
+
+
+def _precisely_plain(body: str) -> bool:
+    """The slow look at text whose tokens were suspicious: skip what is surely in a comment."""
+    if _EXPLICIT_KEY.search(body):
+        return False
+    for match in _WORD.finditer(body):
+        if not _in_comment(body, match.start()):
+            return False
     for match in _NUMBERISH.finditer(body):
-        token = match.group()
-        for candidate in (token, token.rstrip(":")):
-            if candidate and not isinstance(resolve_plain(candidate), str):
-                return False
+        if _risky_number(match.group()) and not _in_comment(body, match.start()):
+            return False
     return True
 
 
-def _children(tree: Any, node: int) -> Iterator[int]:
-    child = tree.first_child(node)
-    while child != ryml.NONE:
-        yield child
-        child = tree.next_sibling(child)
+def _in_comment(body: str, at: int) -> bool:
+    """Whether ``at`` surely lies in a comment: a ``#`` starts one earlier on the line, with no
+    quote before it that could make that ``#`` part of a string."""
+    line = body[body.rfind("\n", 0, at) + 1:at]
+    comment = _COMMENT_START.search(line)
+    return comment is not None and "'" not in line[:comment.start() + 1] and '"' not in line[:comment.start() + 1]
 
-
-def _count(value: Any, depth: int) -> int:
-    """Nodes in ``value``; -1 if it holds a float or nests past MAX_DEPTH."""
-    if isinstance(value, dict):
-        children = value.values()
-    elif isinstance(value, list):
-        children = value
-    else:
-        return -1 if isinstance(value, float) else 1
-    if depth >= MAX_DEPTH:
-        return -1
-    total = 1
-    for child in children:
-        size = _count(child, depth + 1)
-        if size < 0:
-            return -1
-        total += size
-    return total
 
 
 @contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
+def quiet_stderr() -> Iterator[None]:
+    """Silence the process's stderr (fd 2) while rapidyaml runs, when the fast reader is in use."""
+    if ryml is None:
+        yield
+        return
     with _STDERR_LOCK:
         try:
             saved = os.dup(2)
@@ -142,7 +175,7 @@ def _quiet_stderr() -> Iterator[None]:
         try:
             with open(os.devnull, "wb") as sink:
                 os.dup2(sink.fileno(), 2)
-                yield
+            yield
         finally:
             os.dup2(saved, 2)
             os.close(saved)

@@ -46,16 +46,19 @@ def document_from_value(value: Any, name: str) -> SourceDocument:
 def _load(text: str, name: str) -> SourceFile:
     loaded = SourceFile(name, [], [])
     counter = _Counter()
-    for chunk in split_chunks(text):
-        values = fastpath.fast_values(chunk.body)
-        if values is None:
-            _load_exact(chunk, loaded, counter)
-            continue
-        line = _content_line(chunk)
-        for sub, value in enumerate(v for v in values if v is not None):
-            loaded.documents.append(SourceDocument(
-                name, counter.take(), line, value,
-                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
+    chunks = split_chunks(text)
+    with fastpath.quiet_stderr():
+        whole = fastpath.fast_file(text, chunks)
+        for number, chunk in enumerate(chunks):
+            values = whole[number] if whole is not None else fastpath.fast_values(chunk.body)
+            if values is None:
+                _load_exact(chunk, loaded, counter)
+                continue
+            line = _content_line(chunk)
+            for sub, value in enumerate(v for v in values if v is not None):
+                loaded.documents.append(SourceDocument(
+                    name, counter.take(), line, value,
+                    Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
     return loaded
 
 
@@ -97,10 +100,13 @@ def _problem(problem: ComposedProblem, chunk: Chunk, name: str, index: int) -> S
 
 def _content_line(chunk: Chunk) -> int:
     """1-based line of the first node of a chunk that holds one document (the fast reader's case)."""
-    lines = chunk.body.split("\n")
-    for number, line in enumerate(lines):
-        content = line[3:] if number == 0 and line.startswith("---") else line
-        stripped = content.strip(" ")
+    text, position, number = chunk.text, chunk.start, 0
+    while position < chunk.end:
+        end = text.find("\n", position, chunk.end)
+        end = chunk.end if end < 0 else end
+        line = text[position + 3:end] if number == 0 and text.startswith("---", position) else text[position:end]
+        stripped = line.strip(" ")
         if stripped and not stripped.startswith("#"):
             return chunk.line_offset + number + 1
+        position, number = end + 1, number + 1
     return chunk.line_offset + 1
