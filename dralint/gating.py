@@ -110,6 +110,10 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
     problems: list[Problem] = []
     copied = False
     for gates, fields in features:
+        # A gate the release does not have yet guards nothing there: its fields are either unknown to
+        # that release's schema, or (adminAccess in 1.31) older than the gate and always kept.
+        if any(release.stage(g) is None for g in gates):
+            continue
         off = [g for g in gates if not release.gate(g)]
         if not off or (old is not None and _in_use(old.value, fields)):
             continue

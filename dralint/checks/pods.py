@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from ..paths import FieldPath
 from .base import CheckContext, Problem
-from .claims import spec_path
+from .claims import LEGACY_VERSIONS, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
 
 KINDS: frozenset[str] = frozenset({"Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
@@ -174,7 +174,7 @@ def _duplicate(path: FieldPath, name: str, value: str) -> Problem:
 def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, path: FieldPath) -> Problem | None:
     """A container's ``request`` must be a request of the claim or template, when that is part of the run."""
     target = _target(ctx, entry)
-    if target is None:
+    if target is None or target.version in LEGACY_VERSIONS:
         return None
     requests = target.get(*spec_path(target.kind), "devices", "requests")
     known = [r.get("name") for r in requests if isinstance(r, dict)] if isinstance(requests, list) else []
