@@ -1,14 +1,19 @@
-"""The ``dralint`` command: parse options, call the engine, print a report, exit 0/1/2."""
+"""The ``dralint`` command: parse options, read the configuration, call the engine, report, exit 0/1/2."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
-from typing import Sequence, TextIO
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Sequence, TextIO
 
 from . import __version__
 
 EXIT_USAGE = 2
+FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
+LEVELS = ("error", "warning", "info")
 
 
 def _csv(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -16,19 +21,27 @@ def _csv(values: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line; every option is documented in docs/usage.md."""
     parser = argparse.ArgumentParser(
         prog="dralint",
         description="Lint Kubernetes Dynamic Resource Allocation (DRA) manifests as the API server and scheduler "
                     "of the target release would judge them.",
-        epilog="Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage or unreadable input.")
+        epilog="Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage or unreadable input. "
+               "Settings may also come from .dralint.yaml or [tool.dralint] in pyproject.toml (see docs/usage.md).")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads stdin")
-    parser.add_argument("--format", "-f", default="text", choices=["text", "json"], help="output format (default: text)")
+    parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest known)")
     parser.add_argument("--feature-gates", default="", metavar="NAME=BOOL,...",
                         help="feature gates of the target cluster, Kubernetes spelling")
     parser.add_argument("--select", action="append", metavar="RULES", help="only these rules (ids, names or id prefixes)")
     parser.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules (ids, names or id prefixes)")
-    parser.add_argument("--no-strict", action="store_true", help="unknown fields are not errors (fieldValidation=Ignore)")
+    parser.add_argument("--severity", action="append", default=[], metavar="RULE=LEVEL",
+                        help="report RULE at LEVEL (error, warning or info); repeatable")
+    parser.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                        help="unknown fields are errors, as with kubectl's default fieldValidation=Strict "
+                             "(default); --no-strict ignores them")
+    parser.add_argument("--fail-on", choices=LEVELS, help="the least severity that fails the run (default: error)")
     parser.add_argument("--old", metavar="FILE", help="judge PATH as an update of the matching objects in FILE")
     parser.add_argument("--cluster", action="append", default=[], metavar="PATH",
                         help="cluster state: slices, classes, nodes, allocated claims (repeatable; files, folders or -)")
@@ -36,47 +49,166 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
     parser.add_argument("--max-steps", type=int, default=1_000_000, help="search budget of the feasibility check")
+    parser.add_argument("--config", metavar="FILE", help="read settings from FILE instead of the nearest .dralint.yaml")
+    parser.add_argument("--no-config", action="store_true", help="read no configuration file")
+    parser.add_argument("--report-unused-ignores", action="store_true",
+                        help="report suppressions that hide nothing (rule DRA910)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                        help="read and check files in N processes (0: one per CPU); the output does not change")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
     parser.add_argument("--version", action="version", version=f"dralint {__version__}")
     return parser
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the command; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
     from .catalog import load_catalog
-    from .engine import Options, lint_paths
-    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
-    from .report import FORMATS
+    from .config import ConfigError
+    from .explain import UnknownRule, explain, find_rule, rule_table
+    from .releases import GateError
     from .rule_filter import UsageError
 
+    catalog = load_catalog()
     if args.list_rules:
-        for rule in load_catalog():
-            out.write(f"{rule.id}  {rule.name:<40} {rule.category.value:<13} {rule.severity.value:<8} {rule.summary}\n")
+        out.write(rule_table(catalog))
+        return 0
+    if args.explain:
+        try:
+            out.write(explain(find_rule(catalog, args.explain)))
+        except UnknownRule as exc:
+            err.write(f"dralint: error: {exc}\n")
+            return EXIT_USAGE
         return 0
     try:
-        minor = parse_version(args.kube_version) if args.kube_version else NEWEST_MINOR
-        gates, notes = parse_gates(args.feature_gates, minor)
-        for note in notes:
-            err.write(f"dralint: note: {note}\n")
-        if "-" in args.paths and "-" in args.cluster:
-            raise UsageError("stdin (-) can be read once: give it to PATH or to --cluster, not both")
-        options = Options(kube_version=f"1.{minor}", feature_gates=gates, strict=not args.no_strict,
-                          select=_csv(args.select), ignore=_csv(args.ignore), cluster=tuple(args.cluster),
-                          old=args.old, node=args.node, trace=tuple(args.trace),
-                          show_allocation=args.show_allocation, max_steps=args.max_steps)
-        result = lint_paths(args.paths, options)
-    except (ValueError, GateError, UsageError) as exc:
+        return _lint(args, catalog, out, err)
+    except (ValueError, GateError, UsageError, ConfigError) as exc:
         err.write(f"dralint: error: {exc}\n")
         return EXIT_USAGE
-    colour = args.color == "always" or (args.color == "auto" and out.isatty() and not os.environ.get("NO_COLOR"))
-    FORMATS[args.format].render(result, out, colour=colour)
-    return result.exit_code
+
+
+def _lint(args: argparse.Namespace, catalog: Any, out: TextIO, err: TextIO) -> int:
+    from . import parallel
+    from .findings import Severity
+    from .report import FORMATS, ReportContext
+    from .rule_filter import UsageError
+
+    if "-" in args.paths and "-" in args.cluster:
+        raise UsageError("stdin (-) can be read once: give it to PATH or to --cluster, not both")
+    if args.jobs < 0:
+        raise UsageError("--jobs: N must be 0 (one per CPU) or more")
+    config = _config(args, catalog)
+    options, fail_on, report_unused = _options(args, config, err)
+    result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
+    findings = _suppress_in_cli(result.findings, files, catalog, options, report_unused)
+    kept = [f for f in findings if not config.ignored(f.file, f.rule)]
+    suppressed = len(result.findings) - sum(f.rule != "DRA910" for f in kept)
+    result = dataclasses.replace(result, findings=kept)
+    if result.input_error:
+        code = EXIT_USAGE
+    else:
+        code = 1 if any(f.severity.rank >= fail_on.rank for f in kept) else 0
+    with ExitStack() as stack:
+        stream = stack.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else out
+        colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
+                                            and not os.environ.get("NO_COLOR"))
+        context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
+                                fail_on=Severity(fail_on), suppressed=max(suppressed, 0))
+        FORMATS[args.format].render(result, stream, context)
+    return code
+
+
+def _config(args: argparse.Namespace, catalog: Any) -> Any:
+    """The configuration named by --config, else the nearest one, else an empty one."""
+    from .config import Config, find_config, load_config
+
+    if args.no_config:
+        return Config()
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise ValueError(f"--config: {args.config}: no such file")
+        return load_config(path, catalog)
+    found = find_config(Path.cwd())
+    return load_config(found, catalog) if found else Config()
+
+
+def _options(args: argparse.Namespace, config: Any, err: TextIO) -> tuple[Any, Any, bool]:
+    """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
+    from .config import ConfigError
+    from .engine import Options
+    from .findings import Severity
+    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+    from .rule_filter import UsageError
+
+    minor = parse_version(args.kube_version or config.kube_version) if (args.kube_version or config.kube_version) \
+        else NEWEST_MINOR
+    gates: dict[str, bool] = {}
+    if config.feature_gates:
+        text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())
+        try:
+            gates, notes = parse_gates(text, minor)
+        except GateError as exc:
+            raise ConfigError(f"{config.path}:{config.feature_gates_line}: "
+                              f"{str(exc).removeprefix('--feature-gates: ')}") from None
+        for note in notes:
+            err.write(f"dralint: note: {config.path}: {note}\n")
+    cli_gates, notes = parse_gates(args.feature_gates, minor)
+    for note in notes:
+        err.write(f"dralint: note: {note}\n")
+    severities = dict(config.severity)
+    for item in args.severity:
+        rule, sep, level = item.partition("=")
+        if not sep or level.strip() not in LEVELS:
+            raise UsageError(f"--severity: {item!r} is not RULE=error, RULE=warning or RULE=info")
+        severities[rule.strip()] = level.strip()
+    select = _csv(args.select) if args.select else (config.select or ())
+    ignore = _csv(args.ignore) if args.ignore else (config.ignore or ())
+    strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
+    report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
+    extra = {"report_unused_ignores": report_unused} if _engine_suppresses() else {}
+    options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
+                      select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
+                      old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
+                      max_steps=args.max_steps, **extra)
+    fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
+    return options, fail_on, report_unused
+
+
+def _engine_suppresses() -> bool:
+    """Whether ``engine.lint_files`` applies suppressions itself (it then takes ``report_unused_ignores``).
+
+    Suppressions belong to the engine (the webhook needs the annotation too); until the engine
+    applies them, the command does, so that both never run on one list.
+    """
+    from .engine import Options
+
+    return "report_unused_ignores" in {f.name for f in dataclasses.fields(Options)}
+
+
+def _suppress_in_cli(findings: list[Any], files: list[Any], catalog: Any, options: Any, report_unused: bool) -> list[Any]:
+    from . import suppress
+    from .manifest import Manifest, identify
+    from .rule_filter import RuleFilter
+
+    if _engine_suppresses():
+        return findings
+    manifests = [m for f in files for d in f.documents for m in identify(d) if isinstance(m, Manifest)]
+    rules = RuleFilter.build(catalog, options.select, options.ignore, options.severities)
+    return suppress.apply(findings, suppress.collect(files, manifests), catalog, rules, report_unused=report_unused)
 
 
 def run() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `dralint ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    sys.exit(code)

@@ -5,9 +5,11 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
+from .context import ReportContext
 
-def summary(result: Any) -> dict[str, Any]:
-    """Counts shared by the JSON and text reporters."""
+
+def summary(result: Any, context: ReportContext) -> dict[str, Any]:
+    """The run's counts; ``exit_code`` is the command's (it follows ``--fail-on``)."""
     by_sev = Counter(f.severity.value for f in result.findings)
     return {
         "files": result.files,
@@ -17,12 +19,14 @@ def summary(result: Any) -> dict[str, Any]:
         "warnings": by_sev.get("warning", 0),
         "info": by_sev.get("info", 0),
         "rules": dict(sorted(Counter(f.rule for f in result.findings).items())),
-        "exit_code": result.exit_code,
+        "suppressed": context.suppressed,
+        "exit_code": context.exit_code,
     }
 
 
-def render(result: Any, stream: TextIO, **_: Any) -> None:
-    payload: dict[str, Any] = {"findings": [f.to_dict() for f in result.findings], "summary": summary(result)}
+def render(result: Any, stream: TextIO, context: ReportContext) -> None:
+    """Write the findings and the summary as one JSON object."""
+    payload: dict[str, Any] = {"findings": [f.to_dict() for f in result.findings], "summary": summary(result, context)}
     if result.allocations:
         payload["allocations"] = result.allocations
     if result.traces:

@@ -1,0 +1,310 @@
+"""The project configuration: ``.dralint.yaml`` or ``[tool.dralint]`` in ``pyproject.toml``.
+
+Found from the current folder upward, stopping at the first folder that holds a ``.git`` (the
+repository root) or at the filesystem root; ``--config FILE`` names one instead. Keys are
+spelled like the command-line options (``kube-version``, ``feature-gates``...); the command
+line overrides the file. Unknown keys, unknown rule ids and bad values raise ``ConfigError``
+naming the file and the line.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .catalog import Catalog
+from .findings import Severity
+from .rule_filter import UsageError, _resolve as resolve_rules
+
+YAML_NAMES = (".dralint.yaml", ".dralint.yml")
+PYPROJECT = "pyproject.toml"
+ALL_RULES = "all"
+KEYS = ("kube-version", "feature-gates", "select", "ignore", "severity", "per-path-ignores", "strict",
+        "fail-on", "report-unused-ignores")
+
+
+class ConfigError(ValueError):
+    """A configuration file the user must correct (exit code 2); the message names file and line."""
+
+
+@dataclass(frozen=True)
+class PathIgnore:
+    """Findings of files matching ``pattern`` (relative to the config's folder) are dropped."""
+
+    pattern: str
+    rules: frozenset[str] | None  # rule ids; None means every rule
+    regex: re.Pattern[str] = field(compare=False, repr=False)
+
+    def matches(self, relative: str, rule: str) -> bool:
+        """Whether a finding of ``rule`` in the file ``relative`` (posix path) is ignored."""
+        return (self.rules is None or rule in self.rules) and bool(self.regex.fullmatch(relative))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings read from one file; ``None`` means the file does not set it."""
+
+    path: Path | None = None
+    kube_version: str | None = None
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    feature_gates_line: int = 0
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    severity: Mapping[str, str] = field(default_factory=dict)
+    per_path_ignores: tuple[PathIgnore, ...] = ()
+    strict: bool | None = None
+    fail_on: Severity | None = None
+    report_unused_ignores: bool | None = None
+
+    @property
+    def root(self) -> Path:
+        """The folder per-path patterns are relative to."""
+        return self.path.parent if self.path else Path.cwd()
+
+    def ignored(self, file: str, rule: str) -> bool:
+        """Whether the per-path ignores drop a finding of ``rule`` in ``file``."""
+        if not self.per_path_ignores or not file or file.startswith("<"):
+            return False
+        try:
+            relative = Path(file).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:  # outside the configured tree: patterns do not reach it
+            return False
+        return any(p.matches(relative, rule) for p in self.per_path_ignores)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest configuration file from ``start`` upward, or None.
+
+    A folder's ``.dralint.yaml`` wins over its ``pyproject.toml``, which counts only when it has
+    a ``[tool.dralint]`` table. The search stops after the repository root (a folder with ``.git``).
+    """
+    folder = start.resolve()
+    while True:
+        for name in YAML_NAMES:
+            if (folder / name).is_file():
+                return folder / name
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+        if (folder / ".git").exists() or folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def load_config(path: Path, catalog: Catalog) -> Config:
+    """Read and check one configuration file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
+    if path.name == PYPROJECT:
+        raw, lines = _from_toml(path, text)
+    else:
+        raw, lines = _from_yaml(path, text)
+    return _build(path, raw, _Lines(path, lines), catalog)
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return "dralint" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+
+
+class _Lines:
+    """Line numbers of configuration keys, for error messages."""
+
+    def __init__(self, path: Path, lines: Mapping[tuple[str, ...], int]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def error(self, key: tuple[str, ...], message: str) -> ConfigError:
+        # A key inside an inline value has no line of its own: name its parent's line.
+        while key and key not in self.lines:
+            key = key[:-1]
+        line = self.lines.get(key, 1)
+        return ConfigError(f"{self.path}:{line}: {message}")
+
+
+def _from_yaml(path: Path, text: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _yaml_lines(node, (), lines)
+    return ({} if raw is None else raw), lines
+
+
+def _yaml_lines(node: yaml.Node, prefix: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = prefix + (str(key.value),)
+            lines[path] = key.start_mark.line + 1
+            _yaml_lines(value, path, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[prefix + (str(i),)] = item.start_mark.line + 1
+            _yaml_lines(item, prefix + (str(i),), lines)
+
+
+_TOML_TABLE = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+
+
+def _from_toml(path: Path, text: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    # tomllib keeps no positions: find `[tool.dralint...]` headers and `key =` lines by hand.
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TOML_TABLE.match(line)
+        if header:
+            parts = tuple(p.strip().strip("\"'") for p in header.group(1).split("."))
+            table = parts[2:] if parts[:2] == ("tool", "dralint") else None
+            if table:
+                lines.setdefault(table, number)
+            continue
+        key = _TOML_KEY.match(line)
+        if key and table is not None:
+            lines.setdefault(table + (key.group(1).strip("\"'"),), number)
+    return data.get("tool", {}).get("dralint", {}), lines
+
+
+def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
+    if not isinstance(raw, dict):
+        raise lines.error((), "the configuration must be a mapping of settings")
+    for key in raw:
+        if key not in KEYS:
+            close = difflib.get_close_matches(str(key).replace("_", "-"), KEYS, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f" (known keys: {', '.join(KEYS)})"
+            raise lines.error((str(key),), f"unknown key {key!r}{hint}")
+
+    def rules(key: tuple[str, ...], value: Any) -> tuple[str, ...]:
+        tokens = _tokens(value, lambda: lines.error(key, f"{key[0]} must be a list of rule ids or names"))
+        for token in tokens:
+            try:
+                resolve_rules(catalog, token, key[0])
+            except UsageError as exc:
+                raise lines.error(key, str(exc)) from None
+        return tokens
+
+    def boolean(key: str) -> bool | None:
+        value = raw.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise lines.error((key,), f"{key} must be true or false")
+        return value
+
+    kube_version = raw.get("kube-version")
+    if kube_version is not None:
+        if not isinstance(kube_version, str) or not re.fullmatch(r"1\.\d+", kube_version):
+            # Unquoted, YAML reads 1.30 as the number 1.3: insist on a string.
+            raise lines.error(("kube-version",), f"kube-version must be a quoted release like \"1.35\", "
+                                                 f"not {kube_version!r}")
+    severity: dict[str, str] = {}
+    for token, level in _mapping(raw, "severity", lines).items():
+        rules(("severity", token), [token])
+        if level not in {s.value for s in Severity}:
+            raise lines.error(("severity", token), f"severity of {token} must be error, warning or info, not {level!r}")
+        severity[token] = level
+    fail_on = raw.get("fail-on")
+    if fail_on is not None and fail_on not in {s.value for s in Severity}:
+        raise lines.error(("fail-on",), f"fail-on must be error, warning or info, not {fail_on!r}")
+    return Config(
+        path=path,
+        kube_version=kube_version,
+        feature_gates=_gates(raw, lines),
+        feature_gates_line=lines.lines.get(("feature-gates",), 0),
+        select=rules(("select",), raw["select"]) if "select" in raw else None,
+        ignore=rules(("ignore",), raw["ignore"]) if "ignore" in raw else None,
+        severity=severity,
+        per_path_ignores=tuple(_path_ignore(pattern, value, catalog, lines, rules)
+                               for pattern, value in _mapping(raw, "per-path-ignores", lines).items()),
+        strict=boolean("strict"),
+        fail_on=Severity(fail_on) if fail_on else None,
+        report_unused_ignores=boolean("report-unused-ignores"),
+    )
+
+
+def _tokens(value: Any, error: Any) -> tuple[str, ...]:
+    """A list of strings, or one comma-separated string, as a tuple of stripped tokens."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise error()
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def _mapping(raw: Mapping[str, Any], key: str, lines: _Lines) -> Mapping[str, Any]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise lines.error((key,), f"{key} must be a mapping")
+    return value
+
+
+def _gates(raw: Mapping[str, Any], lines: _Lines) -> dict[str, bool]:
+    value = raw.get("feature-gates") or {}
+    if isinstance(value, str):  # the command line's spelling: Name=true,Other=false
+        pairs = [item.partition("=") for item in value.split(",") if item.strip()]
+        value = {name.strip(): setting.strip().lower() for name, _, setting in pairs}
+        value = {k: {"true": True, "false": False}.get(v, v) for k, v in value.items()}
+    if not isinstance(value, dict) or not all(isinstance(v, bool) for v in value.values()):
+        raise lines.error(("feature-gates",), "feature-gates must map gate names to true or false")
+    return dict(value)
+
+
+def _path_ignore(pattern: str, value: Any, catalog: Catalog, lines: _Lines, rules: Any) -> PathIgnore:
+    key = ("per-path-ignores", pattern)
+    if value == ALL_RULES or value == [ALL_RULES]:
+        ids = None
+    else:
+        tokens = rules(key, value)
+        ids = frozenset(rule for token in tokens for rule in resolve_rules(catalog, token, "per-path-ignores"))
+    return PathIgnore(pattern, ids, glob_regex(pattern))
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a path glob: ``*`` and ``?`` stay inside one folder, ``**`` crosses folders.
+
+    A pattern naming a folder (``vendor/`` or ``vendor``) also matches everything below it, and a
+    pattern without ``/`` matches at any depth (``*.generated.yaml``), as in ``.gitignore``.
+    """
+    pattern = pattern.strip().removeprefix("./")
+    anchored = "/" in pattern.rstrip("/")
+    out = [] if anchored else ["(?:.*/)?"]
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    body = "".join(out).rstrip("/")
+    return re.compile(body + "(?:/.*)?")

@@ -1,0 +1,85 @@
+"""``-j N``: read and pre-judge files in N worker processes, then judge the whole input here.
+
+Cross-object rules (references, feasibility) need every object at once, so the verdict is always
+one ``engine.lint_files`` call over all files, in this process, exactly as a serial run makes it:
+the output is the serial output by construction, in the same order.
+
+What the workers take off this process is the per-file work, the bulk of a large run: reading and
+parsing each file, and judging it alone once. That lone judgement's findings are thrown away; it
+is run for the caches it fills on the file's documents (the file:line:column index of every
+document with a finding, which costs a second parse), which travel back with the parsed file and
+spare the final judgement that work.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
+from typing import Sequence, TextIO
+
+from . import engine, source
+from .engine import Options, RunResult
+from .progress import ProgressBar, worth_showing
+from .source import SourceFile
+
+STDIN = "-"
+
+
+def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
+               progress: TextIO | None = None) -> tuple[RunResult, list[SourceFile]]:
+    """``engine.lint_paths`` with the linted files read in ``jobs`` processes; also returns the files.
+
+    ``progress`` is the stream for a progress bar, drawn only when it is a terminal and the input
+    is large.
+    """
+    found, problems = source.discover(list(paths) or ["."])
+    bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None
+    try:
+        files = load_files(found, options, jobs, bar)
+        cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
+        old_found, old_problems = source.discover([options.old]) if options.old else ([], [])
+        if bar:
+            bar.update(len(found), "checking")
+        result = engine.lint_files(files, options, cluster_files=[source.load_file(p) for p in cluster_found],
+                                   old_files=[source.load_file(p) for p in old_found],
+                                   discovery_problems=problems + old_problems + cluster_problems)
+    finally:
+        if bar:
+            bar.close()
+    return result, files
+
+
+def load_files(paths: Sequence[str], options: Options, jobs: int, bar: ProgressBar | None = None) -> list[SourceFile]:
+    """The files of ``paths`` read (and, with several jobs, pre-judged), in the order given."""
+    workers = min(effective_jobs(jobs), sum(p != STDIN for p in paths))
+    if workers <= 1:
+        files = []
+        for done, path in enumerate(paths, start=1):
+            files.append(source.load_file(path))
+            if bar:
+                bar.update(done)
+        return files
+    # stdin belongs to this process; everything else goes to the pool.
+    pooled = [p for p in paths if p != STDIN]
+    loaded: dict[str, SourceFile] = {}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # map() keeps the input order; small chunks keep the bar moving and the workers balanced.
+        chunk = max(1, len(pooled) // (workers * 8))
+        for done, (path, f) in enumerate(zip(pooled, pool.map(_prepare, pooled, repeat(options), chunksize=chunk)),
+                                         start=1):
+            loaded[path] = f
+            if bar:
+                bar.update(done)
+    return [loaded[p] if p != STDIN else source.load_file(p) for p in paths]
+
+
+def effective_jobs(jobs: int) -> int:
+    """``-j 0`` means one job per CPU."""
+    return jobs if jobs > 0 else (os.cpu_count() or 1)
+
+
+def _prepare(path: str, options: Options) -> SourceFile:
+    """Worker: read one file and judge it alone, to fill its documents' caches (findings discarded)."""
+    loaded = source.load_file(path)
+    engine.lint_files([loaded], options)
+    return loaded

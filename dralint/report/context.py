@@ -1,0 +1,53 @@
+"""What a reporter needs beside the findings: the catalog, the files, the verdict, the terminal."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..catalog import Catalog, Rule
+from ..findings import Severity
+
+# Where the rule documentation lives: docs/rules.md of the project repository, one anchor per rule.
+RULES_DOC_URL = "https://github.com/dralint/dralint/blob/main/docs/rules.md"
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Everything but the ``RunResult`` that a format may show."""
+
+    catalog: Catalog
+    exit_code: int
+    files: tuple[str, ...] = ()          # every linted file, in order (clean ones too)
+    colour: bool = False
+    fail_on: Severity = Severity.ERROR   # the least severity that fails the run
+    suppressed: int = 0                  # findings hidden by suppressions and per-path ignores
+    base: Path = field(default_factory=Path.cwd)
+
+    def relative(self, file: str) -> str:
+        """``file`` relative to the working folder when it lies below it, with ``/`` separators."""
+        if not file or file.startswith("<"):
+            return file
+        path = Path(file)
+        if path.is_absolute():
+            try:
+                path = path.relative_to(self.base)
+            except ValueError:
+                return path.as_posix()
+        return path.as_posix().removeprefix("./")
+
+
+def rule_url(rule: Rule) -> str:
+    """The rule's section of docs/rules.md (GitHub's heading anchor of ``### DRA201 request-count-positive``)."""
+    return f"{RULES_DOC_URL}#{rule.id.lower()}-{rule.name}"
+
+
+def unwrap(text: str) -> str:
+    """Catalog prose without its hard line breaks (paragraphs stay apart)."""
+    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n") if p.strip())
+
+
+def file_uri(path: str) -> str:
+    """A relative URI reference for a file path (``<stdin>`` and spaces percent-encoded)."""
+    return quote(path.replace(os.sep, "/"), safe="/-._~")

@@ -1,0 +1,95 @@
+"""``--format sarif``: a SARIF 2.1.0 log for GitHub code scanning and other SARIF viewers.
+
+One run; ``tool.driver.rules`` is the whole catalog (so a viewer can show any rule's help), and
+each finding is a result pointing at its rule by id and index, with the file, line and column.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from .. import __version__
+from ..catalog import Rule
+from ..findings import Finding
+from .context import ReportContext, file_uri, rule_url, unwrap
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/dralint/dralint"
+# SARIF knows no "info": its informational level is "note".
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render(result: Any, stream: TextIO, context: ReportContext) -> None:
+    """Write the SARIF log of one run."""
+    json.dump(log(result, context), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
+
+
+def log(result: Any, context: ReportContext) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict."""
+    rules = list(context.catalog)
+    index = {rule.id: i for i, rule in enumerate(rules)}
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "dralint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_descriptor(rule) for rule in rules],
+            }},
+            "invocations": [{"executionSuccessful": context.exit_code != 2, "exitCode": context.exit_code}],
+            "columnKind": "unicodeCodePoints",
+            "results": [_result(f, index.get(f.rule, -1), context) for f in result.findings],
+        }],
+    }
+
+
+def _descriptor(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": unwrap(rule.rationale)},
+        "help": {"text": f"{unwrap(rule.rationale)}\n\nFix: {unwrap(rule.fix)}",
+                 "markdown": f"{unwrap(rule.rationale)}\n\n**Fix.** {unwrap(rule.fix)}\n\n"
+                             f"[{rule.id} {rule.name}]({rule_url(rule)})"},
+        "helpUri": rule_url(rule),
+        "defaultConfiguration": {"level": LEVELS[rule.severity.value]},
+        "properties": {"tags": ["kubernetes", "dra", rule.category.value], "category": rule.category.value},
+    }
+
+
+def _result(finding: Finding, rule_index: int, context: ReportContext) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "level": LEVELS[finding.severity.value],
+        "message": {"text": _message(finding)},
+        "locations": [_location(finding, context)],
+        # Code scanning matches a result across commits by these, not by line numbers.
+        "partialFingerprints": {"dralint/v1": "|".join((finding.rule, finding.object, finding.field))},
+    }
+    if rule_index >= 0:
+        out["ruleIndex"] = rule_index
+    return out
+
+
+def _message(finding: Finding) -> str:
+    where = " ".join(p for p in (finding.object, finding.field) if p)
+    return f"{finding.message} ({where})" if where else finding.message
+
+
+def _location(finding: Finding, context: ReportContext) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": file_uri(context.relative(finding.file))}}
+    if finding.line > 0:  # 0 means unknown; SARIF regions start at line 1
+        region: dict[str, Any] = {"startLine": finding.line}
+        if finding.column > 0:
+            region["startColumn"] = finding.column
+        physical["region"] = region
+    location: dict[str, Any] = {"physicalLocation": physical}
+    if finding.object:
+        name = f"{finding.object} {finding.field}".strip()
+        location["logicalLocations"] = [{"fullyQualifiedName": name, "kind": "object"}]
+    return location

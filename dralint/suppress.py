@@ -1,0 +1,218 @@
+"""Suppressions: the findings a user has chosen to accept, written next to the manifest.
+
+Three spellings, each naming rules by id or name (comma-separated), or none for every rule:
+
+* ``# dralint: ignore=DRA201,request-count-positive reason...`` — a trailing comment covers its
+  own line; a comment alone on its line covers the next line that holds YAML (comment lines in
+  between are skipped, so several suppressions can stack above one line);
+* ``# dralint: ignore-file=DRA201`` or ``# dralint: ignore-file`` anywhere — the whole file;
+* the annotation ``dralint.io/ignore: "DRA201,DRA305"`` on an object — every finding of that
+  object (this one also works in the webhook, where there are no comments).
+
+Everything here is pure: parse suppressions from text and objects, then ``apply`` them to a
+list of findings, optionally reporting the ones that matched nothing as DRA910 findings.
+"""
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from .catalog import Catalog
+from .findings import Finding
+from .paths import FieldPath
+from .rule_filter import RuleFilter
+
+ANNOTATION = "dralint.io/ignore"
+UNUSED_RULE = "DRA910"
+_ANNOTATION_PATH = FieldPath(("metadata", "annotations", ANNOTATION))
+_DIRECTIVE = re.compile(
+    r"#[ \t]*dralint:[ \t]*(?P<kind>ignore-file|ignore)\b"
+    r"(?:[ \t]*=[ \t]*(?P<rules>[\w.-]+(?:[ \t]*,[ \t]*[\w.-]+)*))?(?P<reason>[^\n]*)")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Scope(str, Enum):
+    LINE = "line"
+    FILE = "file"
+    OBJECT = "object"
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """One ``ignore`` directive: where it is written, what it covers and which rules it names."""
+
+    file: str
+    line: int
+    column: int
+    scope: Scope
+    tokens: tuple[str, ...]        # rule ids or names as written; () means every rule
+    covers: int = 0                # the line a LINE suppression covers
+    object: str = ""               # the object an OBJECT suppression covers (``Finding.object``)
+    reason: str = ""
+
+    def covers_finding(self, finding: Finding) -> bool:
+        """Whether the finding is in this suppression's reach (whatever its rule)."""
+        if finding.file != self.file:
+            return False
+        if self.scope is Scope.FILE:
+            return True
+        if self.scope is Scope.LINE:
+            return finding.line == self.covers
+        return finding.object == self.object
+
+    @property
+    def spelling(self) -> str:
+        """How the user wrote it, for messages."""
+        if self.scope is Scope.OBJECT:
+            return f'{ANNOTATION}: "{",".join(self.tokens)}"'
+        kind = "ignore-file" if self.scope is Scope.FILE else "ignore"
+        return f"# dralint: {kind}" + (f"={','.join(self.tokens)}" if self.tokens else "")
+
+
+def parse_comments(text: str, file: str) -> list[Suppression]:
+    """The ``# dralint: ignore...`` comments of one YAML file's text.
+
+    A ``#`` counts only where YAML reads a comment: at the start of a line or after blank space,
+    and outside any string (a block scalar holding ``# dralint:`` lines is content, not a comment).
+    """
+    if "dralint:" not in text:  # the common case costs one scan of the text
+        return []
+    lines = text.splitlines()
+    strings = _string_spans(text)
+    found: list[Suppression] = []
+    for number, line in enumerate(lines, start=1):
+        if "dralint:" not in line:
+            continue
+        for match in _DIRECTIVE.finditer(line):
+            col = match.start()
+            if (col > 0 and line[col - 1] not in " \t") or _inside(strings, number, col):
+                continue
+            own_line = not line[:col].strip()
+            tokens = tuple(t.strip() for t in (match.group("rules") or "").split(",") if t.strip())
+            scope = Scope.FILE if match.group("kind") == "ignore-file" else Scope.LINE
+            covers = _next_content_line(lines, number) if own_line else number
+            found.append(Suppression(file, number, col + 1, scope, tokens, covers=covers,
+                                     reason=match.group("reason").strip()))
+            break  # the rest of the line is this comment's reason
+    return found
+
+
+def from_object(value: Any, *, file: str, object: str, line: int = 0, column: int = 0) -> Suppression | None:
+    """The ``dralint.io/ignore`` annotation of one object, if it has one."""
+    meta = value.get("metadata") if isinstance(value, Mapping) else None
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    text = annotations.get(ANNOTATION) if isinstance(annotations, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    tokens = tuple(t.strip() for t in text.split(",") if t.strip())
+    return Suppression(file, line, column, Scope.OBJECT, tokens, object=object)
+
+
+def collect(files: Iterable[Any], manifests: Iterable[Any]) -> list[Suppression]:
+    """Comment suppressions of loaded source files and annotation suppressions of their objects.
+
+    ``files`` are ``source.SourceFile`` records (their documents keep the file's text);
+    ``manifests`` are ``manifest.Manifest`` objects (the linted ones, not cluster state).
+    """
+    found: list[Suppression] = []
+    for f in files:
+        text = next((d.chunk.text for d in f.documents if d.chunk is not None), None)
+        if text is not None:
+            found.extend(parse_comments(text, f.name))
+    for manifest in manifests:
+        doc = manifest.document
+        pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(_ANNOTATION_PATH)))
+        sup = from_object(manifest.value, file=doc.file, object=manifest.display, line=pos.line, column=pos.column)
+        if sup is not None:
+            found.append(sup)
+    return found
+
+
+def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], catalog: Catalog, rules: RuleFilter,
+          *, report_unused: bool = False) -> list[Finding]:
+    """The findings no suppression covers, plus (with ``report_unused``) a DRA910 finding for every
+    suppression, or rule named in one, that matched nothing. Order is kept; new findings are sorted in.
+    """
+    resolved = [_resolve(s, catalog) for s in suppressions]
+    used: set[tuple[int, str]] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        hit = False
+        for i, (sup, ids) in enumerate(zip(suppressions, resolved)):
+            if sup.covers_finding(finding) and (not sup.tokens or finding.rule in ids.values()):
+                hit = True
+                used.add((i, "*" if not sup.tokens else finding.rule))
+        if not hit:
+            kept.append(finding)
+    if not report_unused or UNUSED_RULE not in catalog.rules or not rules.selected(catalog.get(UNUSED_RULE)):
+        return kept
+    unused = [_unused(sup, token, rule_id, catalog, rules)
+              for i, (sup, ids) in enumerate(zip(suppressions, resolved))
+              for token, rule_id in (ids.items() if sup.tokens else [("", "*")])
+              if (i, rule_id) not in used]
+    return sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key)
+
+
+def _resolve(sup: Suppression, catalog: Catalog) -> dict[str, str]:
+    """Token as written → rule id ('' for a token that names no rule)."""
+    out: dict[str, str] = {}
+    for token in sup.tokens:
+        rule = catalog.resolve(token)
+        out[token] = rule.id if rule else ""
+    return out
+
+
+def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules: RuleFilter) -> Finding | None:
+    where = {Scope.LINE: f"line {sup.covers}", Scope.FILE: "this file", Scope.OBJECT: sup.object}[sup.scope]
+    if not rule_id:
+        close = difflib.get_close_matches(token, list(catalog.rules) + [r.name for r in catalog], n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        message = f"`{sup.spelling}` names {token!r}, which is no dralint rule{hint}"
+    elif rule_id != "*" and not rules.selected(catalog.get(rule_id)):
+        return None  # the rule did not run, so the suppression could not match: not evidence it is stale
+    elif rule_id == "*":
+        message = f"`{sup.spelling}` matched no finding on {where}; remove it"
+    else:
+        message = f"`{sup.spelling}`: {rule_id} reported nothing on {where}; remove {token} from it"
+    unused = catalog.get(UNUSED_RULE)
+    return Finding(rule=unused.id, name=unused.name, severity=rules.severity(unused, None), category=unused.category,
+                   message=message, file=sup.file, line=sup.line, column=sup.column, object=sup.object,
+                   field=_ANNOTATION_PATH.render() if sup.scope is Scope.OBJECT else "")
+
+
+def _next_content_line(lines: Sequence[str], number: int) -> int:
+    """The first line after ``number`` (1-based) that is neither blank nor only a comment."""
+    for later in range(number, len(lines)):
+        stripped = lines[later].strip()
+        if stripped and not stripped.startswith("#"):
+            return later + 1
+    return number
+
+
+def _string_spans(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions, 1-based line and 0-based column, of every YAML scalar in ``text``.
+
+    Only quoted and block scalars can hold `` #`` (in a plain scalar it starts a comment); a text
+    the scanner rejects yields the spans read before the error.
+    """
+    spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(token, yaml.ScalarToken) and not token.plain:
+                spans.append(((token.start_mark.line + 1, token.start_mark.column),
+                              (token.end_mark.line + 1, token.end_mark.column)))
+    except yaml.YAMLError:
+        pass
+    return spans
+
+
+def _inside(spans: Sequence[tuple[tuple[int, int], tuple[int, int]]], line: int, column: int) -> bool:
+    point = (line, column)
+    i = bisect.bisect_right(spans, (point, (10**9, 0))) - 1
+    return i >= 0 and spans[i][0] <= point < spans[i][1]
