@@ -21,6 +21,8 @@ MAX_RECURSION = 250
 # the same depth; the default interpreter limit of 1000 is too low for that. Raised, never
 # lowered, so concurrent callers cannot undercut each other.
 RECURSION_FLOOR = 20_000
+if sys.getrecursionlimit() < RECURSION_FLOOR:
+    sys.setrecursionlimit(RECURSION_FLOOR)
 
 
 class ParseError(ValueError):
@@ -359,8 +361,6 @@ class _Parser:
 
 def parse(src: str) -> A.ParsedExpr:
     """Parse ``src``; raises :class:`ParseError` (with an offset) on any syntax error."""
-    if sys.getrecursionlimit() < RECURSION_FLOOR:
-        sys.setrecursionlimit(RECURSION_FLOOR)
     try:
         p = _Parser(src)
         root = p.parse()
