@@ -193,7 +193,7 @@ def _selectors(ctx: CheckContext, selectors: Any, path: FieldPath) -> Iterator[P
                         "combine conditions into fewer CEL expressions with `&&`")
         return
     for j, selector in enumerate(selectors):
-        if isinstance(selector, dict) and selector.get("cel") is None:
+        if selector is None or (isinstance(selector, dict) and selector.get("cel") is None):
             yield Problem(R_CEL_REQUIRED, path.child(j, "cel"),
                           "a selector needs `cel: {expression: ...}` (CEL is the only kind of selector), e.g. "
                           "`cel: {expression: 'device.driver == \"gpu.example.com\"'}` (API server: Required value)")
@@ -220,7 +220,7 @@ def _allocation_mode(body: dict, path: FieldPath, defaulted: bool) -> Iterator[P
                           "(API server: Invalid value, \"must be greater than zero\")")
     elif isinstance(mode, str):
         close = difflib.get_close_matches(mode, ALLOCATION_MODES, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         yield Problem(R_MODE_UNSUPPORTED, path.child("allocationMode"),
                       f"allocationMode {mode!r} is not supported{hint}; use `ExactCount` (with `count`, the "
                       "default) or `All` (API server: Unsupported value, supported values: \"All\", \"ExactCount\")")
@@ -369,7 +369,7 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
     req = segments[0]
     if req not in names:
         close = difflib.get_close_matches(req, [n for n in names if n], n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else \
+        hint = f" (did you mean {close[0]!r}?)" if close else \
             (f"; the claim's requests are {', '.join(sorted(names))}" if names else "; the claim has no requests")
         return Problem(rule, path, f"{ref!r} does not name a request of this claim{hint}{suffix}")
     subs = names[req]
@@ -379,7 +379,7 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
                                        f"`firstAvailable` subrequests; refer to it as {req!r}{suffix}")
         if segments[1] not in subs:
             close = difflib.get_close_matches(segments[1], sorted(subs), n=1, cutoff=0.6)
-            hint = f"; did you mean '{req}/{close[0]}'?" if close else f"; its subrequests are {', '.join(sorted(subs))}"
+            hint = f" (did you mean '{req}/{close[0]}'?)" if close else f"; its subrequests are {', '.join(sorted(subs))}"
             return Problem(rule, path, f"request {req!r} has no subrequest {segments[1]!r}{hint}{suffix}")
     for segment in segments:
         errs = dns_label_errors(segment)

@@ -153,7 +153,7 @@ def _container_claims(ctx: CheckContext, claims: list, path: FieldPath, entries:
             whole.add(name)
         if name not in entries:
             close = difflib.get_close_matches(name, list(entries), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
             listed = ", ".join(sorted(entries)) if entries else "none (the pod's `spec.resourceClaims` is empty)"
             yield Problem(R_CONTAINER_NOT_FOUND, cpath,
                           f"claim {name!r} is not one of the pod's claims (spec.resourceClaims: {listed}){hint} "
@@ -181,10 +181,10 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
     if request in known:
         return None
     close = difflib.get_close_matches(request, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else \
-        f"its requests are {', '.join(str(k) for k in known)}" if known else "it has no requests"
+    hint = f" (did you mean {close[0]!r}?)" if close else \
+        f"; its requests are {', '.join(str(k) for k in known)}" if known else "; it has no requests"
     return Problem(R_REQUEST_UNKNOWN, path,
-                   f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}; {hint}. "
+                   f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}{hint}. "
                    "The API server accepts this, but the container silently gets no device")
 
 

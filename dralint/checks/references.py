@@ -142,4 +142,4 @@ def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPat
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)], n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return f" (did you mean {close[0]!r}?)" if close else ""
