@@ -51,7 +51,7 @@ class Explanation:
     path_suffix: tuple = ()        # where in the claim the reason points (a request, a constraint)
 
 
-def _stages(world: World, claim: ClaimSpec, alt: Alternative, nodes: list[NodeView]) -> Stages:
+def _stages(world: World, alt: Alternative, nodes: list[NodeView]) -> Stages:
     st = Stages(alt, alt.count if alt.mode == "ExactCount" else None)
     cls = world.classes.get(alt.class_name)
     names = ("class", "selectors", "free", "usable")
@@ -149,9 +149,29 @@ def _details(stages: list[Stages]) -> dict[str, Any]:
     return out
 
 
-def _request_reason(world: World, claim: ClaimSpec, req: Request, nodes: list[NodeView]) -> tuple[str, list[Stages]] | None:
+class Explainer:
+    """Explanations of one run; stage counts are shared by requests that filter alike."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._stages: dict[tuple, Stages] = {}
+
+    def stages(self, alt: Alternative, nodes: list[NodeView]) -> Stages:
+        capacity = tuple(sorted(alt.capacity.items())) if alt.capacity else None
+        key = (alt.class_name, alt.selectors, alt.admin, alt.tolerations, capacity, tuple(n.name for n in nodes))
+        st = self._stages.get(key)
+        if st is None:
+            st = self._stages[key] = _stages(self.world, alt, nodes)
+        return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
+
+    def claim(self, claim: ClaimSpec, nodes: list[NodeView], node_failures: dict[str, str]) -> Explanation:
+        """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
+        return explain_claim(self, claim, nodes, node_failures)
+
+
+def _request_reason(ex: Explainer, req: Request, nodes: list[NodeView]) -> tuple[str, list[Stages]] | None:
     """A reason when this request cannot be satisfied on any node even on its own."""
-    stages = [_stages(world, claim, alt, nodes) for alt in req.alternatives]
+    stages = [ex.stages(alt, nodes) for alt in req.alternatives]
     if any(st.fits_somewhere() for st in stages):
         return None
     if len(stages) == 1:
@@ -174,16 +194,17 @@ def _search(world: World, claims: list[ClaimSpec], nodes: list[NodeView]) -> boo
     return False
 
 
-def explain_claim(world: World, claim: ClaimSpec, nodes: list[NodeView], node_failures: dict[str, str]) -> Explanation:
+def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: list[NodeView], node_failures: dict[str, str]) -> Explanation:
     """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
+    world = ex.world
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
-        found = _request_reason(world, claim, req, nodes)
+        found = _request_reason(ex, req, nodes)
         if found is not None:
             message, stages = found
             return Explanation(message, _details(stages), ("devices", "requests", i))
     for req in claim.requests:
-        all_stages += [_stages(world, claim, alt, nodes) for alt in req.alternatives]
+        all_stages += [ex.stages(alt, nodes) for alt in req.alternatives]
     failures = sorted({m for m in node_failures.values() if m})
     if failures:
         return Explanation("; ".join(failures[:3]), _details(all_stages) | {"node_failures": dict(list(node_failures.items())[:_MAX_NODES])})

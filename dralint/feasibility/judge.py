@@ -11,7 +11,7 @@ from ..findings import Severity
 from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
-from .explain import Explanation, explain_claim, explain_together
+from .explain import Explainer, Explanation, explain_together
 from .fatal import FatalError
 from .groups import Group, Member, build_groups
 from .model import ClaimSpec
@@ -53,6 +53,7 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     world = World(index, release, evaluate or cel_evaluator(release), options.node)
     deadline = time.monotonic() + options.max_seconds
     _pool_warnings(world, linted, report)
+    explainer = Explainer(world)
     for group in build_groups(index, linted):
         traced = [m.spec.display for m in group.members if _traced(m.spec, options.trace)]
         lines: list[str] | None = [] if traced else None
@@ -60,7 +61,7 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
         outcome = decide(world, group, budget, lines.append if lines is not None else None)
         for name in traced:
             report.traces[name] = list(lines or []) + [_summary(outcome)]
-        _report(world, group, outcome, options, linted, report)
+        _report(explainer, group, outcome, options, linted, report)
     return report
 
 
@@ -129,8 +130,9 @@ def _where(options: FeasibilityOptions) -> str:
     return f" on node {options.node}" if options.node else ""
 
 
-def _report(world: World, group: Group, outcome: Outcome, options: FeasibilityOptions,
+def _report(explainer: Explainer, group: Group, outcome: Outcome, options: FeasibilityOptions,
             linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
+    world = explainer.world
     owner_linted = linted(group.owner)
     if outcome.fatal is not None:
         _report_fatal(group, outcome.fatal, linted, report)
@@ -150,11 +152,11 @@ def _report(world: World, group: Group, outcome: Outcome, options: FeasibilityOp
     alone = {}
     for m in group.members:
         if len(group.members) == 1:
-            alone[m.spec.display] = explain_claim(world, m.spec, nodes, outcome.failures)
+            alone[m.spec.display] = explainer.claim(m.spec, nodes, outcome.failures)
         else:
             single = decide(world, Group(group.owner, [m], group.pinned), Budget(200_000, float("inf")), None)
             if single.node is None and single.fatal is None and not single.undecided:
-                alone[m.spec.display] = explain_claim(world, m.spec, nodes, single.failures)
+                alone[m.spec.display] = explainer.claim(m.spec, nodes, single.failures)
     where = _where(options)
     for m in group.members:
         why = alone.get(m.spec.display)

@@ -100,6 +100,9 @@ class Device:
     node_name: str
     all_nodes: bool
     node_selector: dict | None
+    # What CEL can see, one entry per attribute/capacity: (domain, id, value, kind). Selector
+    # results are shared between devices that agree on the entries an expression can read.
+    shape: tuple[tuple[str, str, Any, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -245,13 +248,35 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
         consumes.append((_str(e.get("counterSet")), counters))
     taints = tuple(t for t in (read_taint(x) for x in _list(raw.get("taints"))) if t) + extra_taints
     selector = raw.get("nodeSelector")
-    return Device(uid=uid, key=(driver, pool, _str(raw.get("name"))), raw=raw,
+    return Device(uid=uid, shape=_shape(driver, raw), key=(driver, pool, _str(raw.get("name"))), raw=raw,
                   attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=taints,
                   binding_conditions=tuple(str(c) for c in _list(raw.get("bindingConditions"))),
                   binding_failure_conditions=tuple(str(c) for c in _list(raw.get("bindingFailureConditions"))),
                   binds_to_node=raw.get("bindsToNode") is True, allow_multiple=raw.get("allowMultipleAllocations") is True,
                   node_name=_str(raw.get("nodeName")), all_nodes=raw.get("allNodes") is True,
                   node_selector=selector if isinstance(selector, dict) else None)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
+def _shape(driver: str, raw: dict) -> tuple[tuple[str, str, Any, str], ...]:
+    out = []
+    for table in ("attributes", "capacity"):
+        for name, value in _dict(raw.get(table)).items():
+            domain, sep, ident = str(name).partition("/")
+            if not sep:
+                domain, ident = driver, str(name)
+            kind = ",".join(value) if table == "attributes" and isinstance(value, dict) else table
+            out.append((f"{table}:{domain}", ident, _frozen(value), kind))
+    out.sort(key=lambda e: (e[0], e[1]))
+    out.append(("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), ""))
+    return tuple(out)
 
 
 def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]]) -> Slice:

@@ -7,8 +7,9 @@ only for devices the scheduler actually evaluates.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
@@ -48,29 +49,71 @@ def read_class(obj: Canonical) -> DeviceClassInfo:
 def cel_evaluator(release: Release) -> Evaluator:
     """Evaluate with dralint's CEL in the scheduler's environment (StoredExpressions of the release)."""
     from ..cel import CelRuntimeError, compile_selector, device_from_api, env_for
+    from ..cel import Device as CelDevice
 
     gates = {g: release.gate(g) for g in release.known_gates()}
     env = env_for(release.version, gates, stored=True)
-    programs: dict[str, object] = {}
-    converted: dict[int, object] = {}
+    converted: dict[int, CelDevice] = {}
 
     def evaluate(expression: str, device: Device) -> bool:
-        program = programs.get(expression)
-        if program is None:
-            program = programs[expression] = compile_selector(expression, env)
-        if not program.ok:  # type: ignore[attr-defined]
-            issues = [i for i in program.issues if getattr(i, "severity", "error") == "error"]  # type: ignore[attr-defined]
-            text = "; ".join(i.message for i in issues) or "the expression does not compile"
-            raise SelectorError(f"CEL compile error: {text}", compile_error=True)
+        program = compile_selector(expression, env)  # cached by the CEL package
+        if not program.ok:
+            raise SelectorError(f"CEL compile error: {program.error_text()}", compile_error=True)
         cel_device = converted.get(device.uid)
         if cel_device is None:
             cel_device = converted[device.uid] = device_from_api(device.key[0], device.raw)
         try:
-            return program.evaluate(cel_device) is True  # type: ignore[attr-defined]
+            return program.evaluate(cel_device)
         except CelRuntimeError as exc:
             raise SelectorError(f"CEL runtime error: {exc}") from exc
 
     return evaluate
+
+
+# Constructs through which an expression can see attributes it does not name: iteration and size
+# of maps, computed keys, conversions of whole values. Expressions using them are evaluated per device.
+_OPAQUE_WORDS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter", "size", "sortBy",
+                           "transformList", "transformMap", "transformMapEntry", "string", "dyn", "type", "bind"})
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r'"([^"]*)"')
+_MAP_INDEX = re.compile(r"\b(?:attributes|capacity)\s*\[")
+
+
+def _whole_map_used(expression: str) -> bool:
+    """True when some ``attributes[...]``/``capacity[...]`` is used as a value, not indexed further."""
+    for m in _MAP_INDEX.finditer(expression):
+        depth, i = 1, m.end()
+        while i < len(expression) and depth:
+            depth += {"[": 1, "]": -1}.get(expression[i], 0)
+            i += 1
+        rest = expression[i:].lstrip()
+        if not rest.startswith((".", "[")):
+            return True
+    return False
+
+
+def names_read(expression: str) -> frozenset[str] | None:
+    """Attribute and capacity ids ``expression`` can read, or None when that cannot be told from its text."""
+    if "\\" in expression or "'" in expression or '"""' in expression or "+" in expression:
+        return None
+    literals = _STRING.findall(expression)
+    bare = _STRING.sub('""', expression)
+    words = set(_WORD.findall(bare))
+    if words & _OPAQUE_WORDS:
+        return None
+    if _whole_map_used(expression):
+        return None
+    for lit in literals:
+        words.update(lit.split("/"))
+    return frozenset(words)
+
+
+def _view(device: Device, names: frozenset[str]) -> tuple[Any, ...]:
+    """The part of ``device`` an expression reading ``names`` can observe."""
+    return (device.key[0],) + tuple(
+        entry if entry[1] in names or entry[0].startswith("capacity:") or "version" in entry[3]
+        else (entry[0], "", None, entry[3])
+        for entry in device.shape)
 
 
 class Selection:
@@ -80,19 +123,32 @@ class Selection:
         self._evaluate = evaluate
         self._binding = binding_conditions
         self._results: dict[tuple[str, int], bool | SelectorError] = {}
+        self._shared: dict[tuple, bool | SelectorError] = {}
+        self._names: dict[str, frozenset[str] | None] = {}
         self.evaluations = 0
 
     def expression(self, expression: str, device: Device) -> bool:
-        """One selector on one device (cached); raises SelectorError."""
-        key = (expression, device.uid)
-        result = self._results.get(key)
+        """One selector on one device (cached); raises SelectorError.
+
+        Devices that look the same to the expression share one result, so a fleet of identical
+        GPUs costs one evaluation per distinct model rather than one per GPU.
+        """
+        result = self._results.get((expression, device.uid))
         if result is None:
-            self.evaluations += 1
-            try:
-                result = self._evaluate(expression, device)
-            except SelectorError as exc:
-                result = exc
-            self._results[key] = result
+            if expression in self._names:
+                names = self._names[expression]
+            else:
+                names = self._names[expression] = names_read(expression)
+            view = (expression, device.uid) if names is None else (expression, _view(device, names))
+            result = self._shared.get(view)
+            if result is None:
+                self.evaluations += 1
+                try:
+                    result = self._evaluate(expression, device)
+                except SelectorError as exc:
+                    result = exc
+                self._shared[view] = result
+            self._results[(expression, device.uid)] = result
         if isinstance(result, SelectorError):
             raise result
         return result
