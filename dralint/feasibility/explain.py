@@ -125,10 +125,12 @@ def _stage_reason(st: Stages) -> str:
             left = f"the selector leaves {sum(sel.values())} ({named})"
         return f"{head}: the class matches {_spread(cls)}, {left}; no node has {need}"
     if max(free.values(), default=0) < need:
-        return (f"{head}: {_spread(sel)} match, but other claims hold all but {sum(free.values())} of them; "
+        verb = "matches" if sum(sel.values()) == 1 else "match"
+        return (f"{head}: {_spread(sel)} {verb}, but other claims hold all but {sum(free.values())} of them; "
                 f"no node has {need} free")
     reasons = "; ".join(f"{n} {why}" for why, n in st.blocked.most_common())
-    return f"{head}: {_spread(free)} match and are free, but {reasons}; no node has {need} usable"
+    verb = "matches and is" if sum(free.values()) == 1 else "match and are"
+    return f"{head}: {_spread(free)} {verb} free, but {reasons}; no node has {need} usable"
 
 
 def _details(stages: list[Stages]) -> dict[str, Any]:
