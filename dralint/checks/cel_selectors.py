@@ -1,12 +1,167 @@
-"""Placeholder: this check module is being written (see the registry in __init__)."""
+"""CEL device selectors: compiled, type-checked and cost-limited as the API server does.
+
+Walks every selector in the canonical (v1-shaped) object — DeviceClass ``spec.selectors``,
+claim and template requests (``exactly`` and each ``firstAvailable`` subrequest), and the CEL
+``selectors`` of a 1.33–1.34 DeviceTaintRule — and compiles each expression in the
+NewExpressions environment of the target release and gates (docs/cel.md §1.1). A selector list
+that an update leaves unchanged is stored, not new, and is not judged again.
+
+Rules:
+
+* DRA500 cel-expression-too-long: more than 10,240 UTF-8 bytes (API server: Too long).
+* DRA501 cel-compile-error: syntax, type-check, validator or output-type error (Invalid).
+* DRA502 cel-cost-exceeded: worst-case cost estimate over 1,000,000 (Forbidden).
+* DRA503 cel-has-domain-always-true: ``has(device.attributes.dom)`` is always true.
+* DRA504 cel-version-string-compare: a version attribute compared with a string fails at run time.
+* DRA505 cel-unknown-device-name: an attribute / capacity name no ResourceSlice of the run publishes.
+* DRA506 cel-unguarded-attribute: a read of a name that only some devices publish, with no guard.
+
+Example that FAILS (DRA501)::
+
+    selectors:
+    - cel:
+        expression: device.attributes["gpu.example.com"].memory > "40Gi"
+
+Example that PASSES::
+
+    selectors:
+    - cel:
+        expression: device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0
+"""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
-from .base import CheckContext, Problem
+from ..cel import CelIssue, compile_selector, env_for, lint_selector
+from ..cel.device import split_qualified_name
+from ..cel.errors import issue_text
+from ..paths import FieldPath
+from .base import CheckContext, Problem, p
 
-KINDS: frozenset[str] = frozenset()
+KINDS: frozenset[str] = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"})
+
+TOO_LONG = "DRA500"
+COMPILE_ERROR = "DRA501"
+COST_EXCEEDED = "DRA502"
+HAS_DOMAIN = "DRA503"
+VERSION_STRING = "DRA504"
+UNKNOWN_NAME = "DRA505"
+UNGUARDED = "DRA506"
+
+_WARNING_RULES = {"has-domain-always-true": HAS_DOMAIN, "version-string-compare": VERSION_STRING,
+                  "unknown-domain": UNKNOWN_NAME, "unknown-attribute": UNKNOWN_NAME, "unknown-capacity": UNKNOWN_NAME,
+                  "unguarded-attribute": UNGUARDED}
+_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
+_TAINT_RULE_CEL_MINORS = (33, 34)
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
-    return ()
+    """Problems of every CEL selector in one object."""
+    lists = list(_selector_lists(ctx.obj.value, ctx.obj.kind, ctx.release.minor))
+    if not lists:
+        return
+    env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=False)
+    known, everywhere = _published_names(ctx)
+    for path, selectors in lists:
+        if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
+            continue  # a stored selector list: the API server does not judge it again
+        for j, entry in enumerate(selectors):
+            cel = entry.get("cel") if isinstance(entry, dict) else None
+            expr = cel.get("expression") if isinstance(cel, dict) else None
+            if isinstance(expr, str):
+                yield from _judge(expr, env, path.child(j, "cel", "expression"), known, everywhere)
+
+
+def _judge(expr: str, env: Any, path: FieldPath, known: Any, everywhere: Any) -> Iterator[Problem]:
+    compiled = compile_selector(expr, env)
+    issues: list[CelIssue] = list(compiled.issues)
+    if compiled.ok or all(i.code in ("cost",) for i in issues):
+        issues = lint_selector(expr, env, known, everywhere)
+    for issue in issues:
+        if issue.code == "too-long":
+            yield Problem(TOO_LONG, path, f"{issue.message} (the expression has "
+                                          f"{len(expr.encode('utf-8', 'surrogatepass'))} bytes; API server: Too long)")
+        elif issue.code in ("syntax", "check"):
+            text = issue_text(expr, issue).split("\n", 1)[0]
+            yield Problem(COMPILE_ERROR, path, f"compilation failed: {text} (API server: Invalid value)",
+                          scalar_offset=issue.offset)
+        elif issue.code == "output-type":
+            yield Problem(COMPILE_ERROR, path, f"{issue.message} (API server: Invalid value)")
+        elif issue.code == "cost":
+            yield Problem(COST_EXCEEDED, path, f"{issue.message}: the worst-case estimate is {compiled.cost:,} "
+                                               f"against a limit of 1,000,000 (API server: Forbidden)",
+                          details={"cost": compiled.cost})
+        elif issue.code in _WARNING_RULES:
+            yield Problem(_WARNING_RULES[issue.code], path, issue.message, scalar_offset=issue.offset)
+
+
+def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath, list]]:
+    """(path of a ``selectors`` list, the list) for every selector list of the object."""
+    if not isinstance(obj, dict):
+        return
+    if kind == "DeviceClass":
+        yield from _list_at(obj, ("spec", "selectors"))
+    elif kind == "DeviceTaintRule":
+        if minor in _TAINT_RULE_CEL_MINORS:
+            yield from _list_at(obj, ("spec", "deviceSelector", "selectors"))
+    else:
+        prefix = ("spec", "spec", "devices", "requests") if kind == "ResourceClaimTemplate" else ("spec", "devices", "requests")
+        requests = _get(obj, p(*prefix))
+        for i, req in enumerate(requests if isinstance(requests, list) else []):
+            if not isinstance(req, dict):
+                continue
+            yield from _list_at(obj, prefix + (i, "exactly", "selectors"))
+            subs = req.get("firstAvailable")
+            for k, sub in enumerate(subs if isinstance(subs, list) else []):
+                if isinstance(sub, dict):
+                    yield from _list_at(obj, prefix + (i, "firstAvailable", k, "selectors"))
+
+
+def _list_at(obj: dict, segments: tuple) -> Iterator[tuple[FieldPath, list]]:
+    path = p(*segments)
+    value = _get(obj, path)
+    if isinstance(value, list):
+        yield path, value
+
+
+def _get(obj: Any, path: FieldPath) -> Any:
+    cur = obj
+    for seg in path:
+        if isinstance(seg, int):
+            cur = cur[seg] if isinstance(cur, list) and 0 <= seg < len(cur) else None
+        else:
+            cur = cur.get(seg) if isinstance(cur, dict) else None
+        if cur is None:
+            return None
+    return cur
+
+
+def _published_names(ctx: CheckContext) -> tuple[dict | None, dict | None]:
+    """Names the run's ResourceSlices publish, and per domain those every publishing device has."""
+    slices = ctx.index.slices if ctx.index is not None else []
+    if not slices:
+        return None, None
+    known: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+    everywhere: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+    for obj in slices:
+        spec = obj.value.get("spec") if isinstance(obj.value, dict) else None
+        if not isinstance(spec, dict):
+            continue
+        driver = spec.get("driver") if isinstance(spec.get("driver"), str) else ""
+        devices = spec.get("devices")
+        for dev in devices if isinstance(devices, list) else []:
+            if not isinstance(dev, dict):
+                continue
+            for kind in ("attributes", "capacity"):
+                names = dev.get(kind)
+                per_domain: dict[str, set[str]] = {}
+                for name in names if isinstance(names, dict) else {}:
+                    domain, ident = split_qualified_name(str(name), driver)
+                    per_domain.setdefault(domain, set()).add(ident)
+                for domain, ids in per_domain.items():
+                    known[kind].setdefault(domain, set()).update(ids)
+                    if domain in everywhere[kind]:
+                        everywhere[kind][domain] &= ids
+                    else:
+                        everywhere[kind][domain] = set(ids)
+    return known, everywhere
