@@ -50,8 +50,9 @@ def _walk(root: str, problems: list[SourceProblem]) -> list[str]:
 
     for folder, dirs, names in os.walk(root, onerror=on_error):
         # Pruning in place stops os.walk from descending into hidden folders.
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
             if not name.startswith(".") and name.lower().endswith(EXTENSIONS):
                 found.append(os.path.join(folder, name))
-    return found
+    # Sorted by path components, so a folder's files and subfolders interleave by name.
+    return sorted(found, key=lambda path: path.split(os.sep))
