@@ -285,3 +285,68 @@ def test_build_webhook_warms_and_reads_the_policy(tmp_path):
     assert hook.policy().options.kube_version == "1.34"    # a broken edit keeps the last good policy
     policy.write_text("kubeVersion: '1.35'\n")
     assert hook.policy().options.kube_version == "1.35"
+
+
+# --- feasibility against the cluster state ------------------------------------------------------
+
+CLUSTER = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ml
+  labels: {dra.example.com/admin: "true", resource.kubernetes.io/admin-access: "true"}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
+    path.write_text(CLUSTER)
+    return path
+
+
+@pytest.mark.parametrize("mode, allowed, warned", [("deny", False, False), ("warn", True, True), ("off", True, False)])
+def test_claims_that_can_never_be_allocated(tmp_path, cluster_file, mode, allowed, warned):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"feasibility: {mode}\n")
+    hook = build_webhook(Settings(policy_file=str(policy), cluster_paths=(str(cluster_file),)))
+    client = create_app(hook).test_client()
+    assert answer(client, review(claim(count=1))) == {"uid": "0f6c1f3e-1", "allowed": True}
+    resp = answer(client, review(claim(count=4)))
+    assert resp["allowed"] is allowed
+    assert any("DRA701" in w for w in resp.get("warnings", [])) is warned
+    if not allowed:
+        assert "DRA701" in resp["status"]["message"]
+
+
+def test_namespace_labels_can_come_from_the_cluster_state(cluster_file):
+    hook = build_webhook(Settings(cluster_paths=(str(cluster_file),)))
+    hook.default_policy = parse_policy(yaml.safe_load(ORG_POLICY.replace("namespaceLabels: {ml: {team: ml}}", "")))
+    resp = answer(create_app(hook).test_client(), review(claim(adminAccess=True)))
+    assert resp == {"uid": "0f6c1f3e-1", "allowed": True}
+
+
+def test_broken_cluster_state_is_refused_at_start(tmp_path):
+    from dralint_webhook.cluster import ClusterError
+
+    bad = tmp_path / "cluster.yaml"
+    bad.write_text("kind: [unclosed\n")
+    with pytest.raises(ClusterError, match="cluster state"):
+        build_webhook(Settings(cluster_paths=(str(bad),)))

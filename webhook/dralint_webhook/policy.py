@@ -110,6 +110,8 @@ def parse_policy(raw: Any) -> Policy:
     if on_error not in ON_INTERNAL_ERROR:
         raise PolicyError(f"onInternalError: expected one of {', '.join(ON_INTERNAL_ERROR)}")
     feasibility = doc.get("feasibility", "warn")
+    if feasibility is False:  # YAML 1.1 reads an unquoted `off` as false
+        feasibility = "off"
     if feasibility not in FEASIBILITY:
         raise PolicyError(f"feasibility: expected one of {', '.join(FEASIBILITY)}")
     strict = doc.get("strictFields", True)

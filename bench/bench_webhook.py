@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Load figures of the admission webhook: a real gunicorn over TLS, a client on this machine.
+
+Starts ``dralint-webhook serve`` on 127.0.0.1 (certificates from our own ``certs`` command),
+then sends a realistic mix of AdmissionReviews (claims, templates, device classes, pods; valid
+and invalid, CREATE and UPDATE) at fixed rates over keep-alive TLS connections, and prints per
+step: achieved requests/s, p50/p95/p99/max latency and errors. Latency is measured from the
+moment a request was *due* (open loop), so a server that falls behind cannot hide it by slowing
+the client down. Loopback only, bounded in requests and time; the server is stopped at the end::
+
+    python3 bench/bench_webhook.py                       # 100, 200, 300, 400 req/s, 10 s each
+    python3 bench/bench_webhook.py --rates 300 --duration 20 --workers 2
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import http.client
+import json
+import queue
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SERVICE, NAMESPACE = "dralint-webhook", "dralint"
+MAX_REQUESTS = 40_000      # over all steps
+MAX_STEP_SECONDS = 60.0
+
+
+def _claim(name: str, requests: list, version: str = "v1", kind: str = "ResourceClaim") -> dict:
+    spec = {"devices": {"requests": requests}}
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": kind, "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"spec": spec} if kind == "ResourceClaimTemplate" else spec}
+
+
+_SELECTOR = {"cel": {"expression": 'device.driver == "gpu.nvidia.com" && '
+                                   'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100") && '
+                                   'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'}}
+_GPU = {"deviceClassName": "gpu.nvidia.com", "count": 2, "selectors": [_SELECTOR]}
+
+
+def mix() -> list[tuple[str, dict, dict | None, str]]:
+    """(operation, object, old object, subresource) of the traffic, in the proportions sent."""
+    valid = _claim("train", [{"name": "gpus", "exactly": _GPU}])
+    prioritized = _claim("infer", [{"name": "gpu", "firstAvailable": [
+        {"name": "big", **_GPU}, {"name": "small", "deviceClassName": "gpu.nvidia.com", "count": 1}]}])
+    beta = _claim("legacy", [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}], version="v1beta1")
+    template = _claim("per-pod", [{"name": "gpu", "exactly": _GPU}], kind="ResourceClaimTemplate")
+    invalid = _claim("broken", [{"name": "GPU", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": "2"}}])
+    bad_cel = _claim("typo", [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+        {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].productName ==='}}]}}])
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
+                    "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "ml"},
+           "spec": {"containers": [{"name": "app", "image": "registry.example.com/train:1",
+                                    "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "per-pod"}]}}
+    changed = copy.deepcopy(valid)
+    changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 4
+    status = copy.deepcopy(valid)
+    status["status"] = {"reservedFor": [{"resource": "pods", "name": "trainer", "uid": "6b0c0a8e-0000-4000-8000-000000000001"}]}
+    return ([("CREATE", valid, None, "")] * 4 + [("CREATE", prioritized, None, ""), ("CREATE", beta, None, "")]
+            + [("CREATE", template, None, "")] * 2 + [("CREATE", pod, None, "")] * 4
+            + [("CREATE", device_class, None, ""), ("CREATE", invalid, None, ""), ("CREATE", bad_cel, None, ""),
+               ("UPDATE", changed, valid, ""), ("UPDATE", status, valid, "status")])
+
+
+def bodies() -> list[bytes]:
+    """The mix as request bodies with a ``__UID__`` placeholder (each request gets its own uid)."""
+    out = []
+    for operation, obj, old, sub in mix():
+        group, _, version = obj["apiVersion"].rpartition("/")
+        request = {"uid": "__UID__", "kind": {"group": group, "version": version, "kind": obj["kind"]},
+                   "resource": {"group": group, "version": version, "resource": obj["kind"].lower() + "s"},
+                   "subResource": sub, "operation": operation, "namespace": obj["metadata"].get("namespace", ""),
+                   "name": obj["metadata"]["name"], "object": obj, "oldObject": old, "dryRun": False,
+                   "userInfo": {"username": "system:serviceaccount:ml:trainer"}}
+        out.append(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                               "request": request}).encode())
+    return out
+
+
+class Connection(http.client.HTTPSConnection):
+    """HTTPS to 127.0.0.1, verifying the certificate for the Service's DNS name."""
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = self._context.wrap_socket(sock, server_hostname=f"{SERVICE}.{NAMESPACE}.svc")
+
+
+@dataclass
+class Step:
+    rate: int
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    denied: int = 0
+    elapsed: float = 0.0
+
+
+def run_step(port: int, context: ssl.SSLContext, templates: list[bytes], rate: int, duration: float,
+             connections: int) -> Step:
+    """Send ``rate`` requests/s for ``duration`` s over ``connections`` keep-alive connections."""
+    step = Step(rate)
+    total = int(rate * duration)
+    due: queue.Queue = queue.Queue()
+    lock = threading.Lock()
+
+    def worker() -> None:
+        conn = Connection("127.0.0.1", port, timeout=10, context=context)
+        while True:
+            item = due.get()
+            if item is None:
+                break
+            i, when = item
+            uid = str(uuid.uuid4())
+            body = templates[i % len(templates)].replace(b"__UID__", uid.encode())
+            try:
+                conn.request("POST", "/validate", body=body, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                data = resp.read()
+                done = time.perf_counter()
+                answer = json.loads(data)["response"] if resp.status == 200 else None
+                ok = answer is not None and answer["uid"] == uid
+                with lock:
+                    step.latencies.append(done - when)
+                    step.errors += not ok
+                    step.denied += bool(ok and not answer["allowed"])
+            except (OSError, http.client.HTTPException, ValueError, KeyError):
+                conn.close()
+                with lock:
+                    step.errors += 1
+        conn.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    start = time.perf_counter()
+    for i in range(total):
+        when = start + i / rate
+        delay = when - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        due.put((i, when))
+        if time.perf_counter() - start > MAX_STEP_SECONDS:
+            break
+    for _ in threads:
+        due.put(None)
+    for t in threads:
+        t.join(timeout=MAX_STEP_SECONDS)
+    step.elapsed = time.perf_counter() - start
+    return step
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def start_server(workdir: Path, port: int, workers: int, threads: int) -> subprocess.Popen:
+    subprocess.run([sys.executable, "-m", "dralint_webhook", "certs", "--service", SERVICE, "--namespace", NAMESPACE,
+                    "--out", str(workdir)], check=True, capture_output=True, timeout=60)
+    log = (workdir / "server.log").open("wb")
+    return subprocess.Popen([sys.executable, "-m", "dralint_webhook", "serve", "--cert", str(workdir / "tls.crt"),
+                             "--key", str(workdir / "tls.key"), "--bind", "127.0.0.1", "--port", str(port),
+                             "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_ready(port: int, context: ssl.SSLContext, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("the server exited during start-up")
+        try:
+            conn = Connection("127.0.0.1", port, timeout=5, context=context)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("the server did not become ready")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rates", default="100,200,300,400", help="requests/s per step (default: 100,200,300,400)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per step (default: 10)")
+    parser.add_argument("--connections", type=int, default=8, help="client keep-alive connections (default: 8)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default: 2)")
+    parser.add_argument("--threads", type=int, default=8, help="threads per worker (default: 8)")
+    args = parser.parse_args()
+    rates = [int(r) for r in args.rates.split(",") if r.strip()]
+    duration = min(args.duration, MAX_STEP_SECONDS)
+    if sum(rates) * duration > MAX_REQUESTS:
+        parser.error(f"at most {MAX_REQUESTS} requests in all")
+
+    with tempfile.TemporaryDirectory(prefix="dralint-bench-") as tmp:
+        workdir = Path(tmp)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        proc = start_server(workdir, port, args.workers, args.threads)
+        try:
+            context = ssl.create_default_context(cafile=str(workdir / "ca.crt"))
+            wait_ready(port, context, proc)
+            templates = bodies()
+            run_step(port, context, templates, 100, 3, args.connections)   # warm-up: connections, caches
+            print(f"dralint webhook: gunicorn gthread, {args.workers} workers x {args.threads} threads, TLS, "
+                  f"{args.connections} keep-alive connections, mix of {len(templates)} reviews")
+            print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
+                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7}")
+            for rate in rates:
+                step = run_step(port, context, templates, rate, duration, args.connections)
+                ms = [x * 1000 for x in step.latencies]
+                print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
+                      f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
+                      f"{step.errors:>7} {step.denied:>7}", flush=True)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
