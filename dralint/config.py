@@ -194,11 +194,12 @@ def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
 
     def rules(key: tuple[str, ...], value: Any) -> tuple[str, ...]:
         tokens = _tokens(value, lambda: lines.error(key, f"{key[0]} must be a list of rule ids or names"))
-        for token in tokens:
+        for i, token in enumerate(tokens):
             try:
                 resolve_rules(catalog, token, key[0])
             except UsageError as exc:
-                raise lines.error(key, str(exc)) from None
+                # A list item has its own line (in block style); a comma-separated string has one.
+                raise lines.error(key + (str(i),) if isinstance(value, list) else key, str(exc)) from None
         return tokens
 
     def boolean(key: str) -> bool | None:
@@ -278,11 +279,13 @@ def _path_ignore(pattern: str, value: Any, catalog: Catalog, lines: _Lines, rule
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Compile a path glob: ``*`` and ``?`` stay inside one folder, ``**`` crosses folders.
 
-    A pattern naming a folder (``vendor/`` or ``vendor``) also matches everything below it, and a
-    pattern without ``/`` matches at any depth (``*.generated.yaml``), as in ``.gitignore``.
+    A pattern naming a folder (``vendor/`` or ``vendor``) also matches everything below it; a
+    pattern without ``/`` matches at any depth (``*.generated.yaml``) and a leading ``/`` anchors
+    one to the config's folder, as in ``.gitignore``.
     """
     pattern = pattern.strip().removeprefix("./")
     anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.removeprefix("/")  # a leading / anchors to the config's folder, as in .gitignore
     out = [] if anchored else ["(?:.*/)?"]
     i = 0
     while i < len(pattern):
