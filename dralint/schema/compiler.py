@@ -20,8 +20,8 @@ from ..paths import Key
 from .problems import SchemaProblem, expected_text, json_type, unknown_field, wrong_type
 from .timestamps import EXAMPLE, is_go_rfc3339
 
-Path = tuple  # segments: str field, int index, Key map key
-Check = Callable[[Any, Path, list[SchemaProblem]], None]
+Segments = tuple  # of str (field), int (list index), Key (map key)
+Check = Callable[[Any, Segments, list[SchemaProblem]], None]
 
 _PY_TYPES: dict[str, frozenset[type]] = {
     "string": frozenset({str}),
@@ -48,7 +48,7 @@ class Compiled(NamedTuple):
     check: Check
 
 
-def _accept(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+def _accept(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
     """Any JSON value is fine (RawExtension, FieldsV1, pinned apiVersion/kind)."""
 
 
@@ -56,7 +56,11 @@ ANY = Compiled(_ANY_TYPES, _accept)
 
 
 def compile_schema(schema: Mapping[str, Any]) -> Compiled:
-    """Compile a whole generated schema file (its root and the ``$defs`` it reaches)."""
+    """Compile a whole generated schema file (its root and the ``$defs`` it reaches).
+
+    Raises :class:`SchemaCompileError` for a schema outside the generator's subset; the input is
+    always one of our shipped files, never user data.
+    """
     return _Compiler(schema.get("$defs", {})).node(schema, "#")
 
 
@@ -109,7 +113,7 @@ def _struct(fields: dict[str, Compiled], *, strict: bool, nullable: bool) -> Com
     names = tuple(fields)
     get = fields.get
 
-    def check(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+    def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if type(value) is not dict and not isinstance(value, Mapping):
             out.append(wrong_type(path, "object", value))
             return
@@ -129,7 +133,7 @@ def _struct(fields: dict[str, Compiled], *, strict: bool, nullable: bool) -> Com
 def _map(values: Compiled, *, nullable: bool) -> Compiled:
     fast, sub = values
 
-    def check(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+    def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if type(value) is not dict and not isinstance(value, Mapping):
             out.append(wrong_type(path, "object", value))
             return
@@ -143,7 +147,7 @@ def _map(values: Compiled, *, nullable: bool) -> Compiled:
 def _array(items: Compiled, *, nullable: bool) -> Compiled:
     fast, sub = items
 
-    def check(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+    def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if type(value) is not list and not isinstance(value, (list, tuple)):
             out.append(wrong_type(path, "array", value))
             return
@@ -162,7 +166,7 @@ def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, 
     high = maximum if maximum is not None else float("inf")
     ints = "integer" in accepted
 
-    def check(value: Any, path: Path, out: list[SchemaProblem]) -> None:
+    def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if ints and type(value) is int and low <= value <= high:
             return  # the common case, a bounded integer field, without json_type()
         kind = json_type(value)
