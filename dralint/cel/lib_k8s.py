@@ -11,8 +11,7 @@ from ..quantity import Quantity, QuantityError
 from .errors import CelRuntimeError
 from .regex import RegexError, compile_regex
 from .runtime import compare, equal, err, no_overload
-from .values import (INT_MAX, INT_MIN, URL, CIDRValue, Duration, IPAddr, NamedFormat, Optional, Semver, SemverError,
-                     Uint)
+from .values import INT_MAX, INT_MIN, URL, CIDRValue, IPAddr, NamedFormat, Optional, Semver, SemverError
 
 MAX_INCLUDES = 48  # ResourceSliceMaxAttributeValuesPerDevice
 
@@ -633,4 +632,3 @@ def _register_formats() -> None:
 
 _register_formats()
 
-__all__ = ["FUNCTIONS", "STRINGERS", "Duration", "Uint"]

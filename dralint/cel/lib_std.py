@@ -11,9 +11,8 @@ import re
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import CelRuntimeError
 from .regex import RegexError, compile_regex
-from .runtime import DomainMap, err, no_overload, size, type_name
+from .runtime import err, no_overload, size, type_name
 from .timefmt import MAX_DURATION, TimeFormatError, parse_duration, parse_timestamp
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
 
@@ -313,5 +312,3 @@ FUNCTIONS: dict[tuple[str, bool], Callable[..., Any]] = {
 for _name in ("getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
               "getHours", "getMinutes", "getSeconds", "getMilliseconds"):
     FUNCTIONS[(_name, True)] = _getter(_name)
-
-__all__ = ["FUNCTIONS", "go_float_g", "to_string", "CelRuntimeError", "DomainMap"]
