@@ -40,8 +40,11 @@ class Stages:
         return max(c.values(), default=0)
 
     def fits_somewhere(self) -> bool:
-        last = self.counts[-1][1]
-        return any(n >= (self.need or 1) for n in last.values())
+        usable = self.counts[-1][1]
+        if self.need is None:  # allocationMode All: every matching device of a node, at least one
+            selected = self.counts[1][1]
+            return any(n and usable.get(node, 0) == n for node, n in selected.items())
+        return any(n >= self.need for n in usable.values())
 
 
 @dataclass(frozen=True)
@@ -111,14 +114,32 @@ def _describe(alt: Alternative) -> str:
     return f"request `{alt.full_name}` needs {what} of class `{alt.class_name}`{sel}{admin}"
 
 
-def _stage_reason(st: Stages) -> str:
+def _blocked(st: Stages) -> str:
+    singular = {"have": "has", "lack": "lacks", "need": "needs", "consume": "consumes"}
+    parts = []
+    for why, n in st.blocked.most_common():
+        verb, _, rest = why.partition(" ")
+        parts.append(f"{n} {singular.get(verb, verb) if n == 1 else verb} {rest}")
+    return "; ".join(parts)
+
+
+def _stage_reason(st: Stages, pool_note: str) -> str:
     """The first filter after which no node has enough devices."""
     need = st.need or 1
     (_, cls), (_, sel), (_, free), (_, usable) = st.counts
     head = _describe(st.alt)
     if not any(cls.values()):
-        return f"{head}: the class matches no device the node{'s' if len(cls) != 1 else ''} can see"
+        return f"{head}: the class matches no device in a usable pool{pool_note}"
     named = ", ".join(st.survivors[:_MAX_NAMED]) + ("…" if len(st.survivors) > _MAX_NAMED else "")
+    if st.need is None and any(sel.values()):
+        held = sum(sel.values()) - sum(free.values())
+        blocked = _blocked(st)
+        held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims"
+        parts = ([held_text] if held else []) + ([blocked] if blocked else [])
+        return (f"{head}: allocationMode All takes every device the selectors match ({_spread(sel)}), and on "
+                f"every node some cannot be taken: {'; '.join(parts) or 'they are in use'}")
+    if max(sel.values(), default=0) < need and not any(st.alt.selectors):
+        return f"{head}: the class matches {_spread(cls)}; no node has {need}"
     if max(sel.values(), default=0) < need:
         left = f"the selector leaves {_spread(sel)}" if any(sel.values()) else "the selector leaves none"
         if any(sel.values()) and sum(sel.values()) <= _MAX_NAMED and named:
@@ -128,7 +149,7 @@ def _stage_reason(st: Stages) -> str:
         verb = "matches" if sum(sel.values()) == 1 else "match"
         return (f"{head}: {_spread(sel)} {verb}, but other claims hold all but {sum(free.values())} of them; "
                 f"no node has {need} free")
-    reasons = "; ".join(f"{n} {why}" for why, n in st.blocked.most_common())
+    reasons = _blocked(st)
     verb = "matches and is" if sum(free.values()) == 1 else "match and are"
     return f"{head}: {_spread(free)} {verb} free, but {reasons}; no node has {need} usable"
 
@@ -166,6 +187,18 @@ class Explainer:
             st = self._stages[key] = _stages(self.world, alt, nodes)
         return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
 
+    def pool_note(self, nodes: list[NodeView]) -> str:
+        """Pools the nodes see but cannot allocate from, as a parenthesis for messages."""
+        reasons = {}
+        for node in nodes:
+            for pool in self.world.pools(node):
+                if not pool.usable:
+                    reasons[pool.label] = pool.invalid and f"is invalid: {pool.invalid}" or "is incomplete"
+        if not reasons:
+            return ""
+        shown = "; ".join(f"resource pool {label} {why}" for label, why in sorted(reasons.items())[:_MAX_NAMED])
+        return f" ({shown})"
+
     def claim(self, claim: ClaimSpec, nodes: list[NodeView], node_failures: dict[str, str]) -> Explanation:
         """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
         return explain_claim(self, claim, nodes, node_failures)
@@ -176,9 +209,10 @@ def _request_reason(ex: Explainer, req: Request, nodes: list[NodeView]) -> tuple
     stages = [ex.stages(alt, nodes) for alt in req.alternatives]
     if any(st.fits_somewhere() for st in stages):
         return None
+    note = ex.pool_note(nodes)
     if len(stages) == 1:
-        return _stage_reason(stages[0]), stages
-    parts = "; ".join(_stage_reason(st) for st in stages)
+        return _stage_reason(stages[0], note), stages
+    parts = "; ".join(_stage_reason(st, note) for st in stages)
     return f"no alternative of request `{req.name}` fits: {parts}", stages
 
 
@@ -209,11 +243,13 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: list[NodeView], node_f
         all_stages += [ex.stages(alt, nodes) for alt in req.alternatives]
     failures = sorted({m for m in node_failures.values() if m})
     if failures:
-        return Explanation("; ".join(failures[:3]), _details(all_stages) | {"node_failures": dict(list(node_failures.items())[:_MAX_NODES])})
+        shown = dict(list(node_failures.items())[:_MAX_NODES])
+        return Explanation("; ".join(failures[:3]), _details(all_stages) | {"node_failures": shown})
     if claim.constraints and _search(world, [replace(claim, constraints=())], nodes):
         for con in claim.constraints:
             if _search(world, [replace(claim, constraints=(con,))], nodes) is False:
-                kind, attr = ("matchAttribute", con.match_attribute) if con.match_attribute else ("distinctAttribute", con.distinct_attribute)
+                kind, attr = (("matchAttribute", con.match_attribute) if con.match_attribute
+                              else ("distinctAttribute", con.distinct_attribute))
                 scope = " and ".join(f"`{r}`" for r in sorted(con.requests)) or "all requests"
                 what = "with one value" if con.match_attribute else "with pairwise different values"
                 return Explanation(f"constraint {kind} `{attr}` across {scope}: no node has devices for all of them "

@@ -172,22 +172,24 @@ def _report(explainer: Explainer, group: Group, outcome: Outcome, options: Feasi
                 if why is not None:
                     report.problems.append((group.owner, Problem(
                         RULE_INFEASIBLE, m.ref_path or FieldPath(),
-                        f"claim {m.spec.display} cannot be allocated{where}: {why.message}", details=_details(why, nodes))))
+                        f"claim {m.spec.display} cannot be allocated{where}: {why.message}",
+                        details=_details(why, nodes))))
         else:
             failures = sorted({v for v in outcome.failures.values() if v})
             extra = f" ({'; '.join(failures[:3])})" if failures else ""
             first = group.members[0].ref_path or FieldPath()
+            why = explain_together([m.spec for m in group.members])
             report.problems.append((group.owner, Problem(
                 RULE_INFEASIBLE, first.parent if first else first,
-                f"{group.label} cannot get its devices{where}: {explain_together([m.spec for m in group.members])}{extra}",
-                details={"nodes_tried": len(nodes)})))
+                f"{group.label} cannot get its devices{where}: {why}{extra}", details={"nodes_tried": len(nodes)})))
 
 
 def _details(why: Explanation, nodes: list[NodeView]) -> dict[str, Any]:
     return {"nodes_tried": len(nodes), "requests": why.details}
 
 
-def _report_fatal(group: Group, exc: FatalError, linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
+def _report_fatal(group: Group, exc: FatalError, linted: Callable[[Canonical], bool],
+                  report: FeasibilityReport) -> None:
     if exc.obj is not None and linted(exc.obj):
         if exc.compile_error:
             return  # the CEL check reports compile errors of linted objects

@@ -240,7 +240,8 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
     caps: dict[str, DeviceCapacity] = {}
     for name, cap in _dict(raw.get("capacity")).items():
         value = quantity(_dict(cap).get("value"))
-        caps[str(name)] = DeviceCapacity(value if value is not None else Fraction(0), _policy(_dict(cap).get("requestPolicy")))
+        policy = _policy(_dict(cap).get("requestPolicy"))
+        caps[str(name)] = DeviceCapacity(value if value is not None else Fraction(0), policy)
     consumes = []
     for entry in _list(raw.get("consumesCounters")):
         e = _dict(entry)
@@ -252,7 +253,8 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
                   attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=taints,
                   binding_conditions=tuple(str(c) for c in _list(raw.get("bindingConditions"))),
                   binding_failure_conditions=tuple(str(c) for c in _list(raw.get("bindingFailureConditions"))),
-                  binds_to_node=raw.get("bindsToNode") is True, allow_multiple=raw.get("allowMultipleAllocations") is True,
+                  binds_to_node=raw.get("bindsToNode") is True,
+                  allow_multiple=raw.get("allowMultipleAllocations") is True,
                   node_name=_str(raw.get("nodeName")), all_nodes=raw.get("allNodes") is True,
                   node_selector=selector if isinstance(selector, dict) else None)
 

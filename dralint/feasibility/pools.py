@@ -127,5 +127,6 @@ def _invalid(pool: Pool, features: Features) -> str:
                     return f"device `{d.name}` consumes from counter set `{set_name}`, which the pool does not declare"
                 for counter in counters:
                     if counter not in declared:
-                        return f"device `{d.name}` consumes counter `{counter}`, which counter set `{set_name}` does not declare"
+                        return (f"device `{d.name}` consumes counter `{counter}`, which counter set `{set_name}` "
+                                "does not declare")
     return ""

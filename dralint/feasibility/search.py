@@ -151,7 +151,8 @@ class Attempt:
                     minimum += data.num
             if minimum > MAX_DEVICES_PER_CLAIM:
                 raise FatalError("limit", f"claim {claim.display}: number of requested devices {minimum} exceeds the "
-                                 f"claim limit of {MAX_DEVICES_PER_CLAIM}", claim.obj, claim.devices_path.child("requests"))
+                                 f"claim limit of {MAX_DEVICES_PER_CLAIM}", claim.obj,
+                                 claim.devices_path.child("requests"))
             for con in claim.constraints:
                 if not con.match_attribute and not con.distinct_attribute:
                     raise FatalError("malformed", f"claim {claim.display}, constraint #{con.index}: empty constraint "
@@ -162,7 +163,8 @@ class Attempt:
         for i, expr in enumerate(alt.selectors):
             if expr is None:
                 raise FatalError("malformed", f"claim {claim.display}, request {alt.name}, selector #{i}: CEL "
-                                 "expression empty (unsupported selector type?)", claim.obj, alt.path.child("selectors", i))
+                                 "expression empty (unsupported selector type?)", claim.obj,
+                                 alt.path.child("selectors", i))
         if not self.f.admin_access and alt.admin_access is not None:
             raise FatalError("gate", f"claim {claim.display}, request {alt.name}: admin access is requested, but the "
                              "DRAAdminAccess feature is disabled", claim.obj, alt.path.child("adminAccess"))
@@ -202,11 +204,27 @@ class Attempt:
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
         if self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE:
+            self.check_node_selectors()
             return True
         invalid = [p.label for p in self.pools if p.invalid]
         if invalid:
             raise NodeFailure("invalid resource pools were encountered: " + ", ".join(invalid))
         return False
+
+    def check_node_selectors(self) -> None:
+        """``createNodeSelector`` per claim: a picked network-attached device whose node selector has
+        several terms cannot be expressed in the result, and the allocator errors out."""
+        for claim, picks in zip(self.claims, self.results):
+            for p in picks:
+                s, d = p.candidate.slice, p.device
+                node_name, selector = (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
+                if node_name or d.binds_to_node:
+                    break  # the result is pinned to this node; later selectors are not looked at
+                terms = selector.get("nodeSelectorTerms") if selector is not None else None
+                if isinstance(terms, list) and len(terms) > 1:
+                    raise FatalError("malformed", f"create NodeSelector for claim {claim.display}: unsupported "
+                                     f"ResourceSlice.NodeSelector with {len(terms)} terms (slice {s.name})",
+                                     claim.obj, claim.devices_path)
 
     def in_use(self, key: DeviceKey) -> bool:
         return key in self.run.allocated.dedicated or bool(self.allocating.get(key))
@@ -239,7 +257,8 @@ class Attempt:
         data = self.data[(c, r, s)]
         alt = data.alt
         if alt.mode == "All" and not data.all_devices:
-            self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
             return FAIL
         if d >= data.num:
             return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
@@ -268,13 +287,15 @@ class Attempt:
                         if c in self.allocating.get(device.key, ()):
                             continue
                     elif self.in_use(device.key):
-                        self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
+                        if self.trace is not None:
+                            self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
                         continue
                     if not self.selectable(claim, data, sl, device):
                         continue
                     if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
                                                                self.capacity.by_device.get(device.key)):
-                        self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
+                        if self.trace is not None:
+                            self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                         continue
                     undo = self.allocate(c, data, Candidate(device, sl, pool), must=False)
                     if undo is None:
@@ -298,19 +319,23 @@ class Attempt:
         if not alt.admin and self.in_use(key):
             return None
         if not f.partitionable and device.consumes:
-            self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters (DRAPartitionableDevices off)")
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
+                          "(DRAPartitionableDevices off)")
             return None
         skip_counters = multi and (key in self.run.allocated.consumed or key in self.capacity.by_device)
         if not skip_counters and device.consumes and not self.counters.take(cand.pool, device):
-            self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
             return None
         # From here on a refusal keeps the counters just taken, as the scheduler does.
         base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
         if f.taints:
             taint = blocking_taint(device, alt)
             if taint is not None:
-                self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
-                          f"{taint.effect}, not tolerated")
+                if self.trace is not None:
+                    self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
+                              f"{taint.effect}, not tolerated")
                 return None
         added: list[MatchAttribute | DistinctAttribute] = []
         for tracker in self.trackers[c]:
@@ -322,7 +347,9 @@ class Attempt:
                                      f"device {device.label} because a claim constraint would not be satisfied "
                                      "(allocationMode All takes every matching device)", claim.obj,
                                      tracker.constraint.path)
-                self._say(f"{claim.display} {alt.full_name}: {device.label} breaks constraint #{tracker.constraint.index}")
+                if self.trace is not None:
+                    self._say(f"{claim.display} {alt.full_name}: {device.label} breaks constraint "
+                              f"#{tracker.constraint.index}")
                 return None
             added.append(tracker)
         if not multi:
@@ -339,7 +366,8 @@ class Attempt:
                 consumed = consumed_by(alt, device)
                 self.capacity.insert(key, consumed)
         self.results[c].append(Pick(alt.full_name, alt, cand, multi, consumed))
-        self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
+        if self.trace is not None:
+            self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
 
         def undo() -> None:
             for t in self.trackers[c]:
@@ -351,7 +379,8 @@ class Attempt:
             elif f.partitionable and device.consumes:
                 self.counters.give_back(cand.pool, device)
             self.results[c].pop()
-            self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
 
         return undo
 

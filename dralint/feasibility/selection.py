@@ -40,8 +40,10 @@ class DeviceClassInfo:
 
 def read_class(obj: Canonical) -> DeviceClassInfo:
     selectors = []
-    for sel in obj.get("spec", "selectors", default=[]) if isinstance(obj.get("spec", "selectors"), list) else []:
-        expr = sel.get("cel", {}).get("expression") if isinstance(sel, dict) and isinstance(sel.get("cel"), dict) else None
+    raw = obj.get("spec", "selectors")
+    for sel in raw if isinstance(raw, list) else []:
+        cel = sel.get("cel") if isinstance(sel, dict) else None
+        expr = cel.get("expression") if isinstance(cel, dict) else None
         selectors.append(expr if isinstance(expr, str) else None)
     return DeviceClassInfo(obj, obj.name, tuple(selectors))
 
