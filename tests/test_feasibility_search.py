@@ -195,7 +195,7 @@ def test_taint_blocks_unless_tolerated():
     tainted = [{"name": "gpu-0", "taints": [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]}]
     cluster = [CLASS, node_slice("node-a", tainted)]
     (msg,) = messages(run(cluster, [claim("c", [req()])]))
-    assert "1 have taint `maintenance=yes:NoSchedule` that the request does not tolerate" in msg
+    assert "1 has taint `maintenance=yes:NoSchedule` that the request does not tolerate" in msg
     tolerating = req(tolerations=[{"key": "maintenance", "operator": "Exists"}])
     assert not run(cluster, [claim("c", [tolerating])]).problems
 
