@@ -80,3 +80,21 @@ def test_each_run_makes_a_new_ca(tmp_path):
 def test_bad_days_is_a_usage_error(tmp_path, capsys):
     assert main(["certs", "--service", "s", "--namespace", "n", "--out", str(tmp_path), "--days", "0"]) == 2
     assert "--days" in capsys.readouterr().err
+
+
+def test_serving_context_is_tls12_or_newer_and_survives_a_half_written_rotation(tmp_path):
+    from dralint_webhook.tls import ServingTLS
+
+    first, second = run_certs(tmp_path / "a"), run_certs(tmp_path / "b")
+    live = tmp_path / "live"
+    live.mkdir()
+    for name in ("tls.crt", "tls.key"):
+        (live / name).write_bytes((first / name).read_bytes())
+    events: list[tuple] = []
+    tls = ServingTLS(str(live / "tls.crt"), str(live / "tls.key"), interval=0, on_reload=lambda *e: events.append(e))
+    original = tls.context()
+    assert original.minimum_version is ssl.TLSVersion.TLSv1_2
+    (live / "tls.crt").write_bytes((second / "tls.crt").read_bytes())   # the key still belongs to the first
+    assert tls.context() is original and events[-1][1] is False
+    (live / "tls.key").write_bytes((second / "tls.key").read_bytes())
+    assert tls.context() is not original and events[-1][:2] == ("certificate", True)

@@ -170,7 +170,8 @@ def _error(status: int, message: str) -> Response:
 
 
 def _log_review(review: AdmissionRequest, verdict: Verdict, elapsed: float) -> None:
-    log(_log, logging.INFO, "review", uid=review.uid, kind=review.kind.render(), namespace=review.namespace,
-        name=review.name, operation=review.operation, subresource=review.sub_resource, dry_run=review.dry_run,
+    log(_log, logging.INFO, "review", uid=review.uid, kind=review.kind.render(), resource=review.resource,
+        namespace=review.namespace, name=review.name, operation=review.operation, subresource=review.sub_resource,
+        dry_run=review.dry_run,
         allowed=verdict.allowed, duration_ms=round(elapsed * 1000, 3), rules=list(verdict.rules),
         internal_error=verdict.internal_error)

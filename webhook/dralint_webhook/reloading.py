@@ -62,7 +62,6 @@ class Reloading(Generic[T]):
         self._value = load()
         self._checked = time.monotonic()
         self.error: str = ""
-        self.generation = 1
 
     def current(self) -> T:
         """The value, reloaded first when the files changed since the last look."""
@@ -88,7 +87,6 @@ class Reloading(Generic[T]):
                 return
             self._value = value
             self.error = ""
-            self.generation += 1
             self._report(True, "")
         finally:
             self._lock.release()

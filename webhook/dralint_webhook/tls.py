@@ -33,12 +33,3 @@ class ServingTLS:
     def context(self) -> ssl.SSLContext:
         """The context for a new connection (rebuilt first when the files changed)."""
         return self._context.current()
-
-    @property
-    def error(self) -> str:
-        """Why the last reload failed ("" when it did not): the previous certificate is still served."""
-        return self._context.error
-
-    @property
-    def generation(self) -> int:
-        return self._context.generation
