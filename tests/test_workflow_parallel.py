@@ -1,0 +1,110 @@
+"""``-j N`` gives exactly the serial output, in the same order; the progress bar only on terminals."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dralint.cli import main
+from dralint.progress import ProgressBar, worth_showing
+
+from conftest import REPO
+
+CLAIM_USING = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: uses-{i}
+  namespace: default
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: class-{i}.example.com
+        count: {count}
+"""
+CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: class-{i}.example.com\nspec: {{}}\n"
+
+
+def run(*args: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--no-config", *args], stdout=out, stderr=err)
+    return code, out.getvalue()
+
+
+def cross_file_tree(root: Path, n: int = 12) -> Path:
+    """Claims in one folder, the classes they name in another: references cross files and workers."""
+    (root / "claims").mkdir(parents=True)
+    (root / "classes").mkdir()
+    for i in range(n):
+        (root / "claims" / f"claim-{i:02}.yaml").write_text(CLAIM_USING.format(i=i, count=-1 if i % 3 == 0 else 1))
+        if i % 2:  # every other class is missing: a reference finding that only the whole input can decide
+            (root / "classes" / f"class-{i:02}.yaml").write_text(CLASS.format(i=i))
+    (root / "broken.yaml").write_text("a: [\n")
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+def test_parallel_equals_serial_on_cross_file_input(tmp_path, fmt):
+    tree = str(cross_file_tree(tmp_path))
+    serial = run("--format", fmt, tree)
+    assert run("--format", fmt, "-j", "3", tree) == serial
+    assert run("--format", fmt, "-j", "0", tree) == serial
+
+
+def test_parallel_equals_serial_on_examples_and_real_world_manifests(shared):
+    paths = [str(REPO / "examples"), str(shared / "realworld")]
+    serial = run("--format", "json", *paths)
+    assert run("--format", "json", "-j", "2", *paths) == serial
+
+
+def test_parallel_reads_stdin_in_place(tmp_path):
+    tree = cross_file_tree(tmp_path)
+    text = (tree / "claims" / "claim-00.yaml").read_text()
+    args = [sys.executable, "-m", "dralint", "--no-config", "--format", "json", str(tree / "claims"), "-"]
+    serial = subprocess.run(args, input=text, capture_output=True, text=True)
+    parallel = subprocess.run(args + ["-j", "2"], input=text, capture_output=True, text=True)
+    assert parallel.stdout == serial.stdout and '"<stdin>"' in serial.stdout
+
+
+def test_negative_jobs_is_a_usage_error(tmp_path):
+    assert run("-j", "-1", str(tmp_path))[0] == 2
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal_and_for_large_input(tmp_path):
+    small = [str(tmp_path / f"{i}.yaml") for i in range(3)]
+    many = [str(tmp_path / f"{i}.yaml") for i in range(60)]
+    assert not worth_showing(many, io.StringIO())
+    assert not worth_showing(small, Terminal())
+    assert worth_showing(many, Terminal())
+    big = tmp_path / "big.yaml"
+    big.write_text("#" * (5 * 1024 * 1024))
+    assert worth_showing([str(big)], Terminal())
+
+
+def test_progress_bar_draws_and_erases():
+    stream = Terminal()
+    bar = ProgressBar(stream, 4)
+    bar.update(1)
+    bar.update(4, "checking")
+    bar.close()
+    text = stream.getvalue()
+    assert "1/4 files  reading" in text and "[" + "#" * 30 + "] 4/4 files  checking" in text
+    assert text.endswith("\r\033[K")
+
+
+@pytest.mark.slow
+def test_parallel_equals_serial_on_a_generated_corpus(shared, tmp_path):
+    subprocess.run([sys.executable, str(shared / "bench" / "gen_corpus.py"), "--docs", "1500", "--files", "30",
+                    "--out", str(tmp_path), "--seed", "7"], check=True, capture_output=True)
+    serial = run("--format", "json", str(tmp_path))
+    assert run("--format", "json", "-j", "2", str(tmp_path)) == serial
