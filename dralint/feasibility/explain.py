@@ -34,6 +34,7 @@ class Stages:
     counts: list[tuple[str, Counter]] = field(default_factory=list)
     survivors: list[str] = field(default_factory=list)  # the first devices the selectors leave
     blocked: Counter = field(default_factory=Counter)   # why free matching devices are unusable
+    per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
 
     def best(self, stage: int) -> int:
         c = self.counts[stage][1]
@@ -70,7 +71,14 @@ def _stages(world: World, alt: Alternative, nodes: list[NodeView]) -> Stages:
             if not f.binding_conditions and d.binding_conditions:
                 continue
             counts["class"][node.name] += 1
-            if not all(world.selection.probe(e, d) for e in alt.selectors if e is not None):
+            passed = 0
+            for expr in alt.selectors:
+                if expr is not None and not world.selection.probe(expr, d):
+                    break
+                passed += 1
+            for i in range(passed):
+                st.per_selector[i] += 1
+            if passed < len(alt.selectors):
                 continue
             counts["selectors"][node.name] += 1
             if len(st.survivors) <= _MAX_NAMED:
@@ -109,7 +117,7 @@ def _spread(counter: Counter) -> str:
 
 def _describe(alt: Alternative) -> str:
     what = f"{alt.count} device{'s' if alt.count != 1 else ''}" if alt.mode == "ExactCount" else "all devices"
-    sel = f" with `{' && '.join(e for e in alt.selectors if e)}`" if any(alt.selectors) else ""
+    sel = f" with `{' && '.join(e for e in alt.selectors if e)}`" if len(alt.selectors) == 1 else ""
     admin = " (admin access)" if alt.admin else ""
     return f"request `{alt.full_name}` needs {what} of class `{alt.class_name}`{sel}{admin}"
 
@@ -144,10 +152,16 @@ def _stage_reason(st: Stages, pool_note: str) -> str:
         left = f"the selector leaves {_spread(sel)}" if any(sel.values()) else "the selector leaves none"
         if any(sel.values()) and sum(sel.values()) <= _MAX_NAMED and named:
             left = f"the selector leaves {sum(sel.values())} ({named})"
+        if len(st.alt.selectors) > 1:
+            steps = [f"`{expr}` leaves {st.per_selector[i] or 'none'}" for i, expr in enumerate(st.alt.selectors)
+                     if i == 0 or st.per_selector[i - 1]]
+            left = ", ".join(steps)
         return f"{head}: the class matches {_spread(cls)}, {left}; no node has {need}"
     if max(free.values(), default=0) < need:
         verb = "matches" if sum(sel.values()) == 1 else "match"
-        return (f"{head}: {_spread(sel)} {verb}, but other claims hold all but {sum(free.values())} of them; "
+        held = sum(sel.values()) - sum(free.values())
+        left = f"{_spread(free)}, at most {max(free.values())} on one node" if any(free.values()) else "none"
+        return (f"{head}: {_spread(sel)} {verb}, but other claims hold {held}, which leaves {left}; "
                 f"no node has {need} free")
     reasons = _blocked(st)
     verb = "matches and is" if sum(free.values()) == 1 else "match and are"
