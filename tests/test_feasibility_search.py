@@ -211,6 +211,15 @@ def test_runtime_error_only_for_devices_the_search_reaches():
     assert "selector #0 on device gpu.example.com/node-a/gpu-1: CEL runtime error: no such key: model" in msg
 
 
+def test_runtime_error_on_another_node_still_aborts():
+    # node-a can take the claim, but the scheduler also filters node-b, where the selector fails.
+    sel = ('device.attributes["gpu.example.com"].model == "a100"',)
+    cluster = [CLASS, node_slice("node-a", [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}]),
+               node_slice("node-b", [{"name": "gpu-0"}])]
+    (msg,) = messages(run(cluster, [claim("c", [req(selectors=sel)])]), "DRA702")
+    assert "gpu.example.com/node-b/gpu-0" in msg
+
+
 def test_placeholder_nodes_stand_in_for_node_selectors():
     selector = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]}
     s = json.loads(node_slice("x", gpus(2)))

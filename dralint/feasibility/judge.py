@@ -13,7 +13,7 @@ from ..paths import FieldPath
 from ..releases import Release
 from .explain import Explainer, Explanation, explain_together
 from .fatal import FatalError
-from .groups import Group, Member, build_groups
+from .groups import Group, build_groups
 from .model import ClaimSpec
 from .nodes import NodeView, selector_matches
 from .report import FeasibilityOptions, FeasibilityReport
@@ -95,7 +95,8 @@ def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], No
     except FatalError as exc:
         out.fatal = exc
         return out
-    for node in _nodes_for(world, group):
+    nodes = _nodes_for(world, group)
+    for i, node in enumerate(nodes):
         if trace is None and not world.may_fit(claims, node):
             out.failures[node.name] = ""
             continue
@@ -103,6 +104,7 @@ def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], No
         try:
             if attempt.run_search():
                 out.node, out.picks = node, attempt.results
+                out.fatal = _errors_elsewhere(world, claims, nodes[i + 1:], budget)
                 return out
             out.failures[node.name] = ""
         except NodeFailure as exc:
@@ -114,6 +116,28 @@ def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], No
             out.undecided = budget.steps
             return out
     return out
+
+
+def _errors_elsewhere(world: World, claims: list[ClaimSpec], rest: list[NodeView], budget: Budget) -> FatalError | None:
+    """The scheduler filters every node: a selector failing on a device of a later node still
+    aborts the pod. Only nodes where some selector fails on a visible device need a look."""
+    suspects: set[str] = set()
+    for claim in claims:
+        for req in claim.requests:
+            for alt in req.alternatives:
+                reach = world.reach(claim, alt)
+                if reach is not None:
+                    suspects |= reach.error_nodes
+    for node in rest:
+        if node.name not in suspects:
+            continue
+        try:
+            Attempt(world.run, node, world.pools(node), claims, budget).run_search()
+        except FatalError as exc:
+            return exc
+        except (NodeFailure, BudgetExceeded):
+            continue
+    return None
 
 
 def _summary(outcome: Outcome) -> str:
