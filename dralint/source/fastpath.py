@@ -37,9 +37,13 @@ except ImportError:  # the exact reader alone is correct, only slower
 
 _ODD = re.compile("[\t\r\\\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _LINE_START_MARKS = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
-# Node properties and reserved indicators; "&&" (CEL's and) is skipped at once.
-_PROPERTY = re.compile(r"[&*!@`%](?<!&&)(?<!&(?=&))")
-_NODE_PREFIX = re.compile(r"(?:^[ \t]*(?:[-?:][ \t]+)*|(?:---[ \t]|[:,\[{])[ \t]*)\Z")
+# Node properties, reserved indicators and stray flow indicators, each then checked for a
+# node position: properties anywhere a node starts, "]", "}" and "," where a block node starts
+# (libyaml refuses them there, rapidyaml reads a plain scalar).
+_INDICATOR = re.compile(r"[&*!@`%\]},]")
+# Matched against the whole line before the indicator.
+_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---[ \t]|[:,\[{])[ \t]*")
+_BLOCK_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---|:)[ \t]+")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
@@ -121,9 +125,10 @@ def _plain_enough(body: str) -> bool:
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
-    for match in _PROPERTY.finditer(body):
+    for match in _INDICATOR.finditer(body):
         at = match.start()
-        if _NODE_PREFIX.search(body, body.rfind("\n", 0, at) + 1, at):
+        prefix = _BLOCK_NODE_PREFIX if match.group() in "]}," else _NODE_PREFIX
+        if prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
