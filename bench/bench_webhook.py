@@ -4,7 +4,8 @@
 Starts ``dralint-webhook serve`` on 127.0.0.1 (certificates from our own ``certs`` command),
 then sends a realistic mix of AdmissionReviews (claims, templates, device classes, pods; valid
 and invalid, CREATE and UPDATE) at fixed rates over keep-alive TLS connections, and prints per
-step: achieved requests/s, p50/p95/p99/max latency and errors. Latency is measured from the
+step: achieved requests/s, p50/p95/p99/max latency, errors, the server's CPU time per request
+and the machine's load average (others' work on a shared machine shows there). Latency is measured from the
 moment a request was *due* (open loop), so a server that falls behind cannot hide it by slowing
 the client down. Loopback only, bounded in requests and time; the server is stopped at the end::
 
@@ -17,6 +18,7 @@ import argparse
 import copy
 import http.client
 import json
+import os
 import queue
 import signal
 import socket
@@ -161,6 +163,24 @@ def run_step(port: int, context: ssl.SSLContext, templates: list[bytes], rate: i
     return step
 
 
+def cpu_seconds(root: int) -> float:
+    """User + system CPU time of process ``root`` and its children (the gunicorn master and workers).
+
+    Read from /proc (Linux): on a shared machine this says what the server costs whatever else runs.
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that just exited
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if root in (pid, ppid):
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
@@ -219,13 +239,16 @@ def main() -> int:
             print(f"dralint webhook: gunicorn gthread, {args.workers} workers x {args.threads} threads, TLS, "
                   f"{args.connections} keep-alive connections, mix of {len(templates)} reviews")
             print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
-                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7}")
+                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'server cpu ms/req':>18} {'load':>5}")
             for rate in rates:
+                cpu = cpu_seconds(proc.pid)
                 step = run_step(port, context, templates, rate, duration, args.connections)
+                cpu = cpu_seconds(proc.pid) - cpu
                 ms = [x * 1000 for x in step.latencies]
                 print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
                       f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
-                      f"{step.errors:>7} {step.denied:>7}", flush=True)
+                      f"{step.errors:>7} {step.denied:>7} {cpu * 1000 / max(len(ms), 1):>18.2f} "
+                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
