@@ -1,1 +1,13 @@
-"""dralint's ValidatingAdmissionWebhook: the engine behind Flask, served by gunicorn over TLS."""
+"""dralint's ValidatingAdmissionWebhook: the engine behind Flask, served by gunicorn over TLS.
+
+Modules, one job each:
+
+* ``admission`` reads an AdmissionReview request; ``answers`` writes the AdmissionReview back.
+* ``judge`` decides one request (engine findings, organisation rules, policy) into a ``verdict``.
+* ``policy`` parses the policy file; ``org_rules`` are the organisation rules (DRA950-DRA969).
+* ``cluster`` holds the cluster state for feasibility; ``reloading`` re-reads changed files.
+* ``tls`` is the serving context with certificate reload; ``certs`` makes a CA and a certificate.
+* ``app`` is the Flask app and the webhook's state; ``warmup`` fills the engine's caches.
+* ``metrics`` (Prometheus text format), ``logs`` (JSON lines), ``manifests`` (the
+  ValidatingWebhookConfiguration), ``gunicorn_conf`` (serving), ``cli`` (the command).
+"""
