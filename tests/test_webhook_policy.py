@@ -224,3 +224,14 @@ def test_a_folder_changes_when_a_file_in_it_does(tmp_path):
 def test_first_load_failure_raises(tmp_path):
     with pytest.raises(FileNotFoundError):
         Reloading("x", (str(tmp_path / "no"),), lambda: (tmp_path / "no").read_text())
+
+
+def test_check_policy_command(tmp_path, capsys):
+    from dralint_webhook.cli import main
+
+    assert main(["check-policy", str(EXAMPLE_POLICY)]) == 0
+    assert "ok (Kubernetes 1.34)" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("feasibility: maybe\n")
+    assert main(["check-policy", str(bad)]) == 2
+    assert "feasibility" in capsys.readouterr().err
