@@ -114,7 +114,8 @@ def _default_body(body: dict) -> None:
         body["allocationMode"] = "ExactCount"
     if body["allocationMode"] == "ExactCount" and not body.get("count"):
         body["count"] = 1
-    for toleration in body.get("tolerations") or ():
+    tolerations = body.get("tolerations")
+    for toleration in tolerations if isinstance(tolerations, list) else ():
         if isinstance(toleration, dict) and not toleration.get("operator"):
             toleration["operator"] = "Equal"
     capacity = body.get("capacity")
@@ -310,6 +311,8 @@ def _binding_conditions(ctx: CheckContext, result: dict, path: FieldPath) -> Ite
     for fld, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
         seen: set[str] = set()
         for j, item in enumerate(items):
+            if not isinstance(item, str):
+                continue
             if item in seen:
                 yield Problem(R_RESULT_INVALID, path.child(fld, j),
                               f"{item!r} is listed twice (API server: Duplicate value)")
@@ -334,7 +337,7 @@ def _skip_node_operations(value: Any, path: FieldPath) -> Iterator[Problem]:
             yield Problem(R_RESULT_INVALID, path.child(j),
                           f"{op!r} is not a node operation; use one of {', '.join(SKIP_NODE_OPERATIONS)} "
                           "(API server: Unsupported value)")
-    ops = set(value)
+    ops = {op for op in value if isinstance(op, str)}
     if "NodePrepareResources" in ops and not ops & {"NodeUnprepareResources", "*"}:
         yield Problem(R_RESULT_INVALID, path,
                       "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped "
@@ -442,7 +445,9 @@ def _device_statuses(ctx: CheckContext, status: dict, old_allocation: Any) -> It
 
 
 def _device_key(entry: dict) -> tuple:
-    return (entry.get("driver"), entry.get("pool"), entry.get("device"), entry.get("shareID"))
+    """(driver, pool, device, shareID); values of a wrong type (the schema stage's finding) as their repr."""
+    return tuple(v if v is None or isinstance(v, str) else repr(v)
+                 for v in (entry.get("driver"), entry.get("pool"), entry.get("device"), entry.get("shareID")))
 
 
 def _allocated(allocation: Any) -> set[tuple]:

@@ -122,7 +122,7 @@ def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPat
     slices = ctx.index.slices
     if not slices:
         return
-    drivers = {s.get("spec", "driver") for s in slices}
+    drivers = {d for d in (s.get("spec", "driver") for s in slices) if isinstance(d, str)}
     for path, selectors in selector_lists:
         for j, selector in enumerate(selectors if isinstance(selectors, list) else ()):
             expression = selector.get("cel", {}).get("expression") if isinstance(selector, dict) and \
@@ -132,7 +132,7 @@ def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPat
             for match in _DRIVER_EQ.finditer(expression):
                 driver = match.group(2) or match.group(4)
                 if driver not in drivers:
-                    known = sorted(d for d in drivers if isinstance(d, str))
+                    known = sorted(drivers)
                     yield Problem(R_DRIVER_NOT_PUBLISHED, path.child(j, "cel", "expression"),
                                   f"the selector requires driver {driver!r}, but none of the {len(slices)} "
                                   f"ResourceSlice(s) of this run is published by it (drivers: {', '.join(known)})"
