@@ -350,3 +350,15 @@ def test_broken_cluster_state_is_refused_at_start(tmp_path):
     bad.write_text("kind: [unclosed\n")
     with pytest.raises(ClusterError, match="cluster state"):
         build_webhook(Settings(cluster_paths=(str(bad),)))
+
+
+def test_rules_settled_by_the_api_server_are_the_ones_meant():
+    from dralint.catalog import load_catalog
+
+    names = {load_catalog().get(rule_id).name for rule_id in judge_module.SETTLED_BY_SERVER}
+    assert names == {"admin-access-namespace-unknown"}
+
+
+def test_admin_access_reminder_is_not_passed_on(client):
+    obj = claim(adminAccess=True)
+    assert answer(client, review(obj)) == {"uid": "0f6c1f3e-1", "allowed": True}
