@@ -4,8 +4,10 @@ It is only used for YAML where its answer is provably the one the exact reader
 (:mod:`dralint.source.composer`) gives; otherwise it says None and the exact reader runs:
 
 * no aliases, tags, directives, ``...`` markers, explicit ``?`` keys or empty keys, reserved
-  indicators (``@``, backtick), tabs, carriage returns, backslashes, or characters that libyaml
-  refuses or treats as line breaks (rapidyaml is more lenient or differs there);
+  indicators (``@``, backtick), flow indicators starting a block node, block scalar headers
+  libyaml refuses, ``.nan``/``.inf`` spellings, tabs, carriage returns, backslashes, or
+  characters that libyaml refuses or treats as line breaks (rapidyaml is more lenient or
+  differs there), and no key in rapidyaml's JSON that starts or ends with whitespace;
 * no plain scalar that Kubernetes reads as anything but a string, except ``true``, ``false``,
   ``null`` (as a value) and plain decimal integers of at most 18 digits, which rapidyaml's JSON
   writes and orjson reads identically;
@@ -40,10 +42,17 @@ _LINE_START_MARKS = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
 # Node properties, reserved indicators and stray flow indicators, each then checked for a
 # node position: properties anywhere a node starts, "]", "}" and "," where a block node starts
 # (libyaml refuses them there, rapidyaml reads a plain scalar).
-_INDICATOR = re.compile(r"[&*!@`%\]},]")
+_INDICATOR = re.compile(r"[&*!@`%\]},|>]")
 # Matched against the whole line before the indicator.
 _NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---[ \t]|[:,\[{])[ \t]*")
 _BLOCK_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---|:)[ \t]+")
+# What may follow "|" or ">" on a block scalar's header line (libyaml refuses anything else).
+_BLOCK_HEADER_REST = re.compile(r"(?:[-+]?[1-9]?|[1-9][-+])(?:[ \t]+(?:#.*)?)?")
+# rapidyaml rewrites quoted ".NaN" / ".Inf" keys; leave any such text to the exact reader.
+_SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
+# A JSON string that starts or ends with whitespace right where a key would: rapidyaml makes
+# such keys out of some mis-indented lines that libyaml refuses.
+_SPACED_KEY = re.compile(r'[{,]\s*"\s|[^\\]\s": ')
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
@@ -107,6 +116,8 @@ def _emit_values(body: str) -> list[Any] | None:
         value = orjson.loads(written)
     except Exception:  # deeper than rapidyaml writes, or not JSON: not ours to judge
         return None
+    if _SPACED_KEY.search(written):
+        return None
     if _keys(written, ": ") != _keys(orjson.dumps(value).decode("utf-8"), ":"):
         return None  # a duplicate key collapsed
     return value if tree.is_stream(root) else [value]
@@ -125,10 +136,18 @@ def _plain_enough(body: str) -> bool:
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
+    if _SPECIAL_FLOAT.search(body):
+        return False
     for match in _INDICATOR.finditer(body):
         at = match.start()
-        prefix = _BLOCK_NODE_PREFIX if match.group() in "]}," else _NODE_PREFIX
-        if prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
+        char = match.group()
+        prefix = _BLOCK_NODE_PREFIX if char in "]},|>" else _NODE_PREFIX
+        if not prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
+            continue
+        if char not in "|>":
+            return False
+        end = body.find("\n", at)
+        if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, len(body) if end < 0 else end):
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
