@@ -135,7 +135,8 @@ def test_selector_explanation_names_the_devices_left():
     report = run(cluster, [claim("big", [req(count=2, selectors=(sel,))])])
     (msg,) = messages(report)
     assert "the selector leaves 1 (node-b/gpu-3); no node has 2" in msg
-    two = run(cluster, [claim("big", [req(count=2, selectors=(sel, 'device.attributes["gpu.example.com"].memory < 90'))])])
+    second = 'device.attributes["gpu.example.com"].memory < 90'
+    two = run(cluster, [claim("big", [req(count=2, selectors=(sel, second))])])
     assert f"the class matches 3 devices on 2 nodes, `{sel}` leaves 1, " in messages(two)[0]
     (_, problem), = report.problems
     assert problem.details["requests"]["gpu"]["totals"] == {"class": 3, "selectors": 1, "free": 1, "usable": 1}
@@ -188,7 +189,8 @@ def test_allocated_claims_hold_their_devices_and_pin_the_pod():
     report = run(cluster, [claim("new", [req()]), pod("p", ["held", "new"])])
     # node-b has a free GPU, but the pod is pinned to node-a, where claim `held` took the only one.
     assert messages(report) == ["claim default/new cannot be allocated: request `gpu` needs 1 device of class `gpu`: "
-                                "1 device on 1 node matches, but other claims hold 1, which leaves none; no node has 1 free"] * 2
+                                "1 device on 1 node matches, but other claims hold 1, which leaves none; "
+                                "no node has 1 free"] * 2
     report = run(cluster, [claim("new", [req()])], show_allocation=True)
     assert report.allocations[0]["node"] == "node-b"
 
@@ -232,7 +234,8 @@ def test_placeholder_nodes_stand_in_for_node_selectors():
 def test_trace_and_budget():
     report = run([CLASS, node_slice("node-a", gpus(2))], [claim("c", [req(count=2)])], trace=frozenset({"c"}))
     lines = report.traces["default/c"]
-    assert "node-a: default/c gpu: picked gpu.example.com/node-a/gpu-1" in lines and lines[-1].startswith("result: allocated")
+    assert "node-a: default/c gpu: picked gpu.example.com/node-a/gpu-1" in lines
+    assert lines[-1].startswith("result: allocated")
     report = run([CLASS, node_slice("node-a", gpus(2))], [claim("c", [req(count=2)])], max_steps=1)
     assert messages(report, "DRA709")[0].startswith("undecided after 2 steps")
 

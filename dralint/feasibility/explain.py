@@ -189,8 +189,9 @@ def _details(stages: list[Stages]) -> dict[str, Any]:
 class Explainer:
     """Explanations of one run; stage counts are shared by requests that filter alike."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, deadline: float) -> None:
         self.world = world
+        self.deadline = deadline      # the run's time budget also bounds explaining
         self._stages: dict[tuple, Stages] = {}
 
     def stages(self, alt: Alternative, nodes: list[NodeView]) -> Stages:
@@ -230,9 +231,10 @@ def _request_reason(ex: Explainer, req: Request, nodes: list[NodeView]) -> tuple
     return f"no alternative of request `{req.name}` fits: {parts}", stages
 
 
-def _search(world: World, claims: list[ClaimSpec], nodes: list[NodeView]) -> bool | None:
+def _search(ex: Explainer, claims: list[ClaimSpec], nodes: list[NodeView]) -> bool | None:
     """Feasible on some node? None when undecided within a small budget (explanations stay cheap)."""
-    budget = Budget(max_steps=20_000, deadline=float("inf"))
+    world = ex.world
+    budget = Budget(max_steps=20_000, deadline=ex.deadline)
     for node in nodes:
         try:
             if Attempt(world.run, node, world.pools(node), claims, budget).run_search():
@@ -246,7 +248,6 @@ def _search(world: World, claims: list[ClaimSpec], nodes: list[NodeView]) -> boo
 
 def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: list[NodeView], node_failures: dict[str, str]) -> Explanation:
     """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
-    world = ex.world
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
         found = _request_reason(ex, req, nodes)
@@ -259,9 +260,9 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: list[NodeView], node_f
     if failures:
         shown = dict(list(node_failures.items())[:_MAX_NODES])
         return Explanation("; ".join(failures[:3]), _details(all_stages) | {"node_failures": shown})
-    if claim.constraints and _search(world, [replace(claim, constraints=())], nodes):
+    if claim.constraints and _search(ex, [replace(claim, constraints=())], nodes):
         for con in claim.constraints:
-            if _search(world, [replace(claim, constraints=(con,))], nodes) is False:
+            if _search(ex, [replace(claim, constraints=(con,))], nodes) is False:
                 kind, attr = (("matchAttribute", con.match_attribute) if con.match_attribute
                               else ("distinctAttribute", con.distinct_attribute))
                 scope = " and ".join(f"`{r}`" for r in sorted(con.requests)) or "all requests"

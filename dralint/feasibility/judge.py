@@ -53,7 +53,7 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     world = World(index, release, evaluate or cel_evaluator(release), options.node)
     deadline = time.monotonic() + options.max_seconds
     _pool_warnings(world, linted, report)
-    explainer = Explainer(world)
+    explainer = Explainer(world, deadline)
     for group in build_groups(index, linted):
         traced = [m.spec.display for m in group.members if _traced(m.spec, options.trace)]
         lines: list[str] | None = [] if traced else None
@@ -178,7 +178,7 @@ def _report(explainer: Explainer, group: Group, outcome: Outcome, options: Feasi
         if len(group.members) == 1:
             alone[m.spec.display] = explainer.claim(m.spec, nodes, outcome.failures)
         else:
-            single = decide(world, Group(group.owner, [m], group.pinned), Budget(200_000, float("inf")), None)
+            single = decide(world, Group(group.owner, [m], group.pinned), Budget(200_000, explainer.deadline), None)
             if single.node is None and single.fatal is None and not single.undecided:
                 alone[m.spec.display] = explainer.claim(m.spec, nodes, single.failures)
     where = _where(options)
