@@ -48,6 +48,8 @@ _NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---[ \t]|[:,\[{])[ \t]*"
 _BLOCK_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---|:)[ \t]+")
 # What may follow "|" or ">" on a block scalar's header line (libyaml refuses anything else).
 _BLOCK_HEADER_REST = re.compile(r"(?:[-+]?[1-9]?|[1-9][-+])(?:[ \t]+(?:#.*)?)?")
+_LEADING_INDICATORS = re.compile(r"[ \t]*(?:-[ \t]+)*")
+_FIRST_CONTENT_LINE = re.compile(r"^( *)\S", re.MULTILINE)
 # rapidyaml rewrites quoted ".NaN" / ".Inf" keys; leave any such text to the exact reader.
 _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 # A JSON string that starts or ends with whitespace right where a key would: rapidyaml makes
@@ -144,16 +146,29 @@ def _plain_enough(body: str) -> bool:
         prefix = _BLOCK_NODE_PREFIX if char in "]},|>" else _NODE_PREFIX
         if not prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
             continue
-        if char not in "|>":
-            return False
-        end = body.find("\n", at)
-        if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, len(body) if end < 0 else end):
+        if char not in "|>" or not _block_scalar_is_plain(body, body.rfind("\n", 0, at) + 1, at):
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
         token[0] in "-+.0123456789" and not _SAFE_INT.fullmatch(token) and _risky_number(token)
         for token in tokens)
     return not suspect or _precisely_plain(body)
+
+
+def _block_scalar_is_plain(body: str, line_start: int, at: int) -> bool:
+    """A block scalar header libyaml accepts, with automatic indentation, whose first content
+    line is indented deeper than its parent node (rapidyaml also takes shallower lines)."""
+    end = body.find("\n", at)
+    if end < 0:
+        return True
+    if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, end) or any(c.isdigit() for c in body[at:end]):
+        return False
+    prefix = body[line_start:at]
+    indicators = _LEADING_INDICATORS.match(prefix).end()
+    # The parent is the key on the header line, else the last "-" (root: libyaml wants column 1).
+    parent = indicators if prefix[indicators:] else max(prefix.rfind("-"), 0)
+    content = _FIRST_CONTENT_LINE.search(body, end + 1)
+    return content is None or len(content.group(1)) > parent
 
 
 def _risky_number(token: str) -> bool:
