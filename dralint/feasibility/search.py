@@ -291,6 +291,8 @@ class Attempt:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
                         continue
                     if not self.selectable(claim, data, sl, device):
+                        if self.trace is not None:
+                            self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
                         continue
                     if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
                                                                self.capacity.by_device.get(device.key)):
