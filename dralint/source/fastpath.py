@@ -48,13 +48,15 @@ _NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---[ \t]|[:,\[{])[ \t]*"
 _BLOCK_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---|:)[ \t]+")
 # What may follow "|" or ">" on a block scalar's header line (libyaml refuses anything else).
 _BLOCK_HEADER_REST = re.compile(r"(?:[-+]?[1-9]?|[1-9][-+])(?:[ \t]+(?:#.*)?)?")
+_NODE_START_BEFORE = frozenset(" \t\n[{,")
 _LEADING_INDICATORS = re.compile(r"[ \t]*(?:-[ \t]+)*")
 _FIRST_CONTENT_LINE = re.compile(r"^( *)\S", re.MULTILINE)
 # rapidyaml rewrites quoted ".NaN" / ".Inf" keys; leave any such text to the exact reader.
 _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 # A JSON string that starts or ends with whitespace right where a key would: rapidyaml makes
 # such keys out of some mis-indented lines that libyaml refuses.
-_SPACED_KEY = re.compile(r'[{,]\s*"\s|[^\\]\s": ')
+# Looked for in orjson's compact output, where whitespace only occurs inside strings.
+_SPACED_KEY = re.compile(r'[{,]"\s|\s":')
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
@@ -118,9 +120,10 @@ def _emit_values(body: str) -> list[Any] | None:
         value = orjson.loads(written)
     except Exception:  # deeper than rapidyaml writes, or not JSON: not ours to judge
         return None
-    if _SPACED_KEY.search(written):
+    compact = orjson.dumps(value).decode("utf-8")
+    if _SPACED_KEY.search(compact):
         return None
-    if _keys(written, ": ") != _keys(orjson.dumps(value).decode("utf-8"), ":"):
+    if _keys(written, ": ") != _keys(compact, ":"):
         return None  # a duplicate key collapsed
     return value if tree.is_stream(root) else [value]
 
@@ -142,6 +145,8 @@ def _plain_enough(body: str) -> bool:
         return False
     for match in _INDICATOR.finditer(body):
         at = match.start()
+        if at and body[at - 1] not in _NODE_START_BEFORE:
+            continue  # mid-word, like the second "&" of "&&" or the "]" of ["x"]
         char = match.group()
         prefix = _BLOCK_NODE_PREFIX if char in "]},|>" else _NODE_PREFIX
         if not prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
@@ -150,8 +155,7 @@ def _plain_enough(body: str) -> bool:
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
-        token[0] in "-+.0123456789" and not _SAFE_INT.fullmatch(token) and _risky_number(token)
-        for token in tokens)
+        token[0] in "-+.0123456789" and not _safe_int(token) and _risky_number(token) for token in tokens)
     return not suspect or _precisely_plain(body)
 
 
@@ -159,8 +163,7 @@ def _block_scalar_is_plain(body: str, line_start: int, at: int) -> bool:
     """A block scalar header libyaml accepts, with automatic indentation, whose first content
     line is indented deeper than its parent node (rapidyaml also takes shallower lines)."""
     end = body.find("\n", at)
-    if end < 0:
-        return True
+    end = len(body) if end < 0 else end
     if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, end) or any(c.isdigit() for c in body[at:end]):
         return False
     prefix = body[line_start:at]
@@ -169,6 +172,14 @@ def _block_scalar_is_plain(body: str, line_start: int, at: int) -> bool:
     parent = indicators if prefix[indicators:] else max(prefix.rfind("-"), 0)
     content = _FIRST_CONTENT_LINE.search(body, end + 1)
     return content is None or len(content.group(1)) > parent
+
+
+def _safe_int(token: str) -> bool:
+    """A decimal integer rapidyaml writes and orjson reads as Kubernetes does (maybe a key)."""
+    digits = token[:-1] if token.endswith(":") else token
+    if digits.isdigit():  # the common case, without a regular expression
+        return len(digits) <= 18 and (digits[0] != "0" or digits == "0") and digits.isascii()
+    return bool(_SAFE_INT.fullmatch(token))
 
 
 def _risky_number(token: str) -> bool:
