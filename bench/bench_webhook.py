@@ -5,11 +5,13 @@ Starts ``dralint-webhook serve`` on 127.0.0.1 (certificates from our own ``certs
 then sends a realistic mix of AdmissionReviews (claims, templates, device classes, pods; valid
 and invalid, CREATE and UPDATE) at fixed rates over keep-alive TLS connections, and prints per
 step: achieved requests/s, p50/p95/p99/max latency, errors, the server's CPU time per request
-and the machine's load average (others' work on a shared machine shows there). Latency is measured from the
+and the machine's load average (others' work on a shared machine shows there). Each rate runs
+``--repeat`` times; the row is the run with the lowest p99, and the p99 of every run is listed
+after it, so a burst of another process is visible but does not decide the figure. Latency is measured from the
 moment a request was *due* (open loop), so a server that falls behind cannot hide it by slowing
 the client down. Loopback only, bounded in requests and time; the server is stopped at the end::
 
-    python3 bench/bench_webhook.py                       # 100, 200, 300, 400 req/s, 10 s each
+    python3 bench/bench_webhook.py                       # 100, 200, 300, 400 req/s, 3 x 10 s each
     python3 bench/bench_webhook.py --rates 300 --duration 20 --workers 2
 """
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVICE, NAMESPACE = "dralint-webhook", "dralint"
-MAX_REQUESTS = 40_000      # over all steps
+MAX_REQUESTS = 60_000      # over all steps and runs
 MAX_STEP_SECONDS = 60.0
 
 
@@ -219,10 +221,12 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=8, help="client keep-alive connections (default: 8)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default: 2)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (default: 8)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per rate; the row shows the run with the lowest p99, errors of all runs (default: 3)")
     args = parser.parse_args()
     rates = [int(r) for r in args.rates.split(",") if r.strip()]
     duration = min(args.duration, MAX_STEP_SECONDS)
-    if sum(rates) * duration > MAX_REQUESTS:
+    if sum(rates) * duration * args.repeat > MAX_REQUESTS:
         parser.error(f"at most {MAX_REQUESTS} requests in all")
 
     with tempfile.TemporaryDirectory(prefix="dralint-bench-") as tmp:
@@ -239,16 +243,22 @@ def main() -> int:
             print(f"dralint webhook: gunicorn gthread, {args.workers} workers x {args.threads} threads, TLS, "
                   f"{args.connections} keep-alive connections, mix of {len(templates)} reviews")
             print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
-                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'server cpu ms/req':>18} {'load':>5}")
+                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'server cpu ms/req':>18} {'load':>5}  "
+                  "p99 ms of each run")
             for rate in rates:
-                cpu = cpu_seconds(proc.pid)
-                step = run_step(port, context, templates, rate, duration, args.connections)
-                cpu = cpu_seconds(proc.pid) - cpu
+                runs = []
+                for _ in range(args.repeat):
+                    cpu = cpu_seconds(proc.pid)
+                    step = run_step(port, context, templates, rate, duration, args.connections)
+                    runs.append((step, cpu_seconds(proc.pid) - cpu, os.getloadavg()[0]))
+                # Best of the runs by p99: another process's burst on a shared machine is not the server's.
+                step, cpu, load = min(runs, key=lambda r: percentile(r[0].latencies, 99))
                 ms = [x * 1000 for x in step.latencies]
+                every = "/".join(f"{percentile(r[0].latencies, 99) * 1000:.1f}" for r in runs)
                 print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
                       f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
-                      f"{step.errors:>7} {step.denied:>7} {cpu * 1000 / max(len(ms), 1):>18.2f} "
-                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
+                      f"{sum(r[0].errors for r in runs):>7} {step.denied:>7} {cpu * 1000 / max(len(ms), 1):>18.2f} "
+                      f"{load:>5.1f}  {every}", flush=True)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
