@@ -75,6 +75,7 @@ organization:
 @pytest.mark.parametrize("text, fragment", [
     ("[1]", "expected a mapping"),
     ("kubeVersion: '2.0'", "kubeVersion"),
+    ("kubeVersion: 1.30", "quote the version"),
     ("featureGates: {DRAAdminAccess: 'yes'}", "featureGates.DRAAdminAccess"),
     ("featureGates: {DRANoSuchGate: true}", "unknown DRA feature gate"),
     ("ignore: [DRA999]", "ignore"),

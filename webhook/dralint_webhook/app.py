@@ -97,6 +97,8 @@ def build_webhook(settings: Settings) -> Webhook:
         hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
                               on_reload=hook.on_reload)
     state = hook.cluster()
+    for note in state.notes if state else ():
+        log(_log, logging.WARNING, f"cluster state: {note.message}", rule=note.rule, file=note.file, line=note.line)
     for failure in warm(policy.options, state.index if state else None):
         log(_log, logging.WARNING, "warm-up review failed; such requests get the internal-error policy",
             error=failure)

@@ -79,6 +79,8 @@ def parse_policy(raw: Any) -> Policy:
     """A :class:`Policy` from the parsed YAML; raises :class:`PolicyError`."""
     doc = _mapping(raw, "the policy")
     _known(doc, _KEYS, "")
+    if isinstance(doc.get("kubeVersion"), float):
+        raise PolicyError('kubeVersion: quote the version, e.g. "1.30" (YAML reads 1.30 as the number 1.3)')
     try:
         minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else NEWEST_MINOR
     except ValueError as exc:
