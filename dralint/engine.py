@@ -165,7 +165,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     cluster = [to_canonical(m) for m in _manifests(cluster_files, emitter, None, from_cluster=True)]
     olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options)
+    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files))
     return result
 
 
@@ -195,12 +195,13 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
     _judge(emitter, result, manifests, olds, _cluster_objects(cluster), options, operation=operation,
-           subresource=subresource)
+           subresource=subresource, cluster_given=cluster is not None)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
-           cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "") -> None:
+           cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
+           cluster_given: bool = False) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
     targets: list[_Target] = []
@@ -216,7 +217,9 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     for target in targets:
         for ctx in _contexts(target, release, index, operation=operation, subresource=subresource):
             _run_checks(emitter, ctx)
-    if index.slices and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
+    # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
+    if (index.slices or cluster_given) and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths
+                                                for t in targets):
         _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
     result.findings.sort(key=Finding.sort_key)
 
@@ -363,7 +366,7 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
     try:
         report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
     except Exception as exc:  # same promise as for checks: report, do not crash
-        first = next(iter(index.claims.values()), None) or index.slices[0]
+        first = next(obj for obj in index.all_objects() if id(obj) in linted_ids)
         _internal_error(emitter, first, f"feasibility: {exc!r}", exc)
         return
     for obj, problem in report.problems:

@@ -21,12 +21,14 @@ class Index:
     workloads: list[Canonical] = field(default_factory=list)
     nodes: dict[str, dict] = field(default_factory=dict)
     namespaces: dict[str, dict] = field(default_factory=dict)
+    context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
 
     def add(self, obj: Canonical) -> None:
         key = (obj.namespace, obj.name)
         if obj.manifest.kind in ("Node", "Namespace") and not obj.manifest.group:
             target = self.nodes if obj.manifest.kind == "Node" else self.namespaces
             target[obj.name] = obj.value
+            self.context_objects.append(obj)
         elif obj.manifest.pod_spec_paths:
             self.workloads.append(obj)
         elif obj.kind == "DeviceClass":
@@ -46,6 +48,11 @@ class Index:
         for obj in objects:
             index.add(obj)
         return index
+
+    def all_objects(self) -> list[Canonical]:
+        """Every DRA object and workload of the run."""
+        return (list(self.classes.values()) + list(self.claims.values()) + list(self.templates.values())
+                + self.slices + self.taint_rules + self.workloads)
 
     def namespace_labels(self, namespace: str) -> dict | None:
         """Labels of a namespace given in the run, or None when it was not given."""

@@ -96,8 +96,9 @@ def parse_version(text: str) -> int:
 def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
     """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
 
-    Returns the overrides and notes about gates that are not DRA gates (ignored). A DRA gate the
-    release does not have, a typo of one, a bad value, or turning off a locked gate raises GateError.
+    Returns the overrides and notes (gates that are not DRA gates are ignored; a locked gate turned
+    off is honoured for what-if runs, with a note that a real cluster cannot do it). A DRA gate the
+    release does not have, a typo of one, or a bad value raises GateError.
     """
     overrides: dict[str, bool] = {}
     notes: list[str] = []
@@ -119,6 +120,7 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
             notes.append(f"feature gate {name} does not concern DRA; ignored")
             continue
         if stage == "L" and not on:
-            raise GateError(f"--feature-gates: {name} is locked on in Kubernetes {release.version} and cannot be turned off")
+            notes.append(f"{name} is locked on in Kubernetes {release.version}: a real cluster cannot turn it off; "
+                         "judging as if it were off")
         overrides[name] = on
     return overrides, notes

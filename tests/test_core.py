@@ -87,8 +87,8 @@ def test_parse_version_and_gates():
     assert overrides == {"DRAConsumableCapacity": True} and "PodLevelResources" in notes[0]
     with pytest.raises(GateError, match="did you mean DRAAdminAccess"):
         parse_gates("DRAAdminAcess=true", 35)
-    with pytest.raises(GateError, match="locked"):
-        parse_gates("DynamicResourceAllocation=false", 35)
+    overrides, notes = parse_gates("DynamicResourceAllocation=false", 35)
+    assert overrides == {"DynamicResourceAllocation": False} and "locked on" in notes[0]
     with pytest.raises(GateError, match="does not exist"):
         parse_gates("DRAListTypeAttributes=true", 35)
 
