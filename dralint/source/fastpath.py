@@ -55,8 +55,9 @@ _FIRST_CONTENT_LINE = re.compile(r"^( *)\S", re.MULTILINE)
 _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 # A JSON string that starts or ends with whitespace right where a key would: rapidyaml makes
 # such keys out of some mis-indented lines that libyaml refuses.
-# Looked for in orjson's compact output, where whitespace only occurs inside strings.
-_SPACED_KEY = re.compile(r'[{,]"\s|\s":')
+# Looked for in orjson's compact output: a key that starts or ends with a space.
+_SPACED_KEYS = ('{" ', '," ', ' ":')
+_NUMERIC_TOKEN = re.compile(r" ([-+.0-9][^ ]*)")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
@@ -121,19 +122,22 @@ def _emit_values(body: str) -> list[Any] | None:
     except Exception:  # deeper than rapidyaml writes, or not JSON: not ours to judge
         return None
     compact = orjson.dumps(value).decode("utf-8")
-    if _SPACED_KEY.search(compact):
+    if any(spaced in compact for spaced in _SPACED_KEYS):
         return None
-    if _keys(written, ": ") != _keys(compact, ":"):
+    if _keys(written, ": ", body) != _keys(compact, ":", body):
         return None  # a duplicate key collapsed
     return value if tree.is_stream(root) else [value]
 
 
-def _keys(json_text: str, separator: str) -> int:
+def _keys(json_text: str, separator: str, source: str) -> int:
     """Map keys in JSON text: every unescaped quote followed by the key separator.
 
     The source has no backslashes (see :func:`_plain_enough`), so a backslash before the
-    quote can only escape that quote, inside a string."""
-    return json_text.count('"' + separator) - json_text.count('\\"' + separator)
+    quote can only escape that quote, inside a string, and only if the source has ``":``."""
+    keys = json_text.count('"' + separator)
+    if '":' in source:
+        keys -= json_text.count('\\"' + separator)
+    return keys
 
 
 def _plain_enough(body: str) -> bool:
@@ -155,7 +159,8 @@ def _plain_enough(body: str) -> bool:
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
-        token[0] in "-+.0123456789" and not _safe_int(token) and _risky_number(token) for token in tokens)
+        not _safe_int(token) and _risky_number(token)
+        for token in _NUMERIC_TOKEN.findall(" " + " ".join(tokens)))
     return not suspect or _precisely_plain(body)
 
 
