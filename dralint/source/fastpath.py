@@ -4,7 +4,8 @@ It is only used for YAML where its answer is provably the one the exact reader
 (:mod:`dralint.source.composer`) gives; otherwise it says None and the exact reader runs:
 
 * no aliases, tags, directives, ``...`` markers, explicit ``?`` keys or empty keys, reserved
-  indicators (``@``, backtick), flow indicators starting a block node, block scalar headers
+  indicators (``@``, backtick), flow indicators starting a block node, ``:`` before a flow
+  indicator or as an empty flow key, block scalar headers
   libyaml refuses, ``.nan``/``.inf`` spellings, tabs, carriage returns, backslashes, or
   characters that libyaml refuses or treats as line breaks (rapidyaml is more lenient or
   differs there), and no key in rapidyaml's JSON that starts or ends with whitespace;
@@ -59,6 +60,8 @@ _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 _SPACED_KEYS = ('{" ', '," ', ' ":')
 _NUMERIC_TOKEN = re.compile(r" ([-+.0-9][^ ]*)")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
+# Where libyaml refuses a ":" in flow context (before a flow indicator) and empty flow keys.
+_FLOW_COLON = re.compile(r":[,\[\]{}?]|[\[{,][ \t]*[:?](?:[ \t,\]}]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
 )
@@ -145,7 +148,7 @@ def _plain_enough(body: str) -> bool:
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
-    if _SPECIAL_FLOAT.search(body):
+    if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body):
         return False
     for match in _INDICATOR.finditer(body):
         at = match.start()
