@@ -71,7 +71,8 @@ def mix() -> list[tuple[str, dict, dict | None, str]]:
     changed = copy.deepcopy(valid)
     changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 4
     status = copy.deepcopy(valid)
-    status["status"] = {"reservedFor": [{"resource": "pods", "name": "trainer", "uid": "6b0c0a8e-0000-4000-8000-000000000001"}]}
+    trainer = {"resource": "pods", "name": "trainer", "uid": "6b0c0a8e-0000-4000-8000-000000000001"}
+    status["status"] = {"reservedFor": [trainer]}
     return ([("CREATE", valid, None, "")] * 4 + [("CREATE", prioritized, None, ""), ("CREATE", beta, None, "")]
             + [("CREATE", template, None, "")] * 2 + [("CREATE", pod, None, "")] * 4
             + [("CREATE", device_class, None, ""), ("CREATE", invalid, None, ""), ("CREATE", bad_cel, None, ""),
@@ -222,7 +223,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default: 2)")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker (default: 8)")
     parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per rate; the row shows the run with the lowest p99, errors of all runs (default: 3)")
+                        help="runs per rate; the row shows the run with the lowest p99 and the errors of all runs "
+                             "(default: 3)")
     args = parser.parse_args()
     rates = [int(r) for r in args.rates.split(",") if r.strip()]
     duration = min(args.duration, MAX_STEP_SECONDS)

@@ -27,7 +27,8 @@ def claim(count: Any = 1, device_class: str = "gpu.example.com", name: str = "tr
 
 def pod(container_claim: str = "gpu") -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS},
-            "spec": {"containers": [{"name": "app", "image": "busybox", "resources": {"claims": [{"name": container_claim}]}}],
+            "spec": {"containers": [{"name": "app", "image": "busybox",
+                                     "resources": {"claims": [{"name": container_claim}]}}],
                      "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus"}]}}
 
 
@@ -238,7 +239,8 @@ def test_a_failing_check_is_judged_without_it_when_policy_allows(monkeypatch):
 
 # --- HTTP errors, health, metrics ---------------------------------------------------------------
 
-@pytest.mark.parametrize("body", [b"not json", b"{}", b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}'])
+@pytest.mark.parametrize("body", [b"not json", b"{}",
+                                  b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}'])
 def test_bodies_that_are_not_reviews_get_400(client, body):
     resp = client.post("/validate", data=body, content_type="application/json")
     assert resp.status_code == 400 and resp.get_json()["error"]

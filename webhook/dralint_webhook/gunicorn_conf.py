@@ -93,8 +93,8 @@ class WebhookServer(BaseApplication):
     def load_config(self) -> None:
         for key, value in settings(self._options, self._hook).items():
             self.cfg.set(key, value)
-        # Recent gunicorn releases (27 here) open a control socket under $HOME by default; the root filesystem is read-only
-        # in the Pod and nothing here uses it. Older releases have no such setting.
+        # Recent gunicorn releases (27 here) open a control socket under $HOME by default; the root
+        # filesystem is read-only in the Pod and nothing here uses it. Older releases have no such setting.
         if "control_socket_disable" in self.cfg.settings:
             self.cfg.set("control_socket_disable", True)
 

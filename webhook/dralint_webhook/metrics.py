@@ -5,10 +5,10 @@ runs several worker processes, each with its own memory. prometheus_client's mul
 solves that with mmap files and an environment variable that must be set before import; the
 same thing fits in this module: each worker keeps its numbers in memory (a lock, a dict add per
 request: about a microsecond) and, when a metrics folder is given, a thread writes a snapshot
-file once a second when something changed, and once more when the worker exits; ``/metrics`` adds the snapshots of all workers, those that
-have exited included, so counters never go down. Every metric here is a counter or a histogram,
-so adding is the right merge. Label values are bounded: kinds and operations come from the API
-server's registration, rule ids from the catalog.
+file once a second when something changed, and once more when the worker exits; ``/metrics``
+adds the snapshots of all workers, those that have exited included, so counters never go down.
+Every metric here is a counter or a histogram, so adding is the right merge. Label values are
+bounded: kinds and operations come from the API server's registration, rule ids from the catalog.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Sample:
             mine = self.counters.setdefault(family, {})
             for labels, value in series.items():
                 mine[labels] = mine.get(labels, 0.0) + value
-        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
+        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets, strict=True)]
         self.duration_sum += other.duration_sum
         self.duration_count += other.duration_count
 
@@ -174,11 +174,11 @@ def render(sample: Sample) -> str:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} counter")
         for labels, value in sorted(sample.counters.get(family, {}).items()):
-            lines.append(f"{name}{_labels(zip(label_names, labels))} {_number(value)}")
+            lines.append(f"{name}{_labels(zip(label_names, labels, strict=True))} {_number(value)}")
     name, help_text = _HISTOGRAM
     lines.append(f"# HELP {name} {help_text}")
     lines.append(f"# TYPE {name} histogram")
-    for bound, count in zip(BUCKETS, sample.buckets):
+    for bound, count in zip(BUCKETS, sample.buckets, strict=True):
         lines.append(f'{name}_bucket{{le="{bound}"}} {count}')
     lines.append(f'{name}_bucket{{le="+Inf"}} {sample.duration_count}')
     lines.append(f"{name}_sum {sample.duration_sum!r}")

@@ -173,8 +173,9 @@ def _split_tokens(tokens: list[str], where: str) -> tuple[list[str], list[str]]:
 def _org_matches(token: str) -> list[str]:
     token = token.strip()
     upper = token.upper()
+    prefix = upper.startswith("DRA") and len(upper) < 6
     return [r.id for r in org_rules.RULES.values()
-            if r.id == upper or r.name == token or (upper.startswith("DRA") and len(upper) < 6 and r.id.startswith(upper))]
+            if r.id == upper or r.name == token or (prefix and r.id.startswith(upper))]
 
 
 def _with_severity(f: Finding, level: Severity) -> Finding:
