@@ -6,7 +6,7 @@ references and feasibility. The index is built once per run and only read afterw
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from .convert import Canonical
 
@@ -22,6 +22,15 @@ class Index:
     nodes: dict[str, dict] = field(default_factory=dict)
     namespaces: dict[str, dict] = field(default_factory=dict)
     context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
+    # Facts derived from the whole index (e.g. every attribute name the slices publish), computed once
+    # per run instead of once per object; it lives and dies with the index.
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def derived(self, key: str, compute: Callable[["Index"], Any]) -> Any:
+        """``compute(self)``, evaluated once per index and key."""
+        if key not in self._derived:
+            self._derived[key] = compute(self)
+        return self._derived[key]
 
     def add(self, obj: Canonical) -> None:
         key = (obj.namespace, obj.name)

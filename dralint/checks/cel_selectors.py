@@ -32,9 +32,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..cel import CelIssue, compile_selector, env_for, lint_selector
-from ..cel.device import split_qualified_name
-from ..cel.errors import issue_text
 from ..paths import FieldPath
 from .base import CheckContext, Problem, p
 
@@ -60,8 +57,12 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     lists = list(_selector_lists(ctx.obj.value, ctx.obj.kind, ctx.release.minor))
     if not lists:
         return
+    # Imported on first use: the CEL engine takes a fifth of a second to import, and a pre-commit run
+    # over files without selectors should not pay for it.
+    from ..cel import env_for
+
     env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=False)
-    known, everywhere = _published_names(ctx)
+    known, everywhere = ctx.index.derived("cel-published-names", _published_names) if ctx.index else (None, None)
     for path, selectors in lists:
         if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
             continue  # a stored selector list: the API server does not judge it again
@@ -73,8 +74,11 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
 
 
 def _judge(expr: str, env: Any, path: FieldPath, known: Any, everywhere: Any) -> Iterator[Problem]:
+    from ..cel import compile_selector, lint_selector
+    from ..cel.errors import issue_text
+
     compiled = compile_selector(expr, env)
-    issues: list[CelIssue] = list(compiled.issues)
+    issues = list(compiled.issues)
     if compiled.ok or all(i.code in ("cost",) for i in issues):
         issues = lint_selector(expr, env, known, everywhere)
     for issue in issues:
@@ -136,9 +140,11 @@ def _get(obj: Any, path: FieldPath) -> Any:
     return cur
 
 
-def _published_names(ctx: CheckContext) -> tuple[dict | None, dict | None]:
+def _published_names(index: Any) -> tuple[dict | None, dict | None]:
     """Names the run's ResourceSlices publish, and per domain those every publishing device has."""
-    slices = ctx.index.slices if ctx.index is not None else []
+    from ..cel.device import split_qualified_name
+
+    slices = index.slices
     if not slices:
         return None, None
     known: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
