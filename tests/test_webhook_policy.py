@@ -38,6 +38,9 @@ def test_defaults_without_a_file():
     policy = parse_policy({})
     assert policy == Policy(options=policy.options)
     assert policy.on_internal_error == "allow" and policy.feasibility == "warn"
+    # The allocator's budget fits in the webhook's timeout.
+    from dralint_webhook.manifests import TIMEOUT_SECONDS
+    assert policy.options.max_seconds < TIMEOUT_SECONDS
     assert not policy.org.active
 
 

@@ -24,6 +24,9 @@ _KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", 
          "onInternalError", "feasibility", "namespaceLabels", "organization"}
 _ORG_KEYS = {"allowedDeviceClasses", "maxDevicesPerClaim", "adminAccessNamespaceLabels"}
 ON_INTERNAL_ERROR = ("allow", "deny")
+# The allocator's time budget per review: well inside the webhook's 5 s timeout, so that an
+# undecidable claim gets "undecided" from dralint rather than a timed-out call from the API server.
+FEASIBILITY_SECONDS = 1.0
 FEASIBILITY = ("deny", "warn", "off")
 
 
@@ -122,7 +125,7 @@ def parse_policy(raw: Any) -> Policy:
 
     return Policy(
         options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict, ignore=tuple(engine_ignore),
-                        severities=engine_sev),
+                        severities=engine_sev, max_seconds=FEASIBILITY_SECONDS),
         org=_org(doc.get("organization", {})),
         org_filter=OrgRuleFilter(frozenset(org_ignore), org_sev),
         exempt_namespaces=frozenset(_strings(doc.get("exemptNamespaces", []), "exemptNamespaces")),
