@@ -13,7 +13,6 @@ from typing import Any, Iterator
 import yaml
 from yaml import events as ev
 
-from dralint.paths import FieldPath
 from dralint.source import scalars
 from dralint.source.limits import MAX_DEPTH, excessive_aliasing
 from dralint.source.positions import NodeSpan, PositionIndex
@@ -343,8 +342,3 @@ class _Mark:
     line: int
     column: int
     index: int = -1
-
-
-def to_field_path(path: tuple | None) -> FieldPath | None:
-    """Chunk-level paths are plain tuples; problems carry :class:`FieldPath`."""
-    return None if path is None else FieldPath(path)

@@ -25,7 +25,13 @@ class ReadResult:
 def read_path(path: str) -> ReadResult:
     """Read ``path`` ("-" is stdin, named ``<stdin>``), at most :data:`MAX_FILE_BYTES`."""
     if path == "-":
-        return decode_bytes(_read_bounded(sys.stdin.buffer), STDIN_NAME)
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            return _unreadable(STDIN_NAME, "no standard input")
+        try:
+            return decode_bytes(_read_bounded(stream), STDIN_NAME)
+        except (OSError, ValueError) as error:
+            return _unreadable(STDIN_NAME, str(error) or "standard input is closed")
     try:
         if os.path.isdir(path):
             return _unreadable(path, "is a directory")

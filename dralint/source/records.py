@@ -59,7 +59,7 @@ class SourceDocument:
     line: int
     value: Any
     chunk: Chunk | None = field(default=None, repr=False)
-    _positions: "PositionIndex | None" = field(default=None, repr=False)
+    _positions: "PositionIndex | None" = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":
         """The node positions of this document, computed once; None for objects without a file."""
