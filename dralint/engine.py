@@ -308,6 +308,12 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
 
 def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool) -> None:
     doc = manifest.document
+    for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
+        pos = doc.locate(manifest.base)
+        emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
+                               f"kubectl's client-side validation refuse it, and the API server would store an empty "
+                               f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                     field_path=name)
     for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
         rule = "DRA101" if problem.kind == "unknown-field" else "DRA102"
         pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(problem.path)))

@@ -6,8 +6,9 @@ wrong types), leaving required fields, enums and formats of names to the semanti
 from __future__ import annotations
 
 from .problems import UNKNOWN_FIELD, WRONG_TYPE, SchemaProblem
+from .required import missing_top_level
 from .served import known_releases, served_releases, serves
 from .validator import validate
 
-__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "known_releases", "served_releases", "serves",
-           "validate"]
+__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "known_releases", "missing_top_level", "served_releases",
+           "serves", "validate"]
