@@ -60,8 +60,10 @@ _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 _SPACED_KEYS = ('{" ', '," ', ' ":')
 _NUMERIC_TOKEN = re.compile(r" ([-+.0-9][^ ]*)")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
-# Where libyaml refuses a ":" in flow context (before a flow indicator) and empty flow keys.
-_FLOW_COLON = re.compile(r":[,\[\]{}?]|[\[{,][ \t]*[:?](?:[ \t,\]}]|$)", re.MULTILINE)
+# Where libyaml refuses a ":" in flow context (before a flow indicator) and empty flow keys
+# (two expressions: each alone lets the regex engine skip ahead faster than one alternation).
+_FLOW_COLON = re.compile(r":[,\[\]{}?]")
+_FLOW_EMPTY_KEY = re.compile(r"[\[{,][ \t]*[:?](?:[ \t,\]}]|$)", re.MULTILINE)
 _RISKY_WORDS = (
     "y Y yes Yes YES n N no No NO on On ON off Off OFF True TRUE False FALSE Null NULL ~ <<".split()
 )
@@ -148,17 +150,23 @@ def _plain_enough(body: str) -> bool:
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
-    if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body):
+    if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body) or _FLOW_EMPTY_KEY.search(body):
         return False
     for match in _INDICATOR.finditer(body):
         at = match.start()
         if at and body[at - 1] not in _NODE_START_BEFORE:
             continue  # mid-word, like the second "&" of "&&" or the "]" of ["x"]
+        line_start = body.rfind("\n", 0, at) + 1
+        before = at - 1
+        while before >= line_start and body[before] in " \t":
+            before -= 1
+        if before >= line_start and body[before] not in "-?:,[{":
+            continue  # after a word, like the first "&" of "a && b": not where a node starts
         char = match.group()
         prefix = _BLOCK_NODE_PREFIX if char in "]},|>" else _NODE_PREFIX
-        if not prefix.fullmatch(body, body.rfind("\n", 0, at) + 1, at):
+        if not prefix.fullmatch(body, line_start, at):
             continue
-        if char not in "|>" or not _block_scalar_is_plain(body, body.rfind("\n", 0, at) + 1, at):
+        if char not in "|>" or not _block_scalar_is_plain(body, line_start, at):
             return False
     tokens = set(body.translate(_FLOW_TO_SPACE).split())
     suspect = not _RISKY_TOKENS.isdisjoint(tokens) or any(
