@@ -54,9 +54,8 @@ _LEADING_INDICATORS = re.compile(r"[ \t]*(?:-[ \t]+)*")
 _FIRST_CONTENT_LINE = re.compile(r"^( *)\S", re.MULTILINE)
 # rapidyaml rewrites quoted ".NaN" / ".Inf" keys; leave any such text to the exact reader.
 _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
-# A JSON string that starts or ends with whitespace right where a key would: rapidyaml makes
-# such keys out of some mis-indented lines that libyaml refuses.
-# Looked for in orjson's compact output: a key that starts or ends with a space.
+# A key that starts or ends with a space, looked for in orjson's compact output: rapidyaml
+# makes such keys out of some mis-indented lines that libyaml refuses.
 _SPACED_KEYS = ('{" ', '," ', ' ":')
 _NUMERIC_TOKEN = re.compile(r" ([-+.0-9][^ ]*)")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
@@ -78,6 +77,7 @@ _WORD = re.compile(
 )
 _NUMBERISH = re.compile(_BEFORE + r"[-+.0-9][-+.0-9A-Za-z_:]*(?=[\s,\]}:]|$)")
 _COMMENT_START = re.compile(r"(?:^|[ \t])#")
+_COMMENTS_ONLY = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:#[^\n]*)?")
 # rapidyaml reports errors on the C stderr before raising; the exact reader reports them
 # properly, so that output is silenced. The lock keeps the redirection to one thread.
 _STDERR_LOCK = threading.Lock()
@@ -100,7 +100,7 @@ def fast_file(text: str, chunks: Sequence[Chunk]) -> list[list[Any]] | None:
         return None
     if len(values) == len(chunks):
         return [[v] for v in values]
-    if len(values) == len(chunks) - 1 and not chunks[0].body.startswith("---"):
+    if len(values) == len(chunks) - 1 and _COMMENTS_ONLY.fullmatch(chunks[0].body):
         # The first chunk only holds comments (rapidyaml makes no document of it).
         return [[]] + [[v] for v in values]
     return None
