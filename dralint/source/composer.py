@@ -177,7 +177,13 @@ class _DocumentState:
         if frame is not None and frame.is_map and not frame.has_key:
             is_merge = event.value == "<<" and ((event.tag is None and plain) or event.tag == _MERGE_TAG)
             key, key_error = self._key_of_scalar(event, plain)
-            self._set_key(frame, key, key_error, event.start_mark, is_merge, event.anchor, event.value)
+            self._set_key(frame, key, key_error, event.start_mark, is_merge)
+            if event.anchor is not None:
+                try:
+                    anchored = self._scalar_value(event, plain)
+                except scalars.ScalarError:
+                    anchored = event.value
+                self.anchors[event.anchor] = _Anchor(anchored, 1, 0, key, key_error)
             return
         try:
             value = self._scalar_value(event, plain)
@@ -220,7 +226,7 @@ class _DocumentState:
         parent = self.stack[-1] if self.stack else None
         if parent is not None and parent.is_map and not parent.has_key:
             self._problem("syntax", "invalid map key: a mapping or sequence cannot be a key", mark, parent.path)
-            self._set_key(parent, None, "", mark, False, None, None)
+            self._set_key(parent, None, "", mark, False)
         path = self._child_path(parent)
         self.stack.append(_Frame(is_map, {} if is_map else [], path, mark.line, mark.column, event.anchor))
         if event.anchor is not None:
@@ -250,21 +256,18 @@ class _DocumentState:
                 "too-deep", f"document nests deeper than {MAX_DEPTH} levels through alias '{name}'; not read",
                 mark.line, mark.column))
         if frame is not None and frame.is_map and not frame.has_key:
-            self._set_key(frame, anchor.key, anchor.key_error, mark, False, None, None)
+            self._set_key(frame, anchor.key, anchor.key_error, mark, False)
             return
         self._place(anchor.value, anchor.size, anchor.height, mark, event.end_mark, "*")
 
     # -- placing values -------------------------------------------------------------------
-    def _set_key(self, frame: _Frame, key: str | None, key_error: str | None, mark: Any,
-                 is_merge: bool, anchor: str | None, raw: str | None) -> None:
+    def _set_key(self, frame: _Frame, key: str | None, key_error: str | None, mark: Any, is_merge: bool) -> None:
         frame.has_key = True
         frame.merge = is_merge
         frame.key = None if is_merge else key
         frame.key_mark = (mark.line, mark.column)
         if key_error and not is_merge:
             self._problem("syntax", key_error, mark, frame.path)
-        if anchor is not None and raw is not None:
-            self.anchors[anchor] = _Anchor(raw, 1, 0, key, key_error)
 
     def _child_path(self, parent: _Frame | None) -> tuple:
         if parent is None:
