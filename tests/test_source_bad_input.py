@@ -158,3 +158,11 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     files, _ = discover([str(tmp_path)])
     loaded = [load_file(f) for f in files]
     assert [len(f.documents) for f in loaded] == [0, 1] and loaded[0].problems[0].kind == "syntax"
+
+
+def test_parse_errors_print_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    # rapidyaml writes its own errors to the C stderr; the reader must keep them out.
+    loaded = load_text("a: [1,\nb: c\n---\n- x\n y: 1\n", "noisy.yaml")
+    assert [p.kind for p in loaded.problems] == ["syntax"]
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""

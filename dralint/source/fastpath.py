@@ -89,10 +89,7 @@ def available() -> bool:
 
 
 def fast_file(text: str, chunks: Sequence[Chunk]) -> list[list[Any]] | None:
-    """The documents of each chunk of a whole file in one rapidyaml pass, or None.
-
-    Call it inside :func:`quiet_stderr`.
-    """
+    """The documents of each chunk of a whole file in one rapidyaml pass, or None."""
     if ryml is None or not _plain_enough(text):
         return None
     values = _emit_values(text)
@@ -107,24 +104,25 @@ def fast_file(text: str, chunks: Sequence[Chunk]) -> list[list[Any]] | None:
 
 
 def fast_values(body: str) -> list[Any] | None:
-    """The documents of one chunk as Kubernetes reads them, or None. Call it inside :func:`quiet_stderr`."""
+    """The documents of one chunk as Kubernetes reads them, or None."""
     if ryml is None or not _plain_enough(body):
         return None
     return _emit_values(body)
 
 
 def _emit_values(body: str) -> list[Any] | None:
+    with _quiet_stderr():
+        try:
+            tree = ryml.parse_in_arena(body.encode("utf-8"))
+            root = tree.root_id()
+            if tree.type_str(root) == "NOTYPE":
+                return []
+            written = ryml.emit_json(tree, root)
+        except Exception:  # any rapidyaml complaint (syntax, depth): the exact reader decides
+            return None
     try:
-        tree = ryml.parse_in_arena(body.encode("utf-8"))
-    except Exception:  # any rapidyaml complaint: the exact reader will name the problem
-        return None
-    root = tree.root_id()
-    if tree.type_str(root) == "NOTYPE":
-        return []
-    try:
-        written = ryml.emit_json(tree, root)
         value = orjson.loads(written)
-    except Exception:  # deeper than rapidyaml writes, or not JSON: not ours to judge
+    except orjson.JSONDecodeError:  # rapidyaml wrote something that is not JSON: not ours to judge
         return None
     compact = orjson.dumps(value).decode("utf-8")
     if any(spaced in compact for spaced in _SPACED_KEYS):
@@ -227,11 +225,8 @@ def _in_comment(body: str, at: int) -> bool:
 
 
 @contextlib.contextmanager
-def quiet_stderr() -> Iterator[None]:
-    """Silence the process's stderr (fd 2) while rapidyaml runs, when the fast reader is in use."""
-    if ryml is None:
-        yield
-        return
+def _quiet_stderr() -> Iterator[None]:
+    """Silence the process's stderr (fd 2) while rapidyaml runs."""
     with _STDERR_LOCK:
         try:
             saved = os.dup(2)

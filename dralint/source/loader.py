@@ -47,18 +47,17 @@ def _load(text: str, name: str) -> SourceFile:
     loaded = SourceFile(name, [], [])
     counter = _Counter()
     chunks = split_chunks(text)
-    with fastpath.quiet_stderr():
-        whole = fastpath.fast_file(text, chunks)
-        for number, chunk in enumerate(chunks):
-            values = whole[number] if whole is not None else fastpath.fast_values(chunk.body)
-            if values is None:
-                _load_exact(chunk, loaded, counter)
-                continue
-            line = _content_line(chunk)
-            for sub, value in enumerate(v for v in values if v is not None):
-                loaded.documents.append(SourceDocument(
-                    name, counter.take(), line, value,
-                    Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
+    whole = fastpath.fast_file(text, chunks)
+    for number, chunk in enumerate(chunks):
+        values = whole[number] if whole is not None else fastpath.fast_values(chunk.body)
+        if values is None:
+            _load_exact(chunk, loaded, counter)
+            continue
+        line = _content_line(chunk)
+        for sub, value in enumerate(v for v in values if v is not None):
+            loaded.documents.append(SourceDocument(
+                name, counter.take(), line, value,
+                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
     return loaded
 
 
