@@ -163,6 +163,6 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
 def test_parse_errors_print_nothing(capfd: pytest.CaptureFixture[str]) -> None:
     # rapidyaml writes its own errors to the C stderr; the reader must keep them out.
     loaded = load_text("a: [1,\nb: c\n---\n- x\n y: 1\n", "noisy.yaml")
-    assert [p.kind for p in loaded.problems] == ["syntax"]
+    assert [(p.kind, p.document) for p in loaded.problems] == [("syntax", 0), ("syntax", 1)]
     captured = capfd.readouterr()
     assert captured.out == "" and captured.err == ""
