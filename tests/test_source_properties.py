@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from dralint.source import fastpath, load_text
 from dralint.source.composer import DocumentComposer
+from dralint.source.loader import first_content_line
 from dralint.source.scalars import ScalarError, key_to_string, resolve_plain, to_json_value
 from dralint.source.splitter import split_chunks
 
@@ -115,6 +116,8 @@ def assert_fast_agrees(text: str) -> None:
         assert error is None, (chunk.body, error)
         assert not any(d.problems for d in documents), chunk.body
         assert [v for v in values if v is not None] == [d.value for d in documents if d.value is not None], chunk.body
+        lines = {d.line + chunk.line_offset + 1 for d in documents if d.value is not None}
+        assert lines <= {first_content_line(chunk)}, chunk.body
 
 
 def mutate(text: str, rnd: random.Random) -> str:

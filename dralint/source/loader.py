@@ -53,7 +53,7 @@ def _load(text: str, name: str) -> SourceFile:
         if values is None:
             _load_exact(chunk, loaded, counter)
             continue
-        line = _content_line(chunk)
+        line = first_content_line(chunk)
         for sub, value in enumerate(v for v in values if v is not None):
             loaded.documents.append(SourceDocument(
                 name, counter.take(), line, value,
@@ -97,7 +97,7 @@ def _problem(problem: ComposedProblem, chunk: Chunk, name: str, index: int) -> S
         FieldPath(problem.path) if problem.path is not None else None)
 
 
-def _content_line(chunk: Chunk) -> int:
+def first_content_line(chunk: Chunk) -> int:
     """1-based line of the first node of a chunk that holds one document (the fast reader's case)."""
     text, position, number = chunk.text, chunk.start, 0
     while position < chunk.end:
