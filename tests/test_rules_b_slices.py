@@ -351,3 +351,16 @@ def test_uppercase_driver_is_a_warning_only():
 def test_messages_name_the_limit_and_the_value_found():
     findings = lint_text(slice_(devices(130)), Options())
     assert "130 devices" in findings[0].message and "at most 128" in findings[0].message
+
+
+@pytest.mark.parametrize("operations, expected", [
+    ("['*', NodePrepareResources]", set()),
+    ("[NodePrepareResources, NodeUnprepareResources]", set()),
+    ("[NodeUnprepareResources]", set()),
+    ("[NodePrepareResources]", {"spec.skipNodeOperations"}),
+    ("[NodeUnprepareResources, Reboot]", {"spec.skipNodeOperations[1]"}),
+    ("[NodeUnprepareResources, NodeUnprepareResources]", {"spec.skipNodeOperations[1]"}),
+])
+def test_skip_node_operations(operations, expected):
+    text = slice_(spec=f"nodeName: worker\nskipNodeOperations: {operations}")
+    assert errors(text, DRAOptionalNodeOperations=True) == {("DRA427", e) for e in expected}

@@ -21,7 +21,8 @@ capacity-request-policy-forbidden, DRA416 capacity-request-policy-invalid, DRA41
 device-too-many-taints, DRA418 taint-invalid, DRA419 taint-effect-invalid, DRA420
 device-counter-consumption-invalid, DRA421 shared-counters-invalid, DRA422
 device-node-selection-invalid, DRA423 device-binding-conditions-invalid, DRA424
-node-allocatable-resources-invalid, DRA425 slice-field-immutable, DRA426 driver-name-uppercase;
+node-allocatable-resources-invalid, DRA425 slice-field-immutable, DRA426 driver-name-uppercase, DRA427
+skip-node-operations-invalid;
 node selectors via nodeselector.py (DRA405, DRA406).
 """
 from __future__ import annotations
@@ -63,6 +64,7 @@ BINDING_CONDITIONS_INVALID = "DRA423"
 NODE_ALLOCATABLE_INVALID = "DRA424"
 FIELD_IMMUTABLE = "DRA425"
 DRIVER_UPPERCASE = "DRA426"
+SKIP_NODE_OPERATIONS_INVALID = "DRA427"
 
 # Release facts that are not limits (kubernetes/api types history, docs/dra-api.md §10, §15).
 _PER_DEVICE_NODE_SELECTION_SINCE = 33   # perDeviceNodeSelection joins the exactly-one-of set
@@ -74,6 +76,7 @@ _ERROR_WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": 
 _ATTRIBUTE_SCALARS = ("bool", "int", "string", "version")
 _ATTRIBUTE_LISTS = ("bools", "ints", "strings", "versions")
 _NODE_ALLOCATABLE = frozenset({"cpu", "memory"})
+_SKIP_PREPARE, _SKIP_UNPREPARE, _SKIP_ALL = "NodePrepareResources", "NodeUnprepareResources", "*"
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
@@ -107,6 +110,29 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
                       "`pool.resourceSliceCount` accordingly) (API server: Invalid value)")
     yield from _devices(ctx, spec, old_spec)
     yield from _shared_counters(ctx, spec.get("sharedCounters"))
+    yield from skip_node_operations_problems(spec.get("skipNodeOperations"), p("spec", "skipNodeOperations"))
+
+
+def skip_node_operations_problems(operations: Any, path: FieldPath) -> Iterator[Problem]:
+    """``skipNodeOperations`` (DRAOptionalNodeOperations): a set of known operations; Prepare needs Unprepare."""
+    if not isinstance(operations, list):
+        return
+    known = (_SKIP_PREPARE, _SKIP_UNPREPARE, _SKIP_ALL)
+    seen: set[Any] = set()
+    for i, op in enumerate(operations):
+        if op not in known:
+            yield Problem(SKIP_NODE_OPERATIONS_INVALID, path.child(i),
+                          f"{op!r} is not an operation that can be skipped; use {', '.join(map(repr, known))} "
+                          "(API server: Unsupported value)")
+        elif op in seen:
+            yield Problem(SKIP_NODE_OPERATIONS_INVALID, path.child(i),
+                          f"{op!r} is listed twice (API server: Duplicate value)")
+        seen.add(op)
+    if _SKIP_PREPARE in seen and _SKIP_UNPREPARE not in seen and _SKIP_ALL not in seen:
+        yield Problem(SKIP_NODE_OPERATIONS_INVALID, path,
+                      "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped: the "
+                      "kubelet would unprepare devices it never prepared; add NodeUnprepareResources (or use '*') "
+                      "(API server: Invalid value)")
 
 
 def driver_problems(driver: str, path: FieldPath) -> Iterator[Problem]:
