@@ -18,6 +18,7 @@ from dralint.source.limits import MAX_DEPTH, excessive_aliasing
 from dralint.source.positions import NodeSpan, PositionIndex
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_C_PARSER = getattr(yaml, "CParser", None)
 _MERGE_TAG = scalars.TAG_PREFIX + scalars.MERGE
 
 
@@ -92,7 +93,7 @@ class DocumentComposer:
         messages that name another line.
         """
         documents: list[ComposedDocument] = []
-        events = yaml.parse(text, Loader=_LOADER)
+        events = _events(text)
         try:
             for event in events:
                 if isinstance(event, ev.DocumentStartEvent):
@@ -117,6 +118,20 @@ class DocumentComposer:
                     break
             return ComposedDocument(None, state.first_line, False, state.problems)
         return ComposedDocument(state.root, state.first_line, True, state.problems, state.index)
+
+
+def _events(text: str) -> Iterator[ev.Event]:
+    """libyaml's events for ``text`` (``yaml.parse`` without its per-event ``check_event``)."""
+    parser = _LOADER(text)
+    try:
+        if _C_PARSER is not None and isinstance(parser, _C_PARSER):  # get_event() gives None at the end
+            while (event := parser.get_event()) is not None:
+                yield event
+        else:
+            while parser.check_event():
+                yield parser.get_event()
+    finally:
+        parser.dispose()
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> ComposedProblem:
@@ -146,13 +161,16 @@ class _DocumentState:
 
     # -- events ---------------------------------------------------------------------------
     def feed(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ScalarEvent):
+        kind = type(event)
+        if kind is ev.ScalarEvent:
             self._scalar(event)
-        elif isinstance(event, (ev.MappingStartEvent, ev.SequenceStartEvent)):
-            self._start(event, isinstance(event, ev.MappingStartEvent))
-        elif isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+        elif kind is ev.MappingStartEvent:
+            self._start(event, True)
+        elif kind is ev.SequenceStartEvent:
+            self._start(event, False)
+        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
             self._end()
-        elif isinstance(event, ev.AliasEvent):
+        elif kind is ev.AliasEvent:
             self._alias(event)
 
     def _count(self, nodes: int, aliased: int, mark: Any) -> None:
@@ -170,11 +188,18 @@ class _DocumentState:
             self.first_line = mark.line
 
     def _scalar(self, event: ev.ScalarEvent) -> None:
-        self._note_start(event.start_mark)
-        self._count(1, 0, event.start_mark)
+        if self.first_line < 0:
+            self.first_line = event.start_mark.line
+        self.decoded += 1
         frame = self.stack[-1] if self.stack else None
         plain = event.style in ("", None)
         if frame is not None and frame.is_map and not frame.has_key:
+            text = event.value
+            if (plain and event.tag is None and event.anchor is None and text and text[0] not in scalars.HINTED
+                    and text != "<<"):
+                # The common key: a plain word that can only be a string.
+                self._set_key(frame, text, None, event.start_mark, False)
+                return
             is_merge = event.value == "<<" and ((event.tag is None and plain) or event.tag == _MERGE_TAG)
             key, key_error = self._key_of_scalar(event, plain)
             self._set_key(frame, key, key_error, event.start_mark, is_merge)
@@ -198,7 +223,9 @@ class _DocumentState:
     @staticmethod
     def _scalar_value(event: ev.ScalarEvent, plain: bool) -> Any:
         if event.tag is None:
-            return scalars.to_json_value(scalars.resolve_plain(event.value)) if plain else event.value
+            if not plain or (event.value and event.value[0] not in scalars.HINTED):
+                return event.value
+            return scalars.to_json_value(scalars.resolve_plain(event.value))
         if event.tag == "!":
             return event.value
         return scalars.to_json_value(scalars.resolve_tagged(event.tag, event.value))
@@ -219,7 +246,7 @@ class _DocumentState:
     def _start(self, event: Any, is_map: bool) -> None:
         mark = event.start_mark
         self._note_start(mark)
-        self._count(1, 0, mark)
+        self.decoded += 1
         if len(self.stack) >= MAX_DEPTH:
             raise _Abort(ComposedProblem(
                 "too-deep", f"document nests deeper than {MAX_DEPTH} levels; not read", mark.line, mark.column))

@@ -32,8 +32,8 @@ for _words, _value in (
     for _word in _words:
         _WORDS[_word] = _value
 
-# First characters after which goyaml.v2 tries anything but a string (its resolveTable).
-_HINTED = frozenset("+-0123456789yYnNtTfFoO~.")
+HINTED = frozenset("+-0123456789yYnNtTfFoO~.")
+"""First characters after which goyaml.v2 tries anything but a string (its resolveTable)."""
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
 _DIGITS = {2: re.compile(r"[01]+"), 8: re.compile(r"[0-7]+"), 10: re.compile(r"[0-9]+"),
@@ -122,7 +122,7 @@ def _resolve_number(text: str) -> Any:
 
 def resolve_untyped(text: str, tag: str = "") -> tuple[str, Any]:
     """goyaml.v2's ``resolve``: (short tag, Go-like value) for ``text`` under ``tag`` ('' = implicit)."""
-    hint = text[0] in _HINTED if text else True
+    hint = text[0] in HINTED if text else True
     if hint and tag not in (STR, BINARY):
         if text in _WORDS:
             value = _WORDS[text]
