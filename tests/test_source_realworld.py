@@ -70,6 +70,7 @@ def _get(value: Any, path: tuple) -> Any:
 
 
 @needs_realworld
+@pytest.mark.skipif(not fastpath.available(), reason="rapidyaml / orjson not installed: no fast reader")
 def test_fast_reader_agrees_with_exact_reader() -> None:
     composer = DocumentComposer()
     fast = 0
