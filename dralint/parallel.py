@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from itertools import repeat
 from typing import Sequence, TextIO
 
@@ -23,6 +24,7 @@ from .progress import ProgressBar, worth_showing
 from .source import SourceFile
 
 STDIN = "-"
+BATCHES_PER_WORKER = 4  # enough to balance uneven files and move the progress bar
 
 
 def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
@@ -59,17 +61,17 @@ def load_files(paths: Sequence[str], options: Options, jobs: int, bar: ProgressB
             if bar:
                 bar.update(done)
         return files
-    # stdin belongs to this process; everything else goes to the pool.
+    # stdin belongs to this process; everything else goes to the pool, a few batches per worker:
+    # a judgement has a fixed cost per call, so a batch is judged in one call, not file by file.
     pooled = [p for p in paths if p != STDIN]
+    size = max(1, -(-len(pooled) // (workers * BATCHES_PER_WORKER)))
+    batches = [pooled[i:i + size] for i in range(0, len(pooled), size)]
     loaded: dict[str, SourceFile] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        # map() keeps the input order; small chunks keep the bar moving and the workers balanced.
-        chunk = max(1, len(pooled) // (workers * 8))
-        for done, (path, f) in enumerate(zip(pooled, pool.map(_prepare, pooled, repeat(options), chunksize=chunk)),
-                                         start=1):
-            loaded[path] = f
+        for batch, files in zip(batches, pool.map(_prepare, batches, repeat(options))):  # map keeps the order
+            loaded.update(zip(batch, files))
             if bar:
-                bar.update(done)
+                bar.update(len(loaded))
     return [loaded[p] if p != STDIN else source.load_file(p) for p in paths]
 
 
@@ -78,8 +80,10 @@ def effective_jobs(jobs: int) -> int:
     return jobs if jobs > 0 else (os.cpu_count() or 1)
 
 
-def _prepare(path: str, options: Options) -> SourceFile:
-    """Worker: read one file and judge it alone, to fill its documents' caches (findings discarded)."""
-    loaded = source.load_file(path)
-    engine.lint_files([loaded], options)
+def _prepare(paths: list[str], options: Options) -> list[SourceFile]:
+    """Worker: read a batch of files and judge them, to fill their documents' caches (findings discarded)."""
+    loaded = [source.load_file(path) for path in paths]
+    # Feasibility is decided on the whole input only; a zero time budget stops this partial
+    # search at once instead of allocating claims against a part of the slices for nothing.
+    engine.lint_files(loaded, replace(options, max_seconds=0.0))
     return loaded
