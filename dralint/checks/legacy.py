@@ -226,11 +226,14 @@ def _reserved_for(ctx: CheckContext, status: dict, old_status: dict, path: Field
     uids: set[Any] = set()
     for i, ref in enumerate(reserved):
         ref = _dict(ref)
-        if ref.get("uid") in uids:
+        uid = ref.get("uid")
+        if not isinstance(uid, (str, type(None))):
+            continue  # a wrong type is the schema stage's
+        if uid in uids:
             yield Problem(RESERVED_FOR_INVALID, rpath.child(i, "uid"),
                           f"consumer uid {ref.get('uid')!r} is listed twice (API server: Duplicate value)")
             continue
-        uids.add(ref.get("uid"))
+        uids.add(uid)
         for name in ("resource", "name", "uid"):
             if not ref.get(name):
                 yield Problem(RESERVED_FOR_INVALID, rpath.child(i, name),
@@ -297,26 +300,28 @@ def _scheduling_context(ctx: CheckContext) -> Iterator[Problem]:
         claim = _dict(claim)
         path = p("status", "resourceClaims", i)
         yield from _node_set(ctx, claim.get("unsuitableNodes"), path.child("unsuitableNodes"))
-        if claim.get("name") in names:
-            yield Problem(SCHEDULING_CLAIM_DUPLICATE, path,
-                          f"claim {claim.get('name')!r} is reported twice; one entry per claim (API server: Duplicate "
-                          "value)")
-        names.add(claim.get("name"))
+        name = claim.get("name")
+        if isinstance(name, str):
+            if name in names:
+                yield Problem(SCHEDULING_CLAIM_DUPLICATE, path,
+                              f"claim {name!r} is reported twice; one entry per claim (API server: Duplicate value)")
+            names.add(name)
 
 
 def _node_set(ctx: CheckContext, nodes: Any, path: FieldPath) -> Iterator[Problem]:
     nodes = _list(nodes)
     seen: set[Any] = set()
     for i, node in enumerate(nodes):
+        if not isinstance(node, str):
+            continue  # a wrong type is the schema stage's
         if node in seen:
             yield Problem(SCHEDULING_NODES_INVALID, path.child(i),
                           f"node {node!r} is listed twice (API server: Duplicate value)")
             continue
         seen.add(node)
-        if isinstance(node, str):
-            for msg in dns_subdomain_errors(node):
-                yield Problem(SCHEDULING_NODES_INVALID, path.child(i),
-                              f"{node!r} is not a valid node name: {msg} (API server: Invalid value)")
+        for msg in dns_subdomain_errors(node):
+            yield Problem(SCHEDULING_NODES_INVALID, path.child(i),
+                          f"{node!r} is not a valid node name: {msg} (API server: Invalid value)")
     problem = _too_long(SCHEDULING_NODES_INVALID, nodes, ctx.limits.alpha2_potential_nodes, path, "nodes")
     if problem is not None:
         yield problem
@@ -359,10 +364,12 @@ def _instances(instances: Any, path: FieldPath) -> Iterator[Problem]:
         instance = _dict(instance)
         name_path = path.child(i, "name")
         yield from _instance_name(instance.get("name", ""), name_path, INSTANCE_INVALID)
-        if instance.get("name") in seen:
-            yield Problem(INSTANCE_INVALID, name_path,
-                          f"instance {instance.get('name')!r} is listed twice (API server: Duplicate value)")
-        seen.add(instance.get("name"))
+        name = instance.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                yield Problem(INSTANCE_INVALID, name_path,
+                              f"instance {name!r} is listed twice (API server: Duplicate value)")
+            seen.add(name)
         yield from _named_attributes(instance.get("attributes"), path.child(i, "attributes"))
 
 
@@ -376,10 +383,10 @@ def _named_attributes(attributes: Any, path: FieldPath) -> Iterator[Problem]:
             for msg in dns_subdomain_errors(name):
                 yield Problem(ATTRIBUTE_INVALID, apath.child("name"),
                               f"attribute name {name!r} is not a DNS subdomain: {msg} (API server: Invalid value)")
-        if name in seen:
-            yield Problem(ATTRIBUTE_INVALID, apath.child("name"),
-                          f"attribute {name!r} is listed twice (API server: Duplicate value)")
-        seen.add(name)
+            if name in seen:
+                yield Problem(ATTRIBUTE_INVALID, apath.child("name"),
+                              f"attribute {name!r} is listed twice (API server: Duplicate value)")
+            seen.add(name)
         present = [k for k in _NAMED_ATTRIBUTE_VALUES if attribute.get(k) is not None]
         version = attribute.get("version")
         if isinstance(version, str) and not is_semver(version):

@@ -120,7 +120,7 @@ def skip_node_operations_problems(operations: Any, path: FieldPath) -> Iterator[
     known = (_SKIP_PREPARE, _SKIP_UNPREPARE, _SKIP_ALL)
     seen: set[Any] = set()
     for i, op in enumerate(operations):
-        if op not in known:
+        if not isinstance(op, str) or op not in known:
             yield Problem(SKIP_NODE_OPERATIONS_INVALID, path.child(i),
                           f"{op!r} is not an operation that can be skipped; use {', '.join(map(repr, known))} "
                           "(API server: Unsupported value)")
@@ -330,15 +330,17 @@ def _devices(ctx: CheckContext, spec: dict, old_spec: dict | None) -> Iterator[P
     if problem is not None:
         yield problem
         return
-    old_devices = {d.get("name"): d for d in (old_spec or {}).get("devices") or [] if isinstance(d, dict)}
+    old_list = (old_spec or {}).get("devices")
+    old_devices = {d["name"]: d for d in (old_list if isinstance(old_list, list) else [])
+                   if isinstance(d, dict) and isinstance(d.get("name"), str)}
     per_device = spec.get("perDeviceNodeSelection") is True
     seen: set[str] = set()
     for i, device in enumerate(devices):
         if not isinstance(device, dict):
             continue
         path = p("spec", "devices", i)
-        yield from _device(ctx, device, old_devices.get(device.get("name")), path, per_device)
         name = device.get("name")
+        yield from _device(ctx, device, old_devices.get(name) if isinstance(name, str) else None, path, per_device)
         if isinstance(name, str):
             if name in seen:
                 yield Problem(DEVICE_NAME_DUPLICATE, path,
