@@ -370,6 +370,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     for key, attribute in attributes.items():
         yield from _qualified_key(str(key), path.child("attributes"), "attribute")
         yield from _attribute(attribute, path.child("attributes").key(str(key)), ctx)
+    # An existing device whose capacities did not change is not re-validated (as the server does).
     if old is None or old.get("capacity") != device.get("capacity"):
         shared = device.get("allowMultipleAllocations") is True
         for key, cap in capacity.items():
@@ -385,9 +386,6 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                               "Forbidden, \"allowMultipleAllocations must be true\")")
             elif isinstance(policy, dict):
                 yield from _request_policy(ctx, cap.get("value"), policy, cap_path.child("requestPolicy"))
-    else:
-        for key in capacity:
-            yield from _qualified_key(str(key), path.child("capacity"), "capacity")
     if old is None or old.get("taints") != device.get("taints"):
         yield from _taints(ctx, device.get("taints"), path.child("taints"))
     yield from _consumes_counters(ctx, device.get("consumesCounters"), path.child("consumesCounters"))
