@@ -55,6 +55,11 @@ def test_binary_files(tmp_path: Path) -> None:
     assert load_file(str(png)).problems[0].kind == "binary"
 
 
+def test_text_with_lone_surrogates_is_binary() -> None:
+    loaded = load_text("a: 1\nb: \ud800\n", "surrogate.yaml")
+    assert kinds(loaded) == [("binary", 2)]
+
+
 def test_utf16_and_bom_are_text() -> None:
     assert load_text(("\ufeff" + GOOD).encode("utf-16"), "u16.yaml").documents[0].value["kind"] == "ConfigMap"
     assert load_text(b"\xef\xbb\xbf" + GOOD.encode(), "bom.yaml").documents[0].value["kind"] == "ConfigMap"

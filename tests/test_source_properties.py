@@ -169,6 +169,14 @@ def test_random_yaml_like_text(text: str) -> None:
 
 
 @FAST
+@given(st.lists(st.one_of(st.characters(), st.sampled_from(list(YAML_ALPHABET)),
+                          st.sampled_from(["\ud800", "\udfff", "\x85", "\u2028", "\ufeff", "\x00", "\r"])),
+                max_size=40).map("".join))
+def test_random_unicode_text(text: str) -> None:
+    check_never_raises(text)
+
+
+@FAST
 @given(st.binary(max_size=200))
 def test_random_bytes(data: bytes) -> None:
     check_never_raises(data)

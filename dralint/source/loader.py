@@ -1,6 +1,7 @@
 """Files, stdin and text into :class:`SourceFile` records: the source stage's entry points."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dralint.paths import FieldPath
@@ -12,6 +13,7 @@ from dralint.source.records import Chunk, SourceDocument, SourceFile, SourceProb
 from dralint.source.splitter import split_chunks
 
 _COMPOSER = DocumentComposer()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_file(path: str) -> SourceFile:
@@ -32,7 +34,8 @@ def load_text(text: str | bytes, name: str) -> SourceFile:
     if len(text) > MAX_FILE_BYTES:
         return SourceFile(name, [], [SourceProblem(
             "too-large", f"text is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read", name, 0, 0)])
-    if "\x00" in text:
+    if "\x00" in text or _SURROGATE.search(text):
+        # Text no file could hold: report it as a file's bytes would be reported.
         result = decode_bytes(text.encode("utf-8", "surrogatepass"), name)
         return SourceFile(name, [], [result.problem] if result.problem else [])
     return _load(text[1:] if text.startswith("\ufeff") else text, name)
