@@ -21,6 +21,8 @@ def test_missing_file_and_directory_are_unreadable(tmp_path: Path) -> None:
     missing = load_file(str(tmp_path / "nope.yaml"))
     assert kinds(missing) == [("unreadable", 0)]
     assert "no such file" in missing.problems[0].message
+    assert load_file("bad\x00name.yaml").problems[0].kind == "unreadable"
+    assert discover(["bad\x00name.yaml", ""])[1][0].kind == "unreadable"
     folder = load_file(str(tmp_path))
     assert folder.problems[0].kind == "unreadable" and "directory" in folder.problems[0].message
 

@@ -43,6 +43,8 @@ def read_path(path: str) -> ReadResult:
         return _unreadable(path, "permission denied")
     except OSError as error:
         return _unreadable(path, error.strerror or str(error))
+    except ValueError as error:  # e.g. a NUL character in the path
+        return _unreadable(path, str(error))
     return decode_bytes(data, path)
 
 
