@@ -105,9 +105,9 @@ def _lint(args: argparse.Namespace, catalog: Any, out: TextIO, err: TextIO) -> i
     config = _config(args, catalog)
     options, fail_on, report_unused = _options(args, config, err)
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
-    findings = _suppress_in_cli(result.findings, files, catalog, options, report_unused)
+    findings, suppressed = _suppressed(result, files, catalog, options, report_unused)
     kept = [f for f in findings if not config.ignored(f.file, f.rule)]
-    suppressed = len(result.findings) - sum(f.rule != "DRA910" for f in kept)
+    suppressed += len(findings) - len(kept)
     result = dataclasses.replace(result, findings=kept)
     if result.input_error:
         code = EXIT_USAGE
@@ -118,7 +118,7 @@ def _lint(args: argparse.Namespace, catalog: Any, out: TextIO, err: TextIO) -> i
         colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
                                             and not os.environ.get("NO_COLOR"))
         context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
-                                fail_on=Severity(fail_on), suppressed=max(suppressed, 0))
+                                fail_on=Severity(fail_on), suppressed=suppressed)
         FORMATS[args.format].render(result, stream, context)
     return code
 
@@ -191,16 +191,20 @@ def _engine_suppresses() -> bool:
     return "report_unused_ignores" in {f.name for f in dataclasses.fields(Options)}
 
 
-def _suppress_in_cli(findings: list[Any], files: list[Any], catalog: Any, options: Any, report_unused: bool) -> list[Any]:
+def _suppressed(result: Any, files: list[Any], catalog: Any, options: Any,
+                report_unused: bool) -> tuple[list[Any], int]:
+    """The findings left after suppressions, and how many those hid."""
     from . import suppress
     from .manifest import Manifest, identify
     from .rule_filter import RuleFilter
 
     if _engine_suppresses():
-        return findings
+        return result.findings, result.suppressed
     manifests = [m for f in files for d in f.documents for m in identify(d) if isinstance(m, Manifest)]
     rules = RuleFilter.build(catalog, options.select, options.ignore, options.severities)
-    return suppress.apply(findings, suppress.collect(files, manifests), catalog, rules, report_unused=report_unused)
+    outcome = suppress.apply(result.findings, suppress.collect(files, manifests), catalog, rules,
+                             report_unused=report_unused)
+    return outcome.findings, outcome.suppressed
 
 
 def run() -> None:

@@ -134,8 +134,16 @@ def collect(files: Iterable[Any], manifests: Iterable[Any]) -> list[Suppression]
     return found
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """The findings left after suppressions, and how many were suppressed."""
+
+    findings: list[Finding]
+    suppressed: int
+
+
 def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], catalog: Catalog, rules: RuleFilter,
-          *, report_unused: bool = False) -> list[Finding]:
+          *, report_unused: bool = False) -> Outcome:
     """The findings no suppression covers, plus (with ``report_unused``) a DRA910 finding for every
     suppression, or rule named in one, that matched nothing. Order is kept; new findings are sorted in.
     """
@@ -150,13 +158,14 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
                 used.add((i, "*" if not sup.tokens else finding.rule))
         if not hit:
             kept.append(finding)
+    suppressed = len(findings) - len(kept)
     if not report_unused or UNUSED_RULE not in catalog.rules or not rules.selected(catalog.get(UNUSED_RULE)):
-        return kept
+        return Outcome(kept, suppressed)
     unused = [_unused(sup, token, rule_id, catalog, rules)
               for i, (sup, ids) in enumerate(zip(suppressions, resolved))
               for token, rule_id in (ids.items() if sup.tokens else [("", "*")])
               if (i, rule_id) not in used]
-    return sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key)
+    return Outcome(sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key), suppressed)
 
 
 def _resolve(sup: Suppression, catalog: Catalog) -> dict[str, str]:

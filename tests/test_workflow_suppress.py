@@ -94,8 +94,8 @@ def test_apply_matches_scope_and_rule():
             Suppression("f.yaml", 5, 5, Scope.OBJECT, ("DRA202",), object="ResourceClaim default/other")]
     findings = [finding(), finding(line=13), finding(rule="DRA202", line=12), finding(file="g.yaml", rule="DRA101"),
                 finding(rule="DRA202", obj="ResourceClaim default/other", line=30)]
-    kept = suppress.apply(findings, sups, CATALOG, ALL)
-    assert kept == [findings[1], findings[2]]
+    outcome = suppress.apply(findings, sups, CATALOG, ALL)
+    assert outcome.findings == [findings[1], findings[2]] and outcome.suppressed == 3
 
 
 def test_unused_suppressions_are_reported_once_asked():
@@ -103,8 +103,8 @@ def test_unused_suppressions_are_reported_once_asked():
             Suppression("f.yaml", 1, 1, Scope.FILE, ()),
             Suppression("f.yaml", 5, 5, Scope.OBJECT, ("DRA101",), object="ResourceClaim default/c")]
     findings = [finding()]
-    assert suppress.apply(findings, sups, CATALOG, ALL) == []
-    reported = suppress.apply(findings, sups, CATALOG, ALL, report_unused=True)
+    assert suppress.apply(findings, sups, CATALOG, ALL).findings == []
+    reported = suppress.apply(findings, sups, CATALOG, ALL, report_unused=True).findings
     # The bare ignore-file covers the DRA201 finding too, so it is in use.
     assert [(f.rule, f.line) for f in reported] == [("DRA910", 5), ("DRA910", 11), ("DRA910", 11)]
     messages = " | ".join(f.message for f in reported)
@@ -116,11 +116,11 @@ def test_unused_suppressions_are_reported_once_asked():
 def test_rules_that_did_not_run_are_not_called_stale():
     sups = [Suppression("f.yaml", 11, 9, Scope.LINE, ("DRA202",), covers=12)]
     only_2xx_but_202 = RuleFilter.build(CATALOG, ("DRA2", "DRA910"), ("DRA202",), {})
-    assert suppress.apply([], sups, CATALOG, only_2xx_but_202, report_unused=True) == []
+    assert suppress.apply([], sups, CATALOG, only_2xx_but_202, report_unused=True).findings == []
     without_910 = RuleFilter.build(CATALOG, (), ("DRA910",), {})
-    assert suppress.apply([], sups, CATALOG, without_910, report_unused=True) == []
+    assert suppress.apply([], sups, CATALOG, without_910, report_unused=True).findings == []
     as_error = RuleFilter.build(CATALOG, (), (), {"DRA910": "error"})
-    (f,) = suppress.apply([], sups, CATALOG, as_error, report_unused=True)
+    (f,) = suppress.apply([], sups, CATALOG, as_error, report_unused=True).findings
     assert f.severity is Severity.ERROR
 
 
