@@ -20,7 +20,7 @@ def rule_table(catalog: Catalog) -> str:
     widths = [max(len(row[i]) for row in rows + [_HEADER]) for i in range(4)]
 
     def fmt(row: tuple[str, ...]) -> str:
-        return "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths)) + "  " + row[4]
+        return "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)) + "  " + row[4]
 
     lines = [fmt(_HEADER), "  ".join("-" * w for w in widths) + "  " + "-" * len(_HEADER[4])]
     return "\n".join(lines + [fmt(row) for row in rows]) + "\n"
@@ -49,7 +49,8 @@ def explain(rule: Rule) -> str:
         if example.kube_version:
             flags.append(f"--kube-version {example.kube_version}")
         if example.feature_gates:
-            flags.append("--feature-gates " + ",".join(f"{k}={str(v).lower()}" for k, v in example.feature_gates.items()))
+            gates = ",".join(f"{k}={str(v).lower()}" for k, v in example.feature_gates.items())
+            flags.append(f"--feature-gates {gates}")
         verdict = "Fails" if example.verdict == "bad" else "Passes"
         out += ["", f"{verdict}: {example.title}" + (f" ({' '.join(flags)})" if flags else ""),
                 textwrap.indent(example.manifest.rstrip("\n"), "    ")]

@@ -68,8 +68,9 @@ def load_files(paths: Sequence[str], options: Options, jobs: int, bar: ProgressB
     batches = [pooled[i:i + size] for i in range(0, len(pooled), size)]
     loaded: dict[str, SourceFile] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for batch, files in zip(batches, pool.map(_prepare, batches, repeat(options))):  # map keeps the order
-            loaded.update(zip(batch, files))
+        # map() yields in the order of the batches, whichever worker finishes first.
+        for batch, files in zip(batches, pool.map(_prepare, batches, repeat(options)), strict=True):
+            loaded.update(zip(batch, files, strict=True))
             if bar:
                 bar.update(len(loaded))
     return [loaded[p] if p != STDIN else source.load_file(p) for p in paths]

@@ -152,7 +152,7 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
     kept: list[Finding] = []
     for finding in findings:
         hit = False
-        for i, (sup, ids) in enumerate(zip(suppressions, resolved)):
+        for i, (sup, ids) in enumerate(zip(suppressions, resolved, strict=True)):
             if sup.covers_finding(finding) and (not sup.tokens or finding.rule in ids.values()):
                 hit = True
                 used.add((i, "*" if not sup.tokens else finding.rule))
@@ -162,7 +162,7 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
     if not report_unused or UNUSED_RULE not in catalog.rules or not rules.selected(catalog.get(UNUSED_RULE)):
         return Outcome(kept, suppressed)
     unused = [_unused(sup, token, rule_id, catalog, rules)
-              for i, (sup, ids) in enumerate(zip(suppressions, resolved))
+              for i, (sup, ids) in enumerate(zip(suppressions, resolved, strict=True))
               for token, rule_id in (ids.items() if sup.tokens else [("", "*")])
               if (i, rule_id) not in used]
     return Outcome(sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key), suppressed)

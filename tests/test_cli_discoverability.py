@@ -21,7 +21,7 @@ def test_list_rules_is_an_aligned_table_of_the_whole_catalog():
     header, rule, *rows = out.splitlines()
     assert code == 0 and header.split() == ["id", "name", "category", "severity", "summary"]
     assert len(rows) == len(CATALOG.rules)
-    starts = {line.index(r.name) for line, r in zip(rows, CATALOG)}
+    starts = {line.index(r.name) for line, r in zip(rows, CATALOG, strict=True)}
     assert len(starts) == 1  # every name starts in the same column
     first = next(iter(CATALOG))
     assert rows[0].split()[:4] == [first.id, first.name, first.category.value, first.severity.value]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 
@@ -177,7 +176,8 @@ def test_explicit_config_and_its_errors(tmp_path, monkeypatch):
     assert "DRA201" not in rules_of(report)
     (tmp_path / "ci.yaml").write_text("ignore: [request-count-positiv]\n")
     code, _, err = run("--config", "ci.yaml", "claim.yaml")
-    assert code == 2 and "ci.yaml:1: ignore: unknown rule 'request-count-positiv'; did you mean request-count-positive?" in err
+    assert code == 2
+    assert "ci.yaml:1: ignore: unknown rule 'request-count-positiv'; did you mean request-count-positive?" in err
     code, _, err = run("--config", "missing.yaml", "claim.yaml")
     assert code == 2 and "missing.yaml" in err
 

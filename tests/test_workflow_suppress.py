@@ -37,7 +37,8 @@ def claim(name: str = "c", count: str = "        count: -1", annotations: str = 
     return CLAIM.format(name=name, count=count, annotations=annotations)
 
 
-def finding(rule: str = "DRA201", line: int = 12, file: str = "f.yaml", obj: str = "ResourceClaim default/c") -> Finding:
+def finding(rule: str = "DRA201", line: int = 12, file: str = "f.yaml",
+            obj: str = "ResourceClaim default/c") -> Finding:
     return Finding(rule=rule, name=CATALOG.get(rule).name, severity=Severity.ERROR, category=Category.SEMANTIC,
                    message="m", file=file, line=line, column=9, object=obj, field="spec")
 
