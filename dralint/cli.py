@@ -7,9 +7,16 @@ import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from . import __version__
+
+if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
+    from .catalog import Catalog
+    from .config import Config
+    from .engine import Options, RunResult
+    from .findings import Finding, Severity
+    from .source import SourceFile
 
 EXIT_USAGE = 2
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
@@ -92,9 +99,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return EXIT_USAGE
 
 
-def _lint(args: argparse.Namespace, catalog: Any, out: TextIO, err: TextIO) -> int:
+def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
     from . import parallel
-    from .findings import Severity
     from .report import FORMATS, ReportContext
     from .rule_filter import UsageError
 
@@ -118,12 +124,12 @@ def _lint(args: argparse.Namespace, catalog: Any, out: TextIO, err: TextIO) -> i
         colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
                                             and not os.environ.get("NO_COLOR"))
         context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
-                                fail_on=Severity(fail_on), suppressed=suppressed)
+                                fail_on=fail_on, suppressed=suppressed)
         FORMATS[args.format].render(result, stream, context)
     return code
 
 
-def _config(args: argparse.Namespace, catalog: Any) -> Any:
+def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
     """The configuration named by --config, else the nearest one, else an empty one."""
     from .config import Config, find_config, load_config
 
@@ -138,7 +144,7 @@ def _config(args: argparse.Namespace, catalog: Any) -> Any:
     return load_config(found, catalog) if found else Config()
 
 
-def _options(args: argparse.Namespace, config: Any, err: TextIO) -> tuple[Any, Any, bool]:
+def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity, bool]:
     """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
     from .config import ConfigError
     from .engine import Options
@@ -146,8 +152,8 @@ def _options(args: argparse.Namespace, config: Any, err: TextIO) -> tuple[Any, A
     from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
-    minor = parse_version(args.kube_version or config.kube_version) if (args.kube_version or config.kube_version) \
-        else NEWEST_MINOR
+    version = args.kube_version or config.kube_version
+    minor = parse_version(version) if version else NEWEST_MINOR
     gates: dict[str, bool] = {}
     if config.feature_gates:
         text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())
@@ -191,8 +197,8 @@ def _engine_suppresses() -> bool:
     return "report_unused_ignores" in {f.name for f in dataclasses.fields(Options)}
 
 
-def _suppressed(result: Any, files: list[Any], catalog: Any, options: Any,
-                report_unused: bool) -> tuple[list[Any], int]:
+def _suppressed(result: RunResult, files: list[SourceFile], catalog: Catalog, options: Options,
+                report_unused: bool) -> tuple[list[Finding], int]:
     """The findings left after suppressions, and how many those hid."""
     from . import suppress
     from .manifest import Manifest, identify
