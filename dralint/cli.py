@@ -14,9 +14,8 @@ from . import __version__
 if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .catalog import Catalog
     from .config import Config
-    from .engine import Options, RunResult
-    from .findings import Finding, Severity
-    from .source import SourceFile
+    from .engine import Options
+    from .findings import Severity
 
 EXIT_USAGE = 2
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
@@ -55,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node", help="judge feasibility on this node only")
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
-    parser.add_argument("--max-steps", type=int, default=1_000_000, help="search budget of the feasibility check")
+    parser.add_argument("--max-steps", type=int, default=1_000_000,
+                        help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
+    parser.add_argument("--max-seconds", type=float, default=10.0,
+                        help="time budget of the whole feasibility stage, in seconds (default 10)")
     parser.add_argument("--config", metavar="FILE", help="read settings from FILE instead of the nearest .dralint.yaml")
     parser.add_argument("--no-config", action="store_true", help="read no configuration file")
     parser.add_argument("--report-unused-ignores", action="store_true",
@@ -109,11 +111,10 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
     if args.jobs < 0:
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
-    options, fail_on, report_unused = _options(args, config, err)
+    options, fail_on = _options(args, config, err)
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
-    findings, suppressed = _suppressed(result, files, catalog, options, report_unused)
-    kept = [f for f in findings if not config.ignored(f.file, f.rule)]
-    suppressed += len(findings) - len(kept)
+    kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
+    suppressed = result.suppressed + len(result.findings) - len(kept)
     result = dataclasses.replace(result, findings=kept)
     if result.input_error:
         code = EXIT_USAGE
@@ -144,7 +145,7 @@ def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
     return load_config(found, catalog) if found else Config()
 
 
-def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity, bool]:
+def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity]:
     """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
     from .config import ConfigError
     from .engine import Options
@@ -177,40 +178,12 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     ignore = _csv(args.ignore) if args.ignore else (config.ignore or ())
     strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
     report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
-    extra = {"report_unused_ignores": report_unused} if _engine_suppresses() else {}
     options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
                       select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
-                      max_steps=args.max_steps, **extra)
+                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused)
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
-    return options, fail_on, report_unused
-
-
-def _engine_suppresses() -> bool:
-    """Whether ``engine.lint_files`` applies suppressions itself (it then takes ``report_unused_ignores``).
-
-    Suppressions belong to the engine (the webhook needs the annotation too); until the engine
-    applies them, the command does, so that both never run on one list.
-    """
-    from .engine import Options
-
-    return "report_unused_ignores" in {f.name for f in dataclasses.fields(Options)}
-
-
-def _suppressed(result: RunResult, files: list[SourceFile], catalog: Catalog, options: Options,
-                report_unused: bool) -> tuple[list[Finding], int]:
-    """The findings left after suppressions, and how many those hid."""
-    from . import suppress
-    from .manifest import Manifest, identify
-    from .rule_filter import RuleFilter
-
-    if _engine_suppresses():
-        return result.findings, result.suppressed
-    manifests = [m for f in files for d in f.documents for m in identify(d) if isinstance(m, Manifest)]
-    rules = RuleFilter.build(catalog, options.select, options.ignore, options.severities)
-    outcome = suppress.apply(result.findings, suppress.collect(files, manifests), catalog, rules,
-                             report_unused=report_unused)
-    return outcome.findings, outcome.suppressed
+    return options, fail_on
 
 
 def run() -> None:

@@ -19,7 +19,7 @@ import yaml
 
 from .catalog import Catalog
 from .findings import Severity
-from .rule_filter import UsageError, _resolve as resolve_rules
+from .rule_filter import UsageError, resolve as resolve_rules
 
 YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
-from . import schema, source
+from . import schema, source, suppress
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -50,6 +50,7 @@ class Options:
     show_allocation: bool = False
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
+    report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
 
     @property
     def release(self) -> Release:
@@ -67,6 +68,7 @@ class RunResult:
     input_error: bool = False
     allocations: list[Any] = field(default_factory=list)
     traces: dict[str, list[str]] = field(default_factory=dict)
+    suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
 
     @property
     def errors(self) -> int:
@@ -166,6 +168,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files))
+    _suppress(emitter, result, suppress.collect(files, linted), options)
     return result
 
 
@@ -196,6 +199,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
     _judge(emitter, result, manifests, olds, _cluster_objects(cluster), options, operation=operation,
            subresource=subresource, cluster_given=cluster is not None)
+    _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
@@ -222,6 +226,15 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
                                                 for t in targets):
         _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
     result.findings.sort(key=Finding.sort_key)
+
+
+def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
+              options: Options) -> None:
+    """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
+    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
+                             report_unused=options.report_unused_ignores)
+    result.findings[:] = outcome.findings
+    result.suppressed = outcome.suppressed
 
 
 def _single(obj: Mapping[str, Any] | None, name: str) -> Any:

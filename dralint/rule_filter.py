@@ -24,15 +24,15 @@ class RuleFilter:
               severities: Mapping[str, str]) -> "RuleFilter":
         """Resolve ids, names and id prefixes (``DRA2`` = every 2xx rule); unknown ones are usage errors."""
         select = [t for t in select if t.strip()]
-        sel = frozenset().union(*(_resolve(catalog, t, "--select") for t in select)) if select else None
-        ign = frozenset().union(*(_resolve(catalog, t, "--ignore") for t in ignore if t.strip()))
+        sel = frozenset().union(*(resolve(catalog, t, "--select") for t in select)) if select else None
+        ign = frozenset().union(*(resolve(catalog, t, "--ignore") for t in ignore if t.strip()))
         sev: dict[str, Severity] = {}
         for token, value in severities.items():
             try:
                 level = Severity(value)
             except ValueError:
                 raise UsageError(f"severity for {token}: {value!r} is not error, warning or info") from None
-            for rule_id in _resolve(catalog, token, "severity"):
+            for rule_id in resolve(catalog, token, "severity"):
                 sev[rule_id] = level
         return cls(sel, ign, sev)
 
@@ -45,7 +45,8 @@ class RuleFilter:
         return self.severities.get(rule.id) or reported or rule.severity
 
 
-def _resolve(catalog: Catalog, token: str, option: str) -> frozenset[str]:
+def resolve(catalog: Catalog, token: str, option: str) -> frozenset[str]:
+    """Rule ids named by ``token``: an id, a name or an id prefix; a usage error otherwise."""
     token = token.strip()
     rule = catalog.resolve(token)
     if rule:

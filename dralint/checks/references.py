@@ -73,7 +73,7 @@ def _class_references(ctx: CheckContext) -> Iterator[Problem]:
         if isinstance(name, str) and name and name not in classes:
             yield Problem(R_CLASS_NOT_FOUND, path.child("deviceClassName"),
                           f"DeviceClass {name!r} is not among the {len(classes)} DeviceClass(es) of this run"
-                          f"{_did_you_mean(name, classes)}; unless it exists in the cluster, the claim can never be "
+                          f"{_class_suggestion(ctx.index, name)}; unless it exists in the cluster, the claim can never be "
                           "allocated (the API server does not check this)")
 
 
@@ -138,6 +138,12 @@ def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPat
                                   f"ResourceSlice(s) of this run is published by it (drivers: {', '.join(known)})"
                                   f"{_did_you_mean(driver, known)}; no device can match",
                                   scalar_offset=match.start())
+
+
+def _class_suggestion(index: Any, name: str) -> str:
+    """"did you mean" among the run's classes, once per missing name: with a thousand classes the
+    fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it."""
+    return index.derived(f"class-suggestion:{name}", lambda idx: _did_you_mean(name, idx.classes))
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
