@@ -214,7 +214,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
             continue
         if manifest.is_dra:
             _schema(emitter, manifest, release, options.strict)
-        old_manifest = olds.get(_identity(manifest))
+        old_manifest = _old_for(manifest, olds)
         targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
 
     index = Index.build([t.canonical for t in targets] + cluster)
@@ -288,6 +288,17 @@ def _name_of(item: WrongGroup) -> str:
     meta = item.document.value.get("metadata") if isinstance(item.document.value, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     return name if isinstance(name, str) else "<unnamed>"
+
+
+def _old_for(manifest: Manifest, olds: Mapping[tuple, Manifest]) -> Manifest | None:
+    """The stored object a new one updates: same kind, namespace and name; or, when the old file holds
+    exactly one object of that kind, that one (an update that renames it is then judged, and refused,
+    as the API server would: names are immutable)."""
+    found = olds.get(_identity(manifest))
+    if found is not None:
+        return found
+    same_kind = [m for m in olds.values() if (m.group, m.kind) == (manifest.group, manifest.kind)]
+    return same_kind[0] if len(same_kind) == 1 else None
 
 
 def _identity(manifest: Manifest) -> tuple[str, str, str, str]:

@@ -66,6 +66,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     for path, selectors in lists:
         if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
             continue  # a stored selector list: the API server does not judge it again
+        if len(selectors) > ctx.limits.selectors:
+            continue  # over the limit the server reports TooMany and validates none of the items
         for j, entry in enumerate(selectors):
             cel = entry.get("cel") if isinstance(entry, dict) else None
             expr = cel.get("expression") if isinstance(cel, dict) else None
