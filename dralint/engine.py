@@ -222,7 +222,8 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         for ctx in _contexts(target, release, index, operation=operation, subresource=subresource):
             _run_checks(emitter, ctx)
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
-    if (index.slices or cluster_given) and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths
+    feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
+    if feasibility_wanted and (index.slices or cluster_given) and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths
                                                 for t in targets):
         _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
     result.findings.sort(key=Finding.sort_key)

@@ -15,6 +15,7 @@ list of findings, optionally reporting the ones that matched nothing as DRA910 f
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -127,10 +128,11 @@ def collect(files: Iterable[Any], manifests: Iterable[Any]) -> list[Suppression]
             found.extend(parse_comments(text, f.name))
     for manifest in manifests:
         doc = manifest.document
-        pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(_ANNOTATION_PATH)))
-        sup = from_object(manifest.value, file=doc.file, object=manifest.display, line=pos.line, column=pos.column)
+        sup = from_object(manifest.value, file=doc.file, object=manifest.display)
         if sup is not None:
-            found.append(sup)
+            # Positions cost a re-read of the document: only annotated objects pay for one.
+            pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(_ANNOTATION_PATH)))
+            found.append(dataclasses.replace(sup, line=pos.line, column=pos.column))
     return found
 
 

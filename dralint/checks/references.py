@@ -85,8 +85,9 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
     if not index.claims and not index.templates:
         return
     spaces = namespaces_of(obj.namespace)
-    claims = {n for (ns, n) in index.claims if ns in spaces}
-    templates = {n for (ns, n) in index.templates if ns in spaces}
+    claims = index.derived(f"claim-names:{sorted(spaces)}", lambda idx: {n for (ns, n) in idx.claims if ns in spaces})
+    templates = index.derived(f"template-names:{sorted(spaces)}",
+                              lambda idx: {n for (ns, n) in idx.templates if ns in spaces})
     where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
     for base in obj.manifest.pod_spec_paths:
         entries = obj.get(*base, "resourceClaims")
@@ -112,6 +113,11 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
 
 # --- selectors → drivers --------------------------------------------------------------------------
 
+def _published_drivers(index: Any) -> frozenset[str]:
+    """The drivers the run's slices publish, once per run (not once per selector)."""
+    return frozenset(d for d in (s.get("spec", "driver") for s in index.slices) if isinstance(d, str))
+
+
 def _claim_selectors(obj: Canonical) -> list[tuple[FieldPath, Any]]:
     return [(path.child("selectors"), body.get("selectors")) for path, body in _request_bodies(obj)]
 
@@ -122,7 +128,7 @@ def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPat
     slices = ctx.index.slices
     if not slices:
         return
-    drivers = {d for d in (s.get("spec", "driver") for s in slices) if isinstance(d, str)}
+    drivers = ctx.index.derived("published-drivers", _published_drivers)
     for path, selectors in selector_lists:
         for j, selector in enumerate(selectors if isinstance(selectors, list) else ()):
             expression = selector.get("cel", {}).get("expression") if isinstance(selector, dict) and \

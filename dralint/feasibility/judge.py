@@ -54,7 +54,11 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     deadline = time.monotonic() + options.max_seconds
     _pool_warnings(world, linted, report)
     explainer = Explainer(world, deadline)
-    for group in build_groups(index, linted):
+    groups = build_groups(index, linted)
+    for n, group in enumerate(groups):
+        if time.monotonic() > deadline:
+            _report_unjudged(groups[n:], options, linted, report)
+            break
         traced = [m.spec.display for m in group.members if _traced(m.spec, options.trace)]
         lines: list[str] | None = [] if traced else None
         budget = Budget(options.max_steps, deadline)
@@ -63,6 +67,20 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
             report.traces[name] = list(lines or []) + [_summary(outcome)]
         _report(explainer, group, outcome, options, linted, report)
     return report
+
+
+def _report_unjudged(groups: list[Group], options: FeasibilityOptions, linted: Callable[[Canonical], bool],
+                     report: FeasibilityReport) -> None:
+    """One warning, on the first claim or pod not judged, when the run's time budget is used up."""
+    targets = [g.owner if linted(g.owner) else next((m.spec.obj for m in g.members if m.linted), None) for g in groups]
+    targets = [t for t in targets if t is not None]
+    if not targets:
+        return
+    total = len(targets)
+    msg = (f"feasibility undecided: the time budget of {options.max_seconds:g} s (--max-seconds) was used up before "
+           f"{total} claim(s) and pod(s) were judged, this one first; raise --max-seconds, or lint fewer claims "
+           "against the cluster at once")
+    report.problems.append((targets[0], Problem(RULE_UNDECIDED, FieldPath(), msg, details={"unjudged": total})))
 
 
 def _cluster_state(index: Index, linted: Callable[[Canonical], bool]) -> bool:
@@ -97,6 +115,9 @@ def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], No
         return out
     nodes = _nodes_for(world, group)
     for i, node in enumerate(nodes):
+        if time.monotonic() > budget.deadline:
+            out.undecided = max(budget.steps, 1)
+            return out
         if trace is None and not world.may_fit(claims, node):
             out.failures[node.name] = ""
             continue
