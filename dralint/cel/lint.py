@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Mapping
+from functools import lru_cache
+from typing import Any, Mapping
 
 from . import ast as A
 from .env import CelEnv
@@ -47,20 +48,28 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     issues = list(compiled.issues)
     if compiled.issues and any(i.code in ("too-long", "syntax") for i in compiled.issues):
         return issues
+    analysis = _analyse(expression)
+    if analysis is None:
+        return issues
+    fixed, accesses, guarded = analysis
+    issues += fixed
+    if known is not None:
+        issues += _unknown_names(list(accesses), known)
+    if published_by_all is not None:
+        issues += _unguarded(list(accesses), guarded, published_by_all, known)
+    return issues
+
+
+@lru_cache(maxsize=2048)
+def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any] | None:
+    """What depends on the expression alone (parsed once, not once per object that uses it):
+    the name-independent warnings, the device accesses, and which accesses are guarded."""
     try:
         root = parse(expression).root
     except (ParseError, RecursionError):
-        return issues
+        return None
     nodes = A.walk(root)
-    issues += _has_domain(nodes)
-    issues += _version_strings(nodes)
-    accesses = _accesses(nodes)
-    if known is not None:
-        issues += _unknown_names(accesses, known)
-    if published_by_all is not None:
-        guarded = _guarded(root)
-        issues += _unguarded(accesses, guarded, published_by_all, known)
-    return issues
+    return tuple(_has_domain(nodes) + _version_strings(nodes)), tuple(_accesses(nodes)), _guarded(root)
 
 
 def _device_map(e: A.Expr) -> str | None:
