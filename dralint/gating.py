@@ -175,7 +175,7 @@ def _matches(value: Any, pattern: Pattern, prefix: tuple = ()) -> Iterator[Field
                 yield from _matches(item, rest, prefix + (i,))
         elif isinstance(value, dict):
             for key, item in value.items():
-                yield from _matches(item, rest, prefix + (FieldPath().key(str(key))[0],))
+                yield from _matches(item, rest, prefix + (Key(str(key)),))
         return
     if isinstance(value, dict) and head in value:
         yield from _matches(value[head], rest, prefix + (head,))
