@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from functools import lru_cache
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -121,6 +122,15 @@ def c_identifier_errors(value: str, max_length: int = 32) -> list[tuple[str, str
 
 def qualified_attribute_errors(value: str, *, fully_qualified: bool = False) -> list[tuple[str, str]]:
     """Errors for a DRA attribute/capacity name: ``id`` or ``domain/id`` (domain validated as a driver name)."""
+    return list(_qualified_attribute_errors(value, fully_qualified))
+
+
+@lru_cache(maxsize=4096)  # every device of a driver repeats the same few names
+def _qualified_attribute_errors(value: str, fully_qualified: bool) -> tuple[tuple[str, str], ...]:
+    return tuple(_attribute_name_errors(value, fully_qualified))
+
+
+def _attribute_name_errors(value: str, fully_qualified: bool) -> list[tuple[str, str]]:
     if fully_qualified and "/" not in value:
         return [("Invalid", "a fully qualified name must be a domain and a name separated by a slash")]
     parts = value.split("/")

@@ -367,15 +367,17 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                           f"the attributes hold {values} values (each item of a list counts); at most "
                           f"{ctx.limits.attribute_values} are allowed per device: shorten the lists (API server: "
                           "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
+    attributes_path = path.child("attributes")
     for key, attribute in attributes.items():
-        yield from _qualified_key(str(key), path.child("attributes"), "attribute")
-        yield from _attribute(attribute, path.child("attributes").key(str(key)), ctx)
+        yield from _qualified_key(str(key), attributes_path, "attribute")
+        yield from _attribute(attribute, attributes_path.key(str(key)), ctx)
     # An existing device whose capacities did not change is not re-validated (as the server does).
     if old is None or old.get("capacity") != device.get("capacity"):
         shared = device.get("allowMultipleAllocations") is True
+        capacity_path = path.child("capacity")
         for key, cap in capacity.items():
-            cap_path = path.child("capacity").key(str(key))
-            yield from _qualified_key(str(key), path.child("capacity"), "capacity")
+            cap_path = capacity_path.key(str(key))
+            yield from _qualified_key(str(key), capacity_path, "capacity")
             policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
             if policy is None:
                 continue
