@@ -4,9 +4,16 @@
 Generates the corpus the peer figures were measured on (``../shared/bench/gen_corpus.py --docs
 10000 --files 100 --seed 1``) unless ``--corpus DIR`` names one, then measures:
 
-* ``end-to-end``: the ``dralint --format json CORPUS`` command, as a user runs it (all rules);
 * ``read+schema``: reading and the schema stage alone, in process (the issue's first target);
+* ``end-to-end``: the ``dralint --format json`` command, as a user runs it, with every validation
+  rule (``--ignore DRA7``) and with feasibility too;
 * ``cold start``: ``dralint`` on one small file (it runs in pre-commit on every commit).
+
+The generated corpus is not valid for the API server: its device attributes are named like
+``fpga-tier``, and attribute names must be C identifiers (DRA413 on every slice). The figures are
+printed for the corpus as generated (about 10,000 findings, each located to its line) and for a
+corrected copy (``-tier`` → ``_tier`` in names and selectors), which is what a clean repository
+costs.
 
 Prints one line per figure; run it on an otherwise idle machine.
 """
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -39,6 +47,17 @@ def corpus_dir(args: argparse.Namespace) -> Path:
     return out
 
 
+def corrected_copy(corpus: Path) -> Path:
+    """The corpus with its attribute names made valid (``gpu-tier`` → ``gpu_tier``)."""
+    out = corpus.with_name(corpus.name + "-corrected")
+    out.mkdir(exist_ok=True)
+    for path in sorted(corpus.glob("*.yaml")):
+        target = out / path.name
+        if not target.exists():
+            target.write_text(re.sub(r"([a-z]+)-tier", r"\1_tier", path.read_text()))
+    return out
+
+
 def end_to_end(corpus: Path, extra: list[str]) -> tuple[float, int, float]:
     """(seconds, documents, peak RSS MiB) of one dralint run over the corpus."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -48,10 +67,7 @@ def end_to_end(corpus: Path, extra: list[str]) -> tuple[float, int, float]:
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     data = json.loads(proc.stdout)
-    errors = data["summary"]["errors"]
-    if errors:
-        print(f"  note: {errors} error findings on the corpus, e.g. {data['findings'][0]['message'][:120]}")
-    return seconds, data["summary"]["documents"], max(peak, before) / 1024
+    return seconds, data["summary"]["documents"], max(peak, before) / 1024, data["summary"]
 
 
 def read_and_schema(corpus: Path) -> tuple[float, int]:
@@ -94,15 +110,20 @@ def main() -> int:
     size = sum(p.stat().st_size for p in corpus.glob("*.yaml")) / 2**20
     print(f"corpus: {corpus} ({size:.1f} MiB), {os.cpu_count()} cores, Python {sys.version.split()[0]}")
 
-    seconds, docs = read_and_schema(corpus)
-    print(f"read+schema (in process): {docs} documents in {seconds:.2f} s = {docs / seconds:,.0f} documents/s")
-    best = None
-    for _ in range(args.runs):
-        run = end_to_end(corpus, [])
-        best = run if best is None or run[0] < best[0] else best
-    seconds, docs, peak = best
-    print(f"end-to-end, all rules (dralint --format json): {docs} documents in {seconds:.2f} s = "
-          f"{docs / seconds:,.0f} documents/s, peak memory {peak:.0f} MiB")
+    corrected = corrected_copy(corpus)
+    for label, folder in (("as generated", corpus), ("corrected", corrected)):
+        seconds, docs = read_and_schema(folder)
+        print(f"[{label}] read+schema (in process): {docs} documents in {seconds:.2f} s = "
+              f"{docs / seconds:,.0f} documents/s")
+        for what, extra in (("validation rules, --ignore DRA7", ["--ignore", "DRA7"]), ("all rules + feasibility", [])):
+            best = None
+            for _ in range(args.runs):
+                run = end_to_end(folder, extra)
+                best = run if best is None or run[0] < best[0] else best
+            seconds, docs, peak, summary = best
+            print(f"[{label}] end-to-end, {what}: {docs} documents in {seconds:.2f} s = {docs / seconds:,.0f} "
+                  f"documents/s, peak memory {peak:.0f} MiB; {summary['errors']} errors, "
+                  f"{summary['warnings']} warnings {summary['rules']}")
     print(f"cold start (dralint one-file.yaml, median of 5): {cold_start(corpus) * 1000:.0f} ms")
     return 0
 
