@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -60,14 +59,17 @@ def corrected_copy(corpus: Path) -> Path:
 
 def end_to_end(corpus: Path, extra: list[str]) -> tuple[float, int, float]:
     """(seconds, documents, peak RSS MiB) of one dralint run over the corpus."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # The child reports its own peak: RUSAGE_CHILDREN would give the largest of all runs so far.
+    child = ("import atexit, resource, runpy, sys; atexit.register(lambda: print('MAXRSS', "
+             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)); "
+             f"sys.argv = ['dralint'] + {['--format', 'json', *extra, str(corpus)]!r}; "
+             "runpy.run_module('dralint', run_name='__main__')")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dralint", "--format", "json", *extra, str(corpus)],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak = int(proc.stderr.rsplit("MAXRSS", 1)[1].split()[0])
     data = json.loads(proc.stdout)
-    return seconds, data["summary"]["documents"], max(peak, before) / 1024, data["summary"]
+    return seconds, data["summary"]["documents"], peak / 1024, data["summary"]
 
 
 def read_and_schema(corpus: Path) -> tuple[float, int]:
