@@ -29,6 +29,7 @@ _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "D
                  "too-large": "DRA005", "too-deep": "DRA005", "alias-limit": "DRA005"}
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
+_CLASS_MISSING = "DRA703"
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary"})
 
@@ -225,7 +226,10 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     if feasibility_wanted and (index.slices or cluster_given) and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths
                                                 for t in targets):
-        _feasibility(emitter, result, index, release, options, {id(t.canonical) for t in targets})
+        # The scheduler never sees what the API server refused: objects with errors are not judged.
+        refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
+        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
+        _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -388,7 +392,7 @@ def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseExcep
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int]) -> None:
+                 linted_ids: set[int], cluster_given: bool) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
@@ -401,6 +405,10 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
         _internal_error(emitter, first, f"feasibility: {exc!r}", exc)
         return
     for obj, problem in report.problems:
+        # Without --cluster a class absent from the run may well exist in the cluster: the reference
+        # warning (DRA600) says so; calling the claim unallocatable would be a guess.
+        if problem.rule == _CLASS_MISSING and not cluster_given:
+            continue
         emitter.problem(obj, problem)
     result.allocations = list(report.allocations)
     result.traces = dict(report.traces)
