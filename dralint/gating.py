@@ -109,6 +109,7 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
     value: dict = obj.value
     problems: list[Problem] = []
     copied = False
+    keys: set[str] | None = None
     for gates, fields in features:
         # A gate the release does not have yet guards nothing there: its fields are either unknown to
         # that release's schema, or (adminAccess in 1.31) older than the gate and always kept.
@@ -116,6 +117,11 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
             continue
         off = [g for g in gates if not release.gate(g)]
         if not off or (old is not None and _in_use(old.value, fields)):
+            continue
+        # One pass over the object's keys spares a walk per pattern whose field appears nowhere
+        # (the common case: most gated fields are rarely used).
+        keys = _all_keys(value) if keys is None else keys
+        if not any(pattern[-1] in keys for pattern in fields):
             continue
         found = [path for pattern in fields for path in _matches(value, pattern) if _is_set(_get(value, path))]
         if not found:
@@ -153,6 +159,20 @@ def _stage_text(gate: str, release: Release) -> str:
     if on_from <= release.minor:
         return f"{gate}: {now}, turned off by --feature-gates"
     return f"{gate}: {now}, on by default from 1.{on_from}"
+
+
+def _all_keys(value: Any) -> set[str]:
+    """Every mapping key anywhere in ``value``."""
+    keys: set[str] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys.update(k for k in node if isinstance(k, str))
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return keys
 
 
 def _in_use(value: Any, fields: tuple[Pattern, ...]) -> bool:
