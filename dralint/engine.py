@@ -6,6 +6,8 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -52,6 +54,7 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
+    jobs: int = 1  # processes judging objects (0: one per CPU); the findings do not change
 
     @property
     def release(self) -> Release:
@@ -114,6 +117,13 @@ class _Emitter:
         self.findings.append(Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category,
                                      message=message, file=file, line=line, column=column, object=obj,
                                      field=field_path, details=details))
+
+    def add(self, finding: Finding) -> None:
+        """A finding another process made with the same catalog and selection."""
+        key = (finding.rule, finding.file, finding.line, finding.column, finding.field, finding.message)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.findings.append(finding)
 
     def problem(self, target: Canonical, problem: Problem) -> None:
         user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
@@ -213,24 +223,93 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     for manifest in linted:
         if not _served(emitter, manifest, release):
             continue
-        if manifest.is_dra:
-            _schema(emitter, manifest, release, options.strict)
         old_manifest = _old_for(manifest, olds)
         targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
 
     index = Index.build([t.canonical for t in targets] + cluster)
-    for target in targets:
-        for ctx in _contexts(target, release, index, operation=operation, subresource=subresource):
-            _run_checks(emitter, ctx)
-    # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
+    work = _Work(release, index, options.strict, operation, subresource)
+    workers = _workers(options.jobs, len(targets))
+    if workers > 1:
+        _judge_in_parallel(emitter, targets, work, workers)
+    else:
+        for target in targets:
+            _judge_one(emitter, target, work)
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
-    if feasibility_wanted and (index.slices or cluster_given) and any(t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths
-                                                for t in targets):
+    # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
+    if feasibility_wanted and (index.slices or cluster_given) and any(
+            t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
         judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What judging one object needs besides the object: the same for every object of a run."""
+
+    release: Release
+    index: Index
+    strict: bool
+    operation: str | None
+    subresource: str
+
+
+def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
+    """Schema and object checks of one object (independent of every other object's judgement)."""
+    manifest = target.canonical.manifest
+    if manifest.is_dra:
+        _schema(emitter, manifest, work.release, work.strict)
+    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
+        _run_checks(emitter, ctx)
+
+
+# Below this many objects a worker costs more than it saves.
+_PARALLEL_MINIMUM = 200
+
+
+def _workers(jobs: int, targets: int) -> int:
+    if jobs == 1 or targets < _PARALLEL_MINIMUM or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(jobs if jobs > 0 else (os.cpu_count() or 1), targets // (_PARALLEL_MINIMUM // 2)))
+
+
+def _judge_in_parallel(emitter: _Emitter, targets: list[_Target], work: _Work, workers: int) -> None:
+    """``-j``: forked workers judge shares of the objects; the index is inherited, not copied, and only
+    findings travel back. A share whose worker fails is judged here, so the result never changes."""
+    context = multiprocessing.get_context("fork")
+    shares = [targets[i::workers] for i in range(workers)]
+    running = []
+    for share in shares[1:]:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_judge_share, args=(send, emitter.catalog, emitter.rules, share, work))
+        process.start()
+        send.close()
+        running.append((share, receive, process))
+    for target in shares[0]:
+        _judge_one(emitter, target, work)
+    for share, receive, process in running:
+        try:
+            findings = receive.recv()
+        except (EOFError, OSError):
+            findings = None
+        process.join()
+        if findings is None:
+            for target in share:
+                _judge_one(emitter, target, work)
+        else:
+            for finding in findings:
+                emitter.add(finding)
+
+
+def _judge_share(send: Any, catalog: Catalog, rules: RuleFilter, share: list[_Target], work: _Work) -> None:
+    """Worker: judge a share of the objects and send the findings back."""
+    emitter = _Emitter(catalog, rules)
+    for target in share:
+        _judge_one(emitter, target, work)
+    send.send(emitter.findings)
+    send.close()
 
 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
