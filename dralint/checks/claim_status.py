@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 from typing import Any, Iterator
 
 from ..paths import FieldPath
@@ -22,6 +21,7 @@ from ..quantity import Quantity, QuantityError
 from .base import CheckContext, Problem, p
 from .claims import (LEGACY_VERSIONS, RequestNames, admin_access_problem, request_names, request_ref_problem,
                      spec_path)
+from .conditions import condition_problems
 from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors, qualified_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config, json_size
@@ -46,12 +46,8 @@ R_DEVICE_STATUS_INVALID = "DRA264"
 R_STATUS_IGNORED = "DRA265"
 
 CONFIG_SOURCES = ("FromClaim", "FromClass")
-CONDITION_STATUSES = ("True", "False", "Unknown")
 SKIP_NODE_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
 # metav1 condition limits (apimachinery ValidateCondition).
-_CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-_CONDITION_REASON_MAX = 1024
-_CONDITION_MESSAGE_MAX = 32768
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
@@ -464,48 +460,7 @@ def _conditions(ctx: CheckContext, conditions: Any, path: FieldPath) -> Iterator
         yield Problem(R_DEVICE_STATUS_INVALID, path,
                       f"{len(conditions)} conditions; at most {limit} are allowed (API server: Too many)",
                       details={"count": len(conditions), "limit": limit})
-    types: set[str] = set()
-    for i, cond in enumerate(conditions):
-        if not isinstance(cond, dict):
-            continue
-        cpath = path.child(i)
-        ctype = cond.get("type", "")
-        if isinstance(ctype, str):
-            for msg in qualified_name_errors(ctype) if ctype else ["a condition type is required"]:
-                yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("type"), f"condition type {ctype!r}: {msg}")
-            if ctype in types:
-                yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("type"),
-                              f"condition type {ctype!r} appears twice (API server: Duplicate value)")
-            types.add(ctype)
-        if cond.get("status") not in CONDITION_STATUSES:
-            yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("status"),
-                          f"condition status {cond.get('status')!r} is not supported; use True, False or Unknown "
-                          "(API server: Unsupported value)")
-        generation = cond.get("observedGeneration", 0)
-        if isinstance(generation, int) and generation < 0:
-            yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("observedGeneration"),
-                          "observedGeneration must be greater than or equal to zero (API server: Invalid value)")
-        if not cond.get("lastTransitionTime"):
-            yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("lastTransitionTime"),
-                          "lastTransitionTime must be set (API server: Required value)")
-        reason = cond.get("reason", "")
-        if not reason:
-            yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("reason"),
-                          "reason must be set, a CamelCase word such as `Ready` (API server: Required value)")
-        elif isinstance(reason, str):
-            if len(reason) > _CONDITION_REASON_MAX:
-                yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("reason"),
-                              f"reason is {len(reason)} characters; at most {_CONDITION_REASON_MAX} (API server: "
-                              "Too long)")
-            elif not _CONDITION_REASON.match(reason):
-                yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("reason"),
-                              f"reason {reason!r} must start with a letter and contain only letters, digits, "
-                              "'_', ',' and ':' (API server: Invalid value)")
-        message = cond.get("message", "")
-        if isinstance(message, str) and len(message) > _CONDITION_MESSAGE_MAX:
-            yield Problem(R_DEVICE_STATUS_INVALID, cpath.child("message"),
-                          f"message is {len(message)} characters; at most {_CONDITION_MESSAGE_MAX} "
-                          "(API server: Too long)")
+    yield from condition_problems(conditions, path, R_DEVICE_STATUS_INVALID)
 
 
 def _data(ctx: CheckContext, entry: dict, path: FieldPath) -> Iterator[Problem]:

@@ -12,12 +12,11 @@ device names, taint key/value/effect via slices.py (DRA400, DRA401, DRA410, DRA4
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Iterator
 
-from ..paths import FieldPath
 from .base import CheckContext, Problem, p
-from .formats import dns_subdomain_errors, qualified_name_errors
+from .conditions import condition_problems
+from .formats import dns_subdomain_errors
 from .slices import device_name_problems, driver_problems, pool_name_problems, taint_problems, too_many
 
 KINDS: frozenset[str] = frozenset({"DeviceTaintRule"})
@@ -25,11 +24,6 @@ KINDS: frozenset[str] = frozenset({"DeviceTaintRule"})
 SELECTOR_INVALID = "DRA450"
 STATUS_INVALID = "DRA451"
 
-# metav1 Condition rules (apimachinery ValidateCondition).
-_CONDITION_STATUSES = ("False", "True", "Unknown")
-_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-_REASON_MAX = 1024
-_MESSAGE_MAX = 32 * 1024
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
@@ -89,51 +83,3 @@ def _status(ctx: CheckContext, conditions: Any) -> Iterator[Problem]:
     if problem is not None:
         yield problem
 
-
-def condition_problems(conditions: list, path: FieldPath, rule: str) -> Iterator[Problem]:
-    """metav1 ``ValidateConditions``: unique qualified types, a known status, reason and time set."""
-    seen: set[str] = set()
-    for i, cond in enumerate(conditions):
-        if not isinstance(cond, dict):
-            continue
-        cpath = path.child(i)
-        ctype = cond.get("type", "")
-        if isinstance(ctype, str):
-            if ctype in seen:
-                yield Problem(rule, cpath.child("type"),
-                              f"condition type {ctype!r} appears twice; keep one condition per type (API server: "
-                              "Duplicate value)")
-            seen.add(ctype)
-            for msg in qualified_name_errors(ctype):
-                yield Problem(rule, cpath.child("type"),
-                              f"condition type {ctype!r} is not a qualified name: {msg} (API server: Invalid value)")
-        if cond.get("status") not in _CONDITION_STATUSES:
-            yield Problem(rule, cpath.child("status"),
-                          f"condition status {cond.get('status')!r} is not one of {', '.join(_CONDITION_STATUSES)} "
-                          "(API server: Unsupported value)")
-        generation = cond.get("observedGeneration", 0)
-        if isinstance(generation, int) and generation < 0:
-            yield Problem(rule, cpath.child("observedGeneration"),
-                          f"observedGeneration is {generation}; it must be greater than or equal to zero (API "
-                          "server: Invalid value)")
-        if not cond.get("lastTransitionTime"):
-            yield Problem(rule, cpath.child("lastTransitionTime"),
-                          "lastTransitionTime must be set (API server: Required value)")
-        reason = cond.get("reason", "")
-        if not reason:
-            yield Problem(rule, cpath.child("reason"),
-                          "reason must be set: a CamelCase word such as DevicesTainted (API server: Required value)")
-        elif isinstance(reason, str):
-            if not _REASON.match(reason):
-                yield Problem(rule, cpath.child("reason"),
-                              f"reason {reason!r} must start with a letter and consist of letters, digits, '_', ',' "
-                              "and ':' (API server: Invalid value)")
-            if len(reason) > _REASON_MAX:
-                yield Problem(rule, cpath.child("reason"),
-                              f"reason is {len(reason)} characters long; at most {_REASON_MAX} are allowed (API "
-                              "server: Too long)")
-        message = cond.get("message", "")
-        if isinstance(message, str) and len(message) > _MESSAGE_MAX:
-            yield Problem(rule, cpath.child("message"),
-                          f"message is {len(message)} characters long; at most {_MESSAGE_MAX} are allowed (API "
-                          "server: Too long)")
