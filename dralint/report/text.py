@@ -41,7 +41,7 @@ def render(result: Any, stream: TextIO, context: ReportContext) -> None:
         if paint.on:
             stream.write("\n")
     for alloc in result.allocations:
-        stream.write(f"allocation: {alloc}\n")
+        stream.write(_allocation_line(alloc) + "\n")
     for claim, lines in result.traces.items():
         stream.write(f"trace of {claim}:\n")
         stream.writelines(f"  {text}\n" for text in lines)
@@ -97,3 +97,11 @@ def summary_table(result: Any, context: ReportContext, paint: _Paint | None = No
 
 def _plural(level: str, count: int) -> str:
     return level if level == "info" or count == 1 else level + "s"
+
+
+def _allocation_line(alloc: dict) -> str:
+    """``allocation: ml/claim (Deployment ml/web) on worker-1: gpu → drv/pool/gpu-0, drv/pool/gpu-1``."""
+    pod = f" ({alloc['pod']})" if alloc.get("pod") else ""
+    picks = "; ".join(f"{request} → {', '.join(devices)}" for request, devices in alloc.get("devices", {}).items())
+    return f"allocation: {alloc.get('claim')}{pod} on {alloc.get('node')}: {picks or 'no devices'}"
+
