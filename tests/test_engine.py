@@ -138,3 +138,14 @@ def test_list_rules_and_version(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0
+
+
+def test_show_allocation_and_trace_on_the_examples():
+    repo = Path(__file__).resolve().parents[1] / "examples"
+    code, out, _ = run_cli("--cluster", str(repo / "driver"), str(repo / "gpu-inference"), "--show-allocation",
+                           "--trace", "ml-serving/two-gpus-same-root")
+    assert code == 0
+    # Both GPUs on the same PCIe root, as the claim's matchAttribute constraint demands.
+    assert ("allocation: ml-serving/two-gpus-same-root on worker-1: gpus → gpu.example.com/worker-1/gpu-0, "
+            "gpu.example.com/worker-1/gpu-1") in out
+    assert "trace of ml-serving/two-gpus-same-root:" in out and "result: allocated on worker-1" in out
