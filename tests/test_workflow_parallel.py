@@ -106,5 +106,7 @@ def test_progress_bar_draws_and_erases():
 def test_parallel_equals_serial_on_a_generated_corpus(shared, tmp_path):
     subprocess.run([sys.executable, str(shared / "bench" / "gen_corpus.py"), "--docs", "1500", "--files", "30",
                     "--out", str(tmp_path), "--seed", "7"], check=True, capture_output=True)
-    serial = run("--format", "json", str(tmp_path))
-    assert run("--format", "json", "-j", "2", str(tmp_path)) == serial
+    # Feasibility runs once in this process whatever -j says, under a time budget, so which claims
+    # it reaches depends on the machine's speed; the comparison is about the work -j spreads.
+    serial = run("--format", "json", "--ignore", "DRA7", str(tmp_path))
+    assert run("--format", "json", "--ignore", "DRA7", "-j", "2", str(tmp_path)) == serial
