@@ -22,9 +22,10 @@ from .base import CheckContext, Problem, p
 from .claims import (LEGACY_VERSIONS, RequestNames, admin_access_problem, request_names, request_ref_problem,
                      spec_path)
 from .conditions import condition_problems
-from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors, qualified_name_errors
+from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config, json_size
+from .slices import binding_condition_problems
 from .tolerations import check_tolerations
 
 KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
@@ -256,7 +257,7 @@ def _results(ctx: CheckContext, results: list, path: FieldPath, names: RequestNa
             if problem:
                 yield problem
         yield from _device_id(result, rpath, R_RESULT_INVALID)
-        yield from _binding_conditions(ctx, result, rpath)
+        yield from binding_condition_problems(ctx, result, rpath, R_RESULT_INVALID)
         yield from check_tolerations(result.get("tolerations"), rpath.child("tolerations"), ctx.release, ctx.limits)
         share = result.get("shareID")
         if isinstance(share, str):
@@ -286,43 +287,6 @@ def _uuid(value: str, path: FieldPath, rule: str) -> Iterator[Problem]:
     if not is_uuid(value):
         yield Problem(rule, path, f"{value!r} is not a UUID in RFC 4122 normalized form "
                                   "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex) (API server: Invalid value)")
-
-
-def _binding_conditions(ctx: CheckContext, result: dict, path: FieldPath) -> Iterator[Problem]:
-    conditions = result.get("bindingConditions") or []
-    failures = result.get("bindingFailureConditions") or []
-    if not isinstance(conditions, list) or not isinstance(failures, list):
-        return
-    for fld, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
-        limit = ctx.limits.binding_conditions
-        if len(items) > limit:
-            yield _too_many(path.child(fld), len(items), limit, fld)
-            continue
-        for j, item in enumerate(items):
-            if isinstance(item, str):
-                for msg in qualified_name_errors(item):
-                    yield Problem(R_RESULT_INVALID, path.child(fld, j),
-                                  f"{item!r} is not a valid condition name (a label key): {msg} "
-                                  "(API server: Invalid value)")
-    for fld, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
-        seen: set[str] = set()
-        for j, item in enumerate(items):
-            if not isinstance(item, str):
-                continue
-            if item in seen:
-                yield Problem(R_RESULT_INVALID, path.child(fld, j),
-                              f"{item!r} is listed twice (API server: Duplicate value)")
-            seen.add(item)
-            if fld == "bindingFailureConditions" and item in conditions:
-                yield Problem(R_RESULT_INVALID, path.child(fld, j),
-                              f"{item!r} is both a binding condition and a binding failure condition "
-                              "(API server: Invalid value, \"must not overlap\")")
-    if failures and not conditions:
-        yield Problem(R_RESULT_INVALID, path.child("bindingConditions"),
-                      "bindingConditions are required to use bindingFailureConditions (API server: Invalid value)")
-    if conditions and not failures:
-        yield Problem(R_RESULT_INVALID, path.child("bindingFailureConditions"),
-                      "bindingFailureConditions are required to use bindingConditions (API server: Invalid value)")
 
 
 def _skip_node_operations(value: Any, path: FieldPath) -> Iterator[Problem]:

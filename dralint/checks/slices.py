@@ -392,7 +392,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
         yield from _taints(ctx, device.get("taints"), path.child("taints"))
     yield from _consumes_counters(ctx, device.get("consumesCounters"), path.child("consumesCounters"))
     yield from _device_node_selection(ctx, device, path, per_device)
-    yield from _binding_conditions(ctx, device, path)
+    yield from binding_condition_problems(ctx, device, path)
     yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
                                  path.child("nodeAllocatableResources"))
 
@@ -586,14 +586,16 @@ def _device_node_selection(ctx: CheckContext, device: dict, path: FieldPath, per
                       f"{'Required value' if not chosen else 'Invalid value'})")
 
 
-def _binding_conditions(ctx: CheckContext, holder: dict, path: FieldPath) -> Iterator[Problem]:
+def binding_condition_problems(ctx: CheckContext, holder: dict, path: FieldPath,
+                               rule: str = BINDING_CONDITIONS_INVALID) -> Iterator[Problem]:
+    """``bindingConditions`` / ``bindingFailureConditions`` of a device or an allocation result."""
     conditions = holder.get("bindingConditions")
     failures = holder.get("bindingFailureConditions")
     conditions = conditions if isinstance(conditions, list) else []
     failures = failures if isinstance(failures, list) else []
     limit = ctx.limits.binding_conditions
     for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
-        problem = too_many(BINDING_CONDITIONS_INVALID, items, limit, path.child(name), f"{name}",
+        problem = too_many(rule, items, limit, path.child(name), f"{name}",
                            "keep the conditions the scheduler really has to wait for")
         if problem is not None:
             yield problem
@@ -601,7 +603,7 @@ def _binding_conditions(ctx: CheckContext, holder: dict, path: FieldPath) -> Ite
         for j, cond in enumerate(items):
             if isinstance(cond, str):
                 for msg in qualified_name_errors(cond):
-                    yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                    yield Problem(rule, path.child(name, j),
                                   f"condition type {cond!r} is not a qualified name: {msg} (API server: Invalid value)")
     for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
         seen: set[str] = set()
@@ -609,19 +611,19 @@ def _binding_conditions(ctx: CheckContext, holder: dict, path: FieldPath) -> Ite
             if not isinstance(cond, str):
                 continue
             if cond in seen:
-                yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                yield Problem(rule, path.child(name, j),
                               f"condition {cond!r} is listed twice in `{name}` (API server: Duplicate value)")
             seen.add(cond)
             if name == "bindingFailureConditions" and cond in conditions:
-                yield Problem(BINDING_CONDITIONS_INVALID, path.child(name, j),
+                yield Problem(rule, path.child(name, j),
                               f"condition {cond!r} is both a binding condition and a binding failure condition; "
                               "a condition signals either success or failure (API server: Invalid value)")
     if conditions and not failures:
-        yield Problem(BINDING_CONDITIONS_INVALID, path.child("bindingFailureConditions"),
+        yield Problem(rule, path.child("bindingFailureConditions"),
                       "`bindingConditions` need `bindingFailureConditions` too, so that a failed attachment can be "
                       "reported and the pod rescheduled (API server: Invalid value)")
     if failures and not conditions:
-        yield Problem(BINDING_CONDITIONS_INVALID, path.child("bindingConditions"),
+        yield Problem(rule, path.child("bindingConditions"),
                       "`bindingFailureConditions` are only meaningful with `bindingConditions` (API server: Invalid "
                       "value)")
 
