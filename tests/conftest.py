@@ -7,6 +7,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# A claim with one error (DRA201: count -1), shared by the tests of reports, config and hooks.
+BAD_CLAIM = (REPO / "tests" / "fixtures" / "bad-claim.yaml").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -11,21 +11,9 @@ from dralint.cli import main
 from dralint.config import ConfigError, find_config, glob_regex, load_config
 from dralint.findings import Severity
 
+from conftest import BAD_CLAIM
+
 CATALOG = load_catalog()
-BAD_CLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: gpu-claim
-  namespace: default
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-        count: -1
-"""
 
 
 def run(*args: str) -> tuple[int, dict, str]:

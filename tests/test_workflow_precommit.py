@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import BAD_CLAIM, REPO
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
@@ -25,20 +25,6 @@ kind: DeviceClass
 metadata:
   name: gpu.example.com
 spec: {}
-"""
-BAD = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: gpu-claim
-  namespace: default
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-        count: -1
 """
 
 
@@ -53,7 +39,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     git(repo, "config", "user.email", "test@example.com")
     git(repo, "config", "user.name", "test")
     (repo / "good.yaml").write_text(GOOD)
-    (repo / "bad.yaml").write_text(BAD)
+    (repo / "bad.yaml").write_text(BAD_CLAIM)
     (repo / "notes.txt").write_text("not a manifest\n")
     git(repo, "add", ".")
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),

@@ -17,22 +17,10 @@ from dralint.report import FORMATS, ReportContext
 from dralint.report.context import RULES_DOC_URL
 from dralint.report.github import annotation, escape_data, escape_property
 
+from conftest import BAD_CLAIM
+
 DATA = Path(__file__).resolve().parent / "data"
 CATALOG = load_catalog()
-BAD_CLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: gpu-claim
-  namespace: default
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-        count: -1
-"""
 GOOD_CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.example.com\nspec: {}\n"
 
 
