@@ -97,8 +97,9 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
     """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
 
     Returns the overrides and notes (gates that are not DRA gates are ignored; a locked gate turned
-    off is honoured for what-if runs, with a note that a real cluster cannot do it). A DRA gate the
-    release does not have, a typo of one, or a bad value raises GateError.
+    off is honoured for what-if runs, with a note that a real cluster cannot do it; turning off a gate
+    the release does not have yet changes nothing and gets a note). Turning on a DRA gate the release
+    does not have, a typo of one, or a bad value raises GateError.
     """
     overrides: dict[str, bool] = {}
     notes: list[str] = []
@@ -111,8 +112,14 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
         on = value.strip().lower() == "true"
         stage = release.stage(name)
         if stage is None:
+            if name in _STAGES and not on:
+                # Off is what a release without the gate does anyway; only enabling it is impossible.
+                notes.append(f"feature gate {name} does not exist in Kubernetes {release.version}; "
+                             f"{name}=false changes nothing")
+                continue
             if name in _STAGES:
-                raise GateError(f"--feature-gates: {name} does not exist in Kubernetes {release.version}")
+                raise GateError(f"--feature-gates: {name} does not exist in Kubernetes {release.version}; "
+                                f"it cannot be turned on there")
             close = difflib.get_close_matches(name, list(_STAGES), n=1, cutoff=0.8)
             if close or name.startswith(("DRA", "DynamicResource")):
                 hint = f"; did you mean {close[0]}?" if close else ""

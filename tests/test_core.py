@@ -91,6 +91,8 @@ def test_parse_version_and_gates():
     assert overrides == {"DynamicResourceAllocation": False} and "locked on" in notes[0]
     with pytest.raises(GateError, match="does not exist"):
         parse_gates("DRAListTypeAttributes=true", 35)
+    overrides, notes = parse_gates("DRAListTypeAttributes=false", 35)
+    assert overrides == {} and "changes nothing" in notes[0]
 
 
 @pytest.mark.parametrize(("a", "b"), [("1Gi", "1024Mi"), ("1k", "1000"), ("1e3", "1k"), (".5", "500m"), ("1500m", "1.5")])
