@@ -368,9 +368,15 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                           f"{ctx.limits.attribute_values} are allowed per device: shorten the lists (API server: "
                           "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
     attributes_path = path.child("attributes")
+    max_len = ctx.limits.attribute_value_length
     for key, attribute in attributes.items():
-        yield from _qualified_key(str(key), attributes_path, "attribute")
-        yield from _attribute(attribute, attributes_path.key(str(key)), ctx)
+        name = str(key)
+        if qualified_attribute_errors(name):
+            yield from _qualified_key(name, attributes_path, "attribute")
+        # Most attributes are one int, bool or short string: nothing to report, so skip building
+        # their path and walking the full check (a slice has hundreds of attributes).
+        if not _plainly_valid(attribute, max_len):
+            yield from _attribute(attribute, attributes_path.key(name), ctx)
     # An existing device whose capacities did not change is not re-validated (as the server does).
     if old is None or old.get("capacity") != device.get("capacity"):
         shared = device.get("allowMultipleAllocations") is True
@@ -395,6 +401,16 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     yield from binding_condition_problems(ctx, device, path)
     yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
                                  path.child("nodeAllocatableResources"))
+
+
+def _plainly_valid(attribute: Any, max_len: int) -> bool:
+    """True for an attribute with exactly one int, bool or short string value (the common case)."""
+    if not isinstance(attribute, dict) or len(attribute) != 1:
+        return False
+    ((kind, value),) = attribute.items()
+    if kind == "string":  # a character takes at most 4 bytes in UTF-8: encode only near the limit
+        return isinstance(value, str) and (len(value) * 4 <= max_len or len(value.encode()) <= max_len)
+    return kind in ("int", "bool") and value is not None
 
 
 def _value_count(attribute: Any) -> int:
