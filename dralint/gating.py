@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from .checks.base import Problem
 from .convert import Canonical
@@ -109,7 +109,6 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
     value: dict = obj.value
     problems: list[Problem] = []
     copied = False
-    keys: set[str] | None = None
     for gates, fields in features:
         # A gate the release does not have yet guards nothing there: its fields are either unknown to
         # that release's schema, or (adminAccess in 1.31) older than the gate and always kept.
@@ -118,12 +117,7 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
         off = [g for g in gates if not release.gate(g)]
         if not off or (old is not None and _in_use(old.value, fields)):
             continue
-        # One pass over the object's keys spares a walk per pattern whose field appears nowhere
-        # (the common case: most gated fields are rarely used).
-        keys = _all_keys(value) if keys is None else keys
-        if not any(pattern[-1] in keys for pattern in fields):
-            continue
-        found = [path for pattern in fields for path in _matches(value, pattern) if _is_set(_get(value, path))]
+        found = [path for path in _matches(value, fields) if _is_set(_get(value, path))]
         if not found:
             continue
         if not copied:
@@ -161,44 +155,36 @@ def _stage_text(gate: str, release: Release) -> str:
     return f"{gate}: {now}, on by default from 1.{on_from}"
 
 
-def _all_keys(value: Any) -> set[str]:
-    """Every mapping key anywhere in ``value``."""
-    keys: set[str] = set()
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            keys.update(k for k in node if isinstance(k, str))
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
-    return keys
-
-
 def _in_use(value: Any, fields: tuple[Pattern, ...]) -> bool:
-    return any(_is_set(_get(value, path)) for pattern in fields for path in _matches(value, pattern))
+    return any(_is_set(_get(value, path)) for path in _matches(value, fields))
 
 
 def _is_set(value: Any) -> bool:
     return value is not None and value != [] and value != {}
 
 
-def _matches(value: Any, pattern: Pattern, prefix: tuple = ()) -> Iterator[FieldPath]:
-    """Concrete paths in ``value`` that match ``pattern`` and exist."""
-    if not pattern:
-        yield FieldPath(prefix)
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head == "*":
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                yield from _matches(item, rest, prefix + (i,))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                yield from _matches(item, rest, prefix + (Key(str(key)),))
-        return
-    if isinstance(value, dict) and head in value:
-        yield from _matches(value[head], rest, prefix + (head,))
+def _matches(value: Any, patterns: Sequence[Pattern], prefix: tuple = ()) -> Iterator[FieldPath]:
+    """Concrete paths in ``value`` that match any of ``patterns`` and exist.
+
+    The patterns are walked together, as a trie: a feature's fields share long prefixes
+    (``spec.devices.*.attributes.*``), and a slice has hundreds of attributes.
+    """
+    heads: dict[str, list[Pattern]] = {}
+    for pattern in patterns:
+        if not pattern:
+            yield FieldPath(prefix)
+        else:
+            heads.setdefault(pattern[0], []).append(pattern[1:])
+    for head, tails in heads.items():
+        if head == "*":
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    yield from _matches(item, tails, prefix + (i,))
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    yield from _matches(item, tails, prefix + (Key(str(key)),))
+        elif isinstance(value, dict) and head in value:
+            yield from _matches(value[head], tails, prefix + (head,))
 
 
 def _get(value: Any, path: FieldPath) -> Any:
