@@ -60,6 +60,20 @@ class ObjectCheck(Protocol):
     def check(self, ctx: CheckContext) -> Iterable[Problem]: ...
 
 
+def too_many_problem(rule: str, path: FieldPath, count: int, limit: int, what: str, fix: str = "") -> Problem:
+    """The API server's size check: one TooMany at the list or map, whose entries it then skips."""
+    advice = f": {fix}" if fix else ""
+    return Problem(rule, path, f"{count} {what}; at most {limit} are allowed{advice} (API server: Too many; the "
+                               "entries are then not checked)", details={"count": count, "limit": limit})
+
+
+def too_many(rule: str, items: Any, limit: int | None, path: FieldPath, what: str, fix: str = "") -> Problem | None:
+    """``too_many_problem`` when ``items`` (a list or map) is over ``limit``; None otherwise."""
+    if limit is None or not isinstance(items, (list, dict)) or len(items) <= limit:
+        return None
+    return too_many_problem(rule, path, len(items), limit, what, fix)
+
+
 def p(*segments: str | int) -> FieldPath:
     """Shorthand for building a canonical path in checks."""
     return FieldPath(segments)

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
-from .base import CheckContext, Problem, p
+from .base import CheckContext, Problem, p, too_many, too_many_problem
 from .claims import (LEGACY_VERSIONS, RequestNames, admin_access_problem, request_names, request_ref_problem,
                      spec_path)
 from .conditions import condition_problems
@@ -245,7 +245,7 @@ def _allocation(ctx: CheckContext, allocation: dict, path: FieldPath, names: Req
 def _results(ctx: CheckContext, results: list, path: FieldPath, names: RequestNames) -> Iterator[Problem]:
     limit = ctx.limits.allocation_results
     if len(results) > limit:
-        yield _too_many(path, len(results), limit, "allocation results")
+        yield too_many_problem(R_ALLOCATION_TOO_MANY, path, len(results), limit, "allocation results")
         return
     for i, result in enumerate(results):
         if not isinstance(result, dict):
@@ -307,7 +307,7 @@ def _skip_node_operations(value: Any, path: FieldPath) -> Iterator[Problem]:
 def _allocation_configs(ctx: CheckContext, configs: list, path: FieldPath, names: RequestNames) -> Iterator[Problem]:
     limit = ctx.limits.allocation_configs
     if len(configs) > limit:
-        yield _too_many(path, len(configs), limit, "allocation config entries")
+        yield too_many_problem(R_ALLOCATION_TOO_MANY, path, len(configs), limit, "allocation config entries")
         return
     for k, config in enumerate(configs):
         if not isinstance(config, dict):
@@ -323,9 +323,10 @@ def _allocation_configs(ctx: CheckContext, configs: list, path: FieldPath, names
                           "(API server: Unsupported value)")
         refs = config.get("requests")
         if isinstance(refs, list):
-            if len(refs) > ctx.limits.requests_per_reference_list:
-                yield _too_many(kpath.child("requests"), len(refs), ctx.limits.requests_per_reference_list,
-                                "request references")
+            problem = too_many(R_ALLOCATION_TOO_MANY, refs, ctx.limits.requests_per_reference_list,
+                               kpath.child("requests"), "request references")
+            if problem is not None:
+                yield problem
             else:
                 yield from _refs(refs, kpath.child("requests"), names)
         yield from check_opaque_config(config.get("opaque"), kpath.child("opaque"), ctx.limits)
@@ -492,8 +493,3 @@ def _interface_address_error(value: str) -> str | None:
         text = ".".join(str(int(x)) for x in parts)
     canonical = f"{text}/{int(prefix)}"
     return None if canonical == value else f"must be in canonical form ({json.dumps(canonical)})"
-
-
-def _too_many(path: FieldPath, count: int, limit: int, what: str) -> Problem:
-    return Problem(R_ALLOCATION_TOO_MANY, path, f"{count} {what}; at most {limit} are allowed (API server: Too many)",
-                   details={"count": count, "limit": limit})

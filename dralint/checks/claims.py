@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 from ..findings import Severity
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
-from .base import CheckContext, Problem
+from .base import CheckContext, Problem, too_many_problem
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
 from .tolerations import check_tolerations
@@ -93,7 +93,7 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
 def _requests(ctx: CheckContext, requests: list, path: FieldPath) -> Iterator[Problem]:
     limit = ctx.limits.requests_per_claim
     if len(requests) > limit:
-        yield _too_many(R_REQUESTS_TOO_MANY, path, len(requests), limit, "requests",
+        yield too_many_problem(R_REQUESTS_TOO_MANY, path, len(requests), limit, "requests",
                         "split the devices over several claims, or use `count` / `allocationMode: All` "
                         "instead of one request per device")
         return
@@ -153,7 +153,7 @@ def _exact(ctx: CheckContext, exactly: dict, path: FieldPath) -> Iterator[Proble
 def _first_available(ctx: CheckContext, subrequests: list, path: FieldPath) -> Iterator[Problem]:
     limit = ctx.limits.subrequests
     if len(subrequests) > limit:
-        yield _too_many(R_SUBREQUESTS_TOO_MANY, path, len(subrequests), limit, "subrequests in `firstAvailable`",
+        yield too_many_problem(R_SUBREQUESTS_TOO_MANY, path, len(subrequests), limit, "subrequests in `firstAvailable`",
                         "keep the alternatives you really want to fall back to, most preferred first")
         return
     for j, sub in enumerate(subrequests):
@@ -189,7 +189,7 @@ def _selectors(ctx: CheckContext, selectors: Any, path: FieldPath) -> Iterator[P
         return
     limit = ctx.limits.selectors
     if len(selectors) > limit:
-        yield _too_many(R_SELECTORS_TOO_MANY, path, len(selectors), limit, "selectors",
+        yield too_many_problem(R_SELECTORS_TOO_MANY, path, len(selectors), limit, "selectors",
                         "combine conditions into fewer CEL expressions with `&&`")
         return
     for j, selector in enumerate(selectors):
@@ -259,7 +259,7 @@ def _capacity(capacity: Any, path: FieldPath) -> Iterator[Problem]:
 def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: RequestNames) -> Iterator[Problem]:
     limit = ctx.limits.constraints_per_claim
     if len(constraints) > limit:
-        yield _too_many(R_CONSTRAINTS_TOO_MANY, path, len(constraints), limit, "constraints",
+        yield too_many_problem(R_CONSTRAINTS_TOO_MANY, path, len(constraints), limit, "constraints",
                         "a constraint without `requests` applies to all requests at once")
         return
     for c, constraint in enumerate(constraints):
@@ -290,8 +290,6 @@ def _attribute(value: Any, path: FieldPath) -> Iterator[Problem]:
     if not isinstance(value, str):
         return
     errs = qualified_attribute_errors(value, fully_qualified=True)
-    if not errs and "/" not in value:
-        errs = [("Invalid", "a fully qualified name must be a domain and a name separated by a slash")]
     for _, msg in errs[:1]:
         hint = (f"; prefix it with the driver's domain, e.g. `gpu.example.com/{value}`"
                 if value and "/" not in value else "")
@@ -303,7 +301,7 @@ def _attribute(value: Any, path: FieldPath) -> Iterator[Problem]:
 def _configs(ctx: CheckContext, configs: list, path: FieldPath, names: RequestNames) -> Iterator[Problem]:
     limit = ctx.limits.configs_per_claim
     if len(configs) > limit:
-        yield _too_many(R_CONFIGS_TOO_MANY, path, len(configs), limit, "config entries",
+        yield too_many_problem(R_CONFIGS_TOO_MANY, path, len(configs), limit, "config entries",
                         "one entry may apply to several requests (list them in its `requests`)")
         return
     for k, config in enumerate(configs):
@@ -339,7 +337,7 @@ def check_request_refs(ctx: CheckContext, refs: Any, path: FieldPath, names: Req
         return
     limit = ctx.limits.requests_per_reference_list
     if len(refs) > limit:
-        yield _too_many(R_REFS_TOO_MANY, path, len(refs), limit, "request references",
+        yield too_many_problem(R_REFS_TOO_MANY, path, len(refs), limit, "request references",
                         "an empty `requests` list applies to every request of the claim")
         return
     for r, ref in enumerate(refs):
@@ -442,9 +440,3 @@ def _duplicates(items: list, path: FieldPath, rule: str, what: str) -> Iterator[
                           f"{what} name {name!r} is used twice; {what} names must be unique so they can be "
                           "referred to (API server: Duplicate value)")
         seen.add(name)
-
-
-def _too_many(rule: str, path: FieldPath, count: int, limit: int, what: str, fix: str) -> Problem:
-    return Problem(rule, path, f"{count} {what}; at most {limit} are allowed ({fix}). The API server reports "
-                               "Too many and does not check the entries", details={"count": count, "limit": limit})
-

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .base import CheckContext, Problem, p
+from .base import CheckContext, Problem, p, too_many
 from .formats import extended_resource_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config
-from .slices import too_many
 
 KINDS: frozenset[str] = frozenset({"DeviceClass"})
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Iterator
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
 from ..releases import Release
-from .base import CheckContext, Problem, p
+from .base import CheckContext, Problem, p, too_many
 from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
                       pool_name_errors, qualified_attribute_errors, qualified_name_errors)
 from .nodeselector import ONE_TERM, node_selector_problems
@@ -215,14 +215,6 @@ def taint_problems(taint: Any, path: FieldPath, release: Release, *, check_effec
         yield Problem(TAINT_EFFECT_INVALID, path.child("effect"),
                       f"taint effect {effect!r} is not supported in Kubernetes {release.version}; use one of "
                       f"{', '.join(effects)}{hint} (API server: Unsupported value)")
-
-
-def too_many(rule: str, items: Any, limit: int | None, path: FieldPath, what: str, fix: str) -> Problem | None:
-    """The API server's size check of a list or map: one TooMany at the list, items then skipped."""
-    if limit is None or not isinstance(items, (list, dict)) or len(items) <= limit:
-        return None
-    return Problem(rule, path, f"{len(items)} {what}; at most {limit} are allowed: {fix} (API server: Too many)",
-                   details={"count": len(items), "limit": limit})
 
 
 def _pool(pool: Any) -> Iterator[Problem]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .base import CheckContext, Problem, p
+from .base import CheckContext, Problem, p, too_many
 from .conditions import condition_problems
 from .formats import dns_subdomain_errors
-from .slices import device_name_problems, driver_problems, pool_name_problems, taint_problems, too_many
+from .slices import device_name_problems, driver_problems, pool_name_problems, taint_problems
 
 KINDS: frozenset[str] = frozenset({"DeviceTaintRule"})
 
