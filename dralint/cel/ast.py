@@ -142,3 +142,15 @@ def walk(root: Expr) -> list[Expr]:
         out.append(e)
         stack.extend(reversed(children(e)))
     return out
+
+
+def qualified_name(e: Expr) -> str | None:
+    """'a.b.c' for an identifier/select chain (``a.b.c``), else None."""
+    parts: list[str] = []
+    while isinstance(e, Select) and not e.test_only:
+        parts.append(e.field)
+        e = e.operand
+    if isinstance(e, Ident):
+        parts.append(e.name)
+        return ".".join(reversed(parts))
+    return None

@@ -268,7 +268,7 @@ class _Checker:
                 return
             self.resolve(e, fn, overloads, None, e.args)
             return
-        qual = _qualified(e.target)
+        qual = A.qualified_name(e.target)
         if qual is not None and f"{qual}.{fn}" in self.fns:
             name = f"{qual}.{fn}"
             self.res.namespaced[e.id] = name
@@ -422,17 +422,6 @@ def _literal_type(v: object) -> T.Type:
     if isinstance(v, bytes):
         return T.BYTES
     return T.NULL
-
-
-def _qualified(e: A.Expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(e, A.Select) and not e.test_only:
-        parts.append(e.field)
-        e = e.operand
-    if isinstance(e, A.Ident):
-        parts.append(e.name)
-        return ".".join(reversed(parts))
-    return None
 
 
 def check(root: A.Expr, model: EnvModel) -> CheckResult:

@@ -31,7 +31,7 @@ def expand_macro(name: str, target: A.Expr | None, args: list[A.Expr], offset: i
                 raise MacroError("invalid argument to has() macro", offset)
             return A.Select(nid(), offset, arg.operand, arg.field, test_only=True)
         return None
-    qualified = _qualified(target)
+    qualified = A.qualified_name(target)
     if qualified == "cel" and name == "bind" and n == 3:
         var = _simple(args[0], "cel.bind() variable names must be simple identifiers")
         return A.Comprehension(nid(), offset, "#unused", A.ListLit(nid(), offset, []), var, args[1],
@@ -138,15 +138,3 @@ def _simple(e: A.Expr, message: str = "argument must be a simple name") -> str:
 
 def _offset(e: A.Expr) -> int:
     return e.offset
-
-
-def _qualified(e: A.Expr) -> str | None:
-    """'a.b.c' for an ident/select chain, else None."""
-    parts: list[str] = []
-    while isinstance(e, A.Select) and not e.test_only:
-        parts.append(e.field)
-        e = e.operand
-    if isinstance(e, A.Ident):
-        parts.append(e.name)
-        return ".".join(reversed(parts))
-    return None
