@@ -208,8 +208,9 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    _judge(emitter, result, manifests, olds, _cluster_objects(cluster), options, operation=operation,
-           subresource=subresource, cluster_given=cluster is not None)
+    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []
+    _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
+           cluster_given=cluster is not None)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
@@ -321,21 +322,10 @@ def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.
     result.suppressed = outcome.suppressed
 
 
-def _single(obj: Mapping[str, Any] | None, name: str) -> Any:
+def _single(obj: Mapping[str, Any] | None, name: str) -> source.SourceFile:
+    """An admission object as a one-document source file (no positions: it came without a file)."""
     doc = source.document_from_value(dict(obj) if isinstance(obj, Mapping) else obj, name)
-
-    class _One:
-        documents = [doc]
-        problems: list[Any] = []
-
-    return _One()
-
-
-def _cluster_objects(cluster: Index | None) -> list[Canonical]:
-    if cluster is None:
-        return []
-    return (list(cluster.classes.values()) + list(cluster.claims.values()) + list(cluster.templates.values())
-            + cluster.slices + cluster.taint_rules + cluster.context_objects)
+    return source.SourceFile(name, [doc], [])
 
 
 def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None, *,
