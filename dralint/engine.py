@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
@@ -434,14 +434,13 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
         writes = ([""] if spec_changed or not status_changed else []) + (["status"] if status_changed else [])
     for write in writes:
         gated, dropped = apply_gates(target.canonical, old, release)
-        ctx = CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index)
-        yield replace(ctx, options={"dropped": tuple(dropped)})
+        yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
+                           subresource=write, index=index, dropped=tuple(dropped))
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:
     obj = ctx.obj
-    for problem in ctx.options.get("dropped", ()):
+    for problem in ctx.dropped:
         emitter.problem(obj, problem)
     for module in check_registry.checks_for(obj.kind):
         try:

@@ -7,7 +7,7 @@ in the catalog, and applies the user's selection. Checks never know about files,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
 
 from ..findings import Severity
@@ -44,7 +44,7 @@ class CheckContext:
     operation: str = "CREATE"               # CREATE | UPDATE
     subresource: str = ""                   # "" or "status"
     index: "Index | None" = None            # every object of the run (linted files and --cluster)
-    options: Mapping[str, Any] = field(default_factory=dict)
+    dropped: tuple["Problem", ...] = ()    # fields the server drops for a gate that is off (DRA802), already gone from obj
 
     @property
     def is_update(self) -> bool:

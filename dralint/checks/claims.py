@@ -414,8 +414,8 @@ def _admin_access(ctx: CheckContext, path: FieldPath) -> Iterator[Problem]:
 # --- helpers --------------------------------------------------------------------------------------
 
 def _was_dropped(ctx: CheckContext, path: FieldPath) -> bool:
-    """Whether the gating stage removed the field at ``path`` (its DRA802 problems are in the options)."""
-    return any(problem.path == path for problem in ctx.options.get("dropped", ()))
+    """Whether the gating stage removed the field at ``path``."""
+    return any(problem.path == path for problem in ctx.dropped)
 
 
 def _name(name: str, path: FieldPath, rule: str, what: str) -> Iterator[Problem]:
