@@ -138,16 +138,17 @@ class _Emitter:
 def lint_paths(paths: Sequence[str], options: Options) -> RunResult:
     """Lint files and folders (``-`` is stdin), with ``options.cluster`` and ``options.old`` as context."""
     found, problems = source.discover(list(paths) or ["."])
-    files = [source.load_file(p) for p in found]
+    cluster_files, old_files, context_problems = read_context(options)
+    return lint_files([source.load_file(p) for p in found], options, cluster_files=cluster_files,
+                      old_files=old_files, discovery_problems=list(problems) + context_problems)
+
+
+def read_context(options: Options) -> tuple[list[Any], list[Any], list[Any]]:
+    """The ``--cluster`` files, the ``--old`` files, and the problems of finding them."""
     cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
-    cluster_files = [source.load_file(p) for p in cluster_found]
-    old_files: list[Any] = []
-    if options.old:
-        old_found, old_problems = source.discover([options.old])
-        old_files = [source.load_file(p) for p in old_found]
-        problems = problems + old_problems
-    return lint_files(files, options, cluster_files=cluster_files, old_files=old_files,
-                      discovery_problems=problems + cluster_problems)
+    old_found, old_problems = source.discover([options.old]) if options.old else ([], [])
+    return ([source.load_file(p) for p in cluster_found], [source.load_file(p) for p in old_found],
+            list(cluster_problems) + list(old_problems))
 
 
 def lint_text(text: str, options: Options, *, old_text: str | None = None, cluster_text: str | None = None,

@@ -28,14 +28,11 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
     bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None
     try:
         files = load_files(found, bar)
-        cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
-        old_found, old_problems = source.discover([options.old]) if options.old else ([], [])
+        cluster_files, old_files, context_problems = engine.read_context(options)
         if bar:
             bar.update(len(found), "checking")
-        result = engine.lint_files(files, replace(options, jobs=effective_jobs(jobs)),
-                                   cluster_files=[source.load_file(p) for p in cluster_found],
-                                   old_files=[source.load_file(p) for p in old_found],
-                                   discovery_problems=problems + old_problems + cluster_problems)
+        result = engine.lint_files(files, replace(options, jobs=effective_jobs(jobs)), cluster_files=cluster_files,
+                                   old_files=old_files, discovery_problems=list(problems) + context_problems)
     finally:
         if bar:
             bar.close()
