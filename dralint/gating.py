@@ -14,8 +14,9 @@ resourceclaim, resourceslice, deviceclass and pod strategies); see docs/dra-api.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from .checks.base import Problem
 from .convert import Canonical
@@ -29,6 +30,38 @@ Pattern = tuple[str, ...]
 
 
 @dataclass(frozen=True)
+class _Trie:
+    """Patterns compiled for walking objects: each shared prefix is visited once per object.
+
+    ``leaves`` are the names below this node that end a pattern and go no further, the common
+    tail (``attributes.*.bools``): they are looked up without building a path, which matters on
+    a slice with hundreds of attributes.
+    """
+
+    end: bool
+    named: tuple[tuple[str, "_Trie"], ...]
+    star: "_Trie | None"
+    leaves: tuple[str, ...]
+    leaf_set: frozenset[str]
+
+    @property
+    def only_leaves(self) -> bool:
+        return not self.end and not self.named and self.star is None
+
+
+def _compile(patterns: Sequence[Pattern]) -> _Trie:
+    heads: dict[str, list[Pattern]] = {}
+    for pattern in patterns:
+        if pattern:
+            heads.setdefault(pattern[0], []).append(pattern[1:])
+    leaves = tuple(h for h, tails in heads.items() if h != "*" and tails == [()])
+    named = tuple((h, _compile(tails)) for h, tails in heads.items() if h != "*" and h not in leaves)
+    return _Trie(end=any(not p for p in patterns), named=named,
+                 star=_compile(heads["*"]) if "*" in heads else None, leaves=leaves,
+                 leaf_set=frozenset(leaves))
+
+
+@dataclass(frozen=True)
 class Feature:
     """Gated fields of one kind that are dropped together; all ``gates`` must be on to keep them."""
 
@@ -36,6 +69,10 @@ class Feature:
     kinds: frozenset[str]
     fields: tuple[Pattern, ...]
     status: bool = False  # status fields: only written through /status, never judged on create
+
+    @property
+    def trie(self) -> _Trie:
+        return _compiled(self.fields)
 
 
 _CLAIM = ("spec", "devices")
@@ -101,32 +138,48 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
     """The object as the server would validate it, and a warning per dropped field."""
     if obj.version in _LEGACY_VERSIONS:
         return obj, []
-    features = [(f.gates, f.fields) for f in FEATURES
-                if obj.kind in f.kinds and not (f.status and old is None)]
     if obj.manifest.pod_spec_paths:
-        features = [((_POD_FEATURE_GATE,), tuple(tuple(base) + f for base in obj.manifest.pod_spec_paths
-                                                 for f in _POD_FIELDS))]
+        pod_fields = tuple(tuple(base) + f for base in obj.manifest.pod_spec_paths for f in _POD_FIELDS)
+        droppers = _droppers(((_POD_FEATURE_GATE,), _compiled(pod_fields)), release=release)
+    else:
+        droppers = _kind_droppers(obj.kind, old is not None, release)
     value: dict = obj.value
     problems: list[Problem] = []
     copied = False
-    for gates, fields in features:
-        # A gate the release does not have yet guards nothing there: its fields are either unknown to
-        # that release's schema, or (adminAccess in 1.31) older than the gate and always kept.
-        if any(release.stage(g) is None for g in gates):
+    for off, trie in droppers:
+        if old is not None and _in_use(old.value, trie):
             continue
-        off = [g for g in gates if not release.gate(g)]
-        if not off or (old is not None and _in_use(old.value, fields)):
-            continue
-        found = [path for path in _matches(value, fields) if _is_set(_get(value, path))]
+        found = [path for path in _matches(value, trie) if _is_set(_get(value, path))]
         if not found:
             continue
         if not copied:
             value, copied = copy.deepcopy(value), True
         for path in found:
             _delete(value, path)
-            problems.append(Problem(RULE, path, _message(path, off, release, old is not None),
-                                    details={"gates": off}))
+            problems.append(Problem(RULE, path, _message(path, list(off), release, old is not None),
+                                    details={"gates": list(off)}))
     return (replace(obj, value=value) if copied else obj), problems
+
+
+@functools.lru_cache(maxsize=64)  # kinds × create/update × the run's release (the webhook's too)
+def _kind_droppers(kind: str, update: bool, release: Release) -> tuple[tuple[tuple[str, ...], _Trie], ...]:
+    """What an object of ``kind`` loses in ``release``: (the gates that are off, the fields) in order."""
+    return _droppers(*((f.gates, f.trie) for f in FEATURES if kind in f.kinds and (update or not f.status)),
+                     release=release)
+
+
+def _droppers(*features: tuple[tuple[str, ...], _Trie],
+              release: Release) -> tuple[tuple[tuple[str, ...], _Trie], ...]:
+    kept = []
+    for gates, trie in features:
+        # A gate the release does not have yet guards nothing there: its fields are either unknown to
+        # that release's schema, or (adminAccess in 1.31) older than the gate and always kept.
+        if any(release.stage(g) is None for g in gates):
+            continue
+        off = tuple(g for g in gates if not release.gate(g))
+        if off:
+            kept.append((off, trie))
+    return tuple(kept)
 
 
 def _message(path: FieldPath, gates: list[str], release: Release, update: bool) -> str:
@@ -155,36 +208,64 @@ def _stage_text(gate: str, release: Release) -> str:
     return f"{gate}: {now}, on by default from 1.{on_from}"
 
 
-def _in_use(value: Any, fields: tuple[Pattern, ...]) -> bool:
-    return any(_is_set(_get(value, path)) for path in _matches(value, fields))
+def _in_use(value: Any, trie: _Trie) -> bool:
+    return any(_is_set(_get(value, path)) for path in _matches(value, trie))
 
 
 def _is_set(value: Any) -> bool:
     return value is not None and value != [] and value != {}
 
 
-def _matches(value: Any, patterns: Sequence[Pattern], prefix: tuple = ()) -> Iterator[FieldPath]:
-    """Concrete paths in ``value`` that match any of ``patterns`` and exist.
+@functools.lru_cache(maxsize=64)
+def _compiled(patterns: tuple[Pattern, ...]) -> _Trie:
+    """The trie of ``patterns``; bounded, since pod patterns depend on where a kind keeps its pod spec."""
+    return _compile(patterns)
 
-    The patterns are walked together, as a trie: a feature's fields share long prefixes
-    (``spec.devices.*.attributes.*``), and a slice has hundreds of attributes.
-    """
-    heads: dict[str, list[Pattern]] = {}
-    for pattern in patterns:
-        if not pattern:
-            yield FieldPath(prefix)
-        else:
-            heads.setdefault(pattern[0], []).append(pattern[1:])
-    for head, tails in heads.items():
-        if head == "*":
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    yield from _matches(item, tails, prefix + (i,))
-            elif isinstance(value, dict):
-                for key, item in value.items():
-                    yield from _matches(item, tails, prefix + (Key(str(key)),))
-        elif isinstance(value, dict) and head in value:
-            yield from _matches(value[head], tails, prefix + (head,))
+
+def _matches(value: Any, trie: _Trie) -> list[FieldPath]:
+    """Concrete paths in ``value`` that match the trie's patterns and exist."""
+    found: list[FieldPath] = []
+    _walk(value, trie, (), found)
+    return found
+
+
+def _walk(value: Any, trie: _Trie, prefix: tuple, found: list[FieldPath]) -> None:
+    if trie.end:
+        found.append(FieldPath(prefix))
+    star = trie.star
+    if isinstance(value, dict):
+        for name in trie.leaves:
+            if name in value:
+                found.append(FieldPath(prefix + (name,)))
+        for name, below in trie.named:
+            if name in value:
+                _walk(value[name], below, prefix + (name,), found)
+        if star is None:
+            return
+        # Map keys become path segments only where something matched: most never do.
+        entries: Any = value.items()
+        segment_of: Any = _map_segment
+    elif isinstance(value, list) and star is not None:
+        entries, segment_of = enumerate(value), _list_segment
+    else:
+        return
+    if star.only_leaves:
+        names, name_set = star.leaves, star.leaf_set
+        for raw, item in entries:
+            if isinstance(item, dict) and not name_set.isdisjoint(item):
+                segment = segment_of(raw)
+                found.extend(FieldPath(prefix + (segment, n)) for n in names if n in item)
+        return
+    for raw, item in entries:
+        _walk(item, star, prefix + (segment_of(raw),), found)
+
+
+def _map_segment(key: Any) -> Key:
+    return Key(str(key))
+
+
+def _list_segment(index: int) -> int:
+    return index
 
 
 def _get(value: Any, path: FieldPath) -> Any:

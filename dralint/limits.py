@@ -1,6 +1,7 @@
 """Numeric limits of the DRA API per release, in one place (kubernetes/api constants)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -47,6 +48,7 @@ class Limits:
     alpha2_potential_nodes: int = 128
 
 
+@functools.lru_cache(maxsize=16)  # one entry per release dralint knows; asked once per object
 def limits_for(minor: int) -> Limits:
     """The limits the API server of Kubernetes 1.<minor> enforces."""
     if minor <= 32:

@@ -38,6 +38,13 @@ _STAGES: dict[str, dict[int, str | None]] = {
     "KubeletPodResourcesDynamicResources": {27: "A", 34: "B+"},
 }
 _ON = {"B+", "GA", "L"}
+# Every check asks for gates, often per device: the stage of each gate in each release, worked out
+# once from _STAGES.
+_STAGE_AT: dict[int, dict[str, str | None]] = {
+    minor: {gate: next((stages[m] for m in sorted(stages, reverse=True) if m <= minor), None)
+            for gate, stages in _STAGES.items()}
+    for minor in range(OLDEST_MINOR, NEWEST_MINOR + 1)
+}
 
 
 class GateError(ValueError):
@@ -51,18 +58,17 @@ class Release:
     minor: int
     overrides: Mapping[str, bool] = field(default_factory=dict)
 
+    def __hash__(self) -> int:
+        # Per-release tables (gating, limits) are cached by release; the overrides are a plain dict.
+        return hash((self.minor, tuple(sorted(self.overrides.items()))))
+
     @property
     def version(self) -> str:
         return f"1.{self.minor}"
 
     def stage(self, gate: str) -> str | None:
         """The gate's stage code in this release, or None when the release does not have it."""
-        stages = _STAGES.get(gate, {})
-        current: str | None = None
-        for minor in sorted(stages):
-            if minor <= self.minor:
-                current = stages[minor]
-        return current
+        return _STAGE_AT[self.minor].get(gate)
 
     def gate(self, name: str) -> bool:
         """Whether gate ``name`` is on: the user's override, else the release default."""
