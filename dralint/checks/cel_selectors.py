@@ -151,6 +151,8 @@ def _published_names(index: Any) -> tuple[dict | None, dict | None]:
         return None, None
     known: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
     everywhere: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+    # Devices of one driver mostly publish the same names; a set seen before changes neither map.
+    seen: set[tuple] = set()
     for obj in slices:
         spec = obj.value.get("spec") if isinstance(obj.value, dict) else None
         if not isinstance(spec, dict):
@@ -162,8 +164,14 @@ def _published_names(index: Any) -> tuple[dict | None, dict | None]:
                 continue
             for kind in ("attributes", "capacity"):
                 names = dev.get(kind)
+                if not isinstance(names, dict):
+                    names = {}
+                shape = (driver, kind, *names)
+                if shape in seen:
+                    continue
+                seen.add(shape)
                 per_domain: dict[str, set[str]] = {}
-                for name in names if isinstance(names, dict) else {}:
+                for name in names:
                     domain, ident = split_qualified_name(str(name), driver)
                     per_domain.setdefault(domain, set()).add(ident)
                 for domain, ids in per_domain.items():

@@ -342,7 +342,11 @@ def _devices(ctx: CheckContext, spec: dict, old_spec: dict | None) -> Iterator[P
 
 
 def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, per_device: bool) -> Iterator[Problem]:
-    yield from device_name_problems(device.get("name"), path.child("name"))
+    # A slice has thousands of attributes and most devices are valid: each part is first looked at
+    # cheaply, and paths are only built for what has something to report.
+    name = device.get("name")
+    if not isinstance(name, str) or not name or dns_label_errors(name):
+        yield from device_name_problems(name, path.child("name"))
     attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
     capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
     total = len(attributes) + len(capacity)
@@ -352,57 +356,70 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                       f"{ctx.limits.attributes_and_capacities} are allowed per device: drop attributes nobody "
                       "selects on (API server: Invalid value)", details={"count": total,
                                                                          "limit": ctx.limits.attributes_and_capacities})
-    if ctx.limits.attribute_values is not None:
-        values = sum(_value_count(a) for a in attributes.values())
-        if values > ctx.limits.attribute_values:
-            yield Problem(ATTRIBUTE_LIMIT, path,
-                          f"the attributes hold {values} values (each item of a list counts); at most "
-                          f"{ctx.limits.attribute_values} are allowed per device: shorten the lists (API server: "
-                          "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
-    attributes_path = path.child("attributes")
     max_len = ctx.limits.attribute_value_length
+    values = 0
+    attribute_problems: list[Problem] = []
     for key, attribute in attributes.items():
-        name = str(key)
-        if qualified_attribute_errors(name):
-            yield from _qualified_key(name, attributes_path, "attribute")
-        # Most attributes are one int, bool or short string: nothing to report, so skip building
-        # their path and walking the full check (a slice has hundreds of attributes).
-        if not _plainly_valid(attribute, max_len):
-            yield from _attribute(attribute, attributes_path.key(name), ctx)
+        key = str(key)
+        if qualified_attribute_errors(key):
+            attribute_problems.extend(_qualified_key(key, path.child("attributes"), "attribute"))
+        if _plainly_valid(attribute, max_len):
+            values += 1
+        else:
+            values += _value_count(attribute)
+            attribute_problems.extend(_attribute(attribute, path.child("attributes").key(key), ctx))
+    if ctx.limits.attribute_values is not None and values > ctx.limits.attribute_values:
+        yield Problem(ATTRIBUTE_LIMIT, path,
+                      f"the attributes hold {values} values (each item of a list counts); at most "
+                      f"{ctx.limits.attribute_values} are allowed per device: shorten the lists (API server: "
+                      "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
+    yield from attribute_problems
     # An existing device whose capacities did not change is not re-validated (as the server does).
-    if old is None or old.get("capacity") != device.get("capacity"):
-        shared = device.get("allowMultipleAllocations") is True
-        capacity_path = path.child("capacity")
-        for key, cap in capacity.items():
-            cap_path = capacity_path.key(str(key))
-            yield from _qualified_key(str(key), capacity_path, "capacity")
-            policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
-            if policy is None:
-                continue
-            if not shared:
-                yield Problem(REQUEST_POLICY_FORBIDDEN, cap_path.child("requestPolicy"),
-                              "a `requestPolicy` only applies to devices that can be allocated several times: set "
-                              "`allowMultipleAllocations: true` on the device, or remove the policy (API server: "
-                              "Forbidden, \"allowMultipleAllocations must be true\")")
-            elif isinstance(policy, dict):
-                yield from _request_policy(ctx, cap.get("value"), policy, cap_path.child("requestPolicy"))
-    if old is None or old.get("taints") != device.get("taints"):
-        yield from _taints(ctx, device.get("taints"), path.child("taints"))
-    yield from _consumes_counters(ctx, device.get("consumesCounters"), path.child("consumesCounters"))
+    if capacity and (old is None or old.get("capacity") != device.get("capacity")):
+        yield from _capacities(ctx, capacity, device.get("allowMultipleAllocations") is True, path.child("capacity"))
+    taints = device.get("taints")
+    if taints is not None and (old is None or old.get("taints") != taints):
+        yield from _taints(ctx, taints, path.child("taints"))
+    if device.get("consumesCounters") is not None:
+        yield from _consumes_counters(ctx, device.get("consumesCounters"), path.child("consumesCounters"))
     yield from _device_node_selection(ctx, device, path, per_device)
-    yield from binding_condition_problems(ctx, device, path)
-    yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
-                                 path.child("nodeAllocatableResources"))
+    if "bindingConditions" in device or "bindingFailureConditions" in device:
+        yield from binding_condition_problems(ctx, device, path)
+    if device.get("nodeAllocatableResources") is not None:
+        yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
+                                     path.child("nodeAllocatableResources"))
+
+
+def _capacities(ctx: CheckContext, capacity: dict, shared: bool, path: FieldPath) -> Iterator[Problem]:
+    for key, cap in capacity.items():
+        key = str(key)
+        if qualified_attribute_errors(key):
+            yield from _qualified_key(key, path, "capacity")
+        policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
+        if policy is None:
+            continue
+        policy_path = path.key(key).child("requestPolicy")
+        if not shared:
+            yield Problem(REQUEST_POLICY_FORBIDDEN, policy_path,
+                          "a `requestPolicy` only applies to devices that can be allocated several times: set "
+                          "`allowMultipleAllocations: true` on the device, or remove the policy (API server: "
+                          "Forbidden, \"allowMultipleAllocations must be true\")")
+        elif isinstance(policy, dict):
+            yield from _request_policy(ctx, cap.get("value"), policy, policy_path)
 
 
 def _plainly_valid(attribute: Any, max_len: int) -> bool:
-    """True for an attribute with exactly one int, bool or short string value (the common case)."""
-    if not isinstance(attribute, dict) or len(attribute) != 1:
+    """True for an attribute with exactly one valid int, bool, short string or version (the common case)."""
+    if type(attribute) is not dict or len(attribute) != 1:
         return False
-    ((kind, value),) = attribute.items()
-    if kind == "string":  # a character takes at most 4 bytes in UTF-8: encode only near the limit
-        return isinstance(value, str) and (len(value) * 4 <= max_len or len(value.encode()) <= max_len)
-    return kind in ("int", "bool") and value is not None
+    for kind, value in attribute.items():
+        if kind == "string":  # a character takes at most 4 bytes in UTF-8: encode only near the limit
+            return isinstance(value, str) and (len(value) * 4 <= max_len or len(value.encode()) <= max_len)
+        if kind == "int" or kind == "bool":
+            return value is not None
+        if kind == "version":
+            return isinstance(value, str) and len(value) * 4 <= max_len and is_semver(value)
+    return False
 
 
 def _value_count(attribute: Any) -> int:
