@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from dralint.resources import data_path
 from dralint.schema import UNKNOWN_FIELD, validate
 from dralint.schema.served import known_releases, served_releases
+from dralint.schema.validator import compiled
 
 SCHEMAS = data_path("schemas")
 INDEX = json.loads((SCHEMAS / "index.json").read_text(encoding="utf-8"))
@@ -145,6 +146,12 @@ def check_agreement(draw: Draw, target: tuple[str, str, str]) -> None:
     assert list(reference_validator(*target).iter_errors(valid)) == []
     mutated, where = mutate(draw, valid)
     assert ours(mutated, target) == theirs(mutated, target)
+    # The quick predicate says yes exactly when the reporting walk finds nothing.
+    checker = compiled(*target)
+    assert checker is not None and checker.valid(valid)
+    reported: list = []
+    checker.check(mutated, (), reported)
+    assert checker.valid(mutated) == (not reported)
     # Problems only inside the change, and none below another one (no cascade under a wrong value).
     paths = [tuple(problem.path) for problem in validate(mutated, *target)]
     assert all(path[:len(where)] == where for path in paths)

@@ -1,11 +1,12 @@
 """Compile one of our generated JSON Schemas into a tree of checking closures.
 
-Each schema node becomes a :class:`Compiled` pair: ``fast``, the exact Python types that need no
-further look (``str`` for a plain string field, ``NoneType`` wherever null is allowed), and
-``check(value, path, out)``, which handles everything else and appends
-:class:`~dralint.schema.problems.SchemaProblem` records to ``out``. Containers test ``type(item)
-in fast`` before calling a child, so a valid leaf costs one set lookup and no call, and a path
-tuple is only built when the walk goes down into a container or reports.
+Each schema node becomes a :class:`Compiled` triple: ``fast``, the exact Python types that need no
+further look (``str`` for a plain string field, ``NoneType`` wherever null is allowed);
+``valid(value)``, a quick yes/no that builds nothing; and ``check(value, path, out)``, which
+appends :class:`~dralint.schema.problems.SchemaProblem` records to ``out``. Containers test
+``type(item) in fast`` before calling a child, so a valid leaf costs one set lookup and no call.
+Almost every object is valid, so callers ask ``valid`` first and only walk again with paths (the
+costly part: a tuple per container entered) when it says no.
 
 Only the subset of draft 2020-12 that ``scripts/gen_schemas.py`` writes is understood; ``required``,
 ``enum`` and ``const`` are deliberately not checked (the semantic rules report missing and
@@ -46,13 +47,18 @@ class Compiled(NamedTuple):
 
     fast: frozenset[type]
     check: Check
+    valid: Callable[[Any], bool]
 
 
 def _accept(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
     """Any JSON value is fine (RawExtension, FieldsV1, pinned apiVersion/kind)."""
 
 
-ANY = Compiled(_ANY_TYPES, _accept)
+def _always(value: Any) -> bool:
+    return True
+
+
+ANY = Compiled(_ANY_TYPES, _accept, _always)
 
 
 def compile_schema(schema: Mapping[str, Any]) -> Compiled:
@@ -123,15 +129,28 @@ def _struct(fields: dict[str, Compiled], *, strict: bool, nullable: bool) -> Com
                 if strict:
                     out.append(unknown_field(path, key, names))
                 continue
-            fast, sub = entry
+            fast, sub, _ = entry
             if type(item) not in fast:
                 sub(item, path + (key,), out)
 
-    return Compiled(_null_types(nullable), check)
+    def valid(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for key, item in value.items():
+            entry = get(key)
+            if entry is None:
+                if strict:
+                    return False
+                continue
+            if type(item) not in entry.fast and not entry.valid(item):
+                return False
+        return True
+
+    return Compiled(_null_types(nullable), check, valid)
 
 
 def _map(values: Compiled, *, nullable: bool) -> Compiled:
-    fast, sub = values
+    fast, sub, sub_valid = values
 
     def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if type(value) is not dict and not isinstance(value, Mapping):
@@ -141,11 +160,19 @@ def _map(values: Compiled, *, nullable: bool) -> Compiled:
             if type(item) not in fast:
                 sub(item, path + (Key(key),), out)
 
-    return Compiled(_null_types(nullable), check)
+    def valid(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for item in value.values():
+            if type(item) not in fast and not sub_valid(item):
+                return False
+        return True
+
+    return Compiled(_null_types(nullable), check, valid)
 
 
 def _array(items: Compiled, *, nullable: bool) -> Compiled:
-    fast, sub = items
+    fast, sub, sub_valid = items
 
     def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if type(value) is not list and not isinstance(value, (list, tuple)):
@@ -155,7 +182,15 @@ def _array(items: Compiled, *, nullable: bool) -> Compiled:
             if type(item) not in fast:
                 sub(item, path + (index,), out)
 
-    return Compiled(_null_types(nullable), check)
+    def valid(value: Any) -> bool:
+        if type(value) is not list:
+            return False
+        for item in value:
+            if type(item) not in fast and not sub_valid(item):
+                return False
+        return True
+
+    return Compiled(_null_types(nullable), check, valid)
 
 
 def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, date_time: bool) -> Compiled:
@@ -177,7 +212,14 @@ def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, 
         elif date_time and kind == "string" and not is_go_rfc3339(value):
             out.append(wrong_type(path, f'RFC 3339 date-time string such as "{EXAMPLE}"', value))
 
+    def valid(value: Any) -> bool:
+        if ints and type(value) is int:
+            return low <= value <= high
+        problems: list[SchemaProblem] = []
+        check(value, (), problems)
+        return not problems
+
     # Types that pass untouched: only when no bound or format needs the value itself.
     fast = frozenset().union(*(_PY_TYPES[name] for name in types if name in _PY_TYPES)) \
         if not (bounded or date_time) else _null_types("null" in types)
-    return Compiled(fast, check)
+    return Compiled(fast, check, valid)

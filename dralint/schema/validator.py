@@ -35,6 +35,8 @@ def validate(obj: Mapping[str, Any], release: str, api_version: str, kind: str, 
     checker = compiled(release, api_version, kind)
     if checker is None:
         return []
+    if checker.valid(obj):
+        return []
     problems: list[SchemaProblem] = []
     checker.check(obj, (), problems)
     if not strict:
