@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import sys
 from contextlib import ExitStack
@@ -186,8 +187,16 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     return options, fail_on
 
 
+# A run builds millions of small containers that live until it ends (the parsed documents), so
+# the collector's default of a young-generation pass every 700 allocations costs a fifth of the
+# reading time and finds nothing. Measured on the benchmark corpus: 1.11 s of reading at the
+# default, 0.86-0.94 s from 20,000 on; collection still runs, so memory stays bounded.
+_GC_THRESHOLDS = (100_000, 20, 20)
+
+
 def run() -> None:
     """Console-script entry point."""
+    gc.set_threshold(*_GC_THRESHOLDS)
     try:
         code = main()
         sys.stdout.flush()
