@@ -62,7 +62,13 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     from ..cel import env_for
 
     env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=False)
-    known, everywhere = ctx.index.derived("cel-published-names", _published_names) if ctx.index else (None, None)
+    if ctx.index is not None:
+        known, everywhere = ctx.index.derived("cel-published-names", _published_names)
+        # Many objects repeat the same expressions; the verdict depends only on the text, the env
+        # and the run's published names. One entry per distinct expression of the run.
+        verdicts = ctx.index.derived("cel-verdicts", lambda _: {})
+    else:
+        known, everywhere, verdicts = None, None, {}
     for path, selectors in lists:
         if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
             continue  # a stored selector list: the API server does not judge it again
@@ -71,11 +77,21 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         for j, entry in enumerate(selectors):
             cel = entry.get("cel") if isinstance(entry, dict) else None
             expr = cel.get("expression") if isinstance(cel, dict) else None
-            if isinstance(expr, str):
-                yield from _judge(expr, env, path.child(j, "cel", "expression"), known, everywhere)
+            if not isinstance(expr, str):
+                continue
+            verdict = verdicts.get((expr, env))
+            if verdict is None:
+                verdict = verdicts[(expr, env)] = tuple(_judge(expr, env, known, everywhere))
+            if verdict:
+                where = path.child(j, "cel", "expression")
+                for rule, message, offset, details in verdict:
+                    yield Problem(rule, where, message, scalar_offset=offset, details=details)
 
 
-def _judge(expr: str, env: Any, path: FieldPath, known: Any, everywhere: Any) -> Iterator[Problem]:
+_Verdict = tuple[str, str, "int | None", "dict | None"]  # rule, message, offset in the scalar, details
+
+
+def _judge(expr: str, env: Any, known: Any, everywhere: Any) -> Iterator[_Verdict]:
     from ..cel import compile_selector, lint_selector
     from ..cel.errors import issue_text
 
@@ -85,20 +101,18 @@ def _judge(expr: str, env: Any, path: FieldPath, known: Any, everywhere: Any) ->
         issues = lint_selector(expr, env, known, everywhere)
     for issue in issues:
         if issue.code == "too-long":
-            yield Problem(TOO_LONG, path, f"{issue.message} (the expression has "
-                                          f"{len(expr.encode('utf-8', 'surrogatepass'))} bytes; API server: Too long)")
+            yield (TOO_LONG, f"{issue.message} (the expression has "
+                             f"{len(expr.encode('utf-8', 'surrogatepass'))} bytes; API server: Too long)", None, None)
         elif issue.code in ("syntax", "check"):
             text = issue_text(expr, issue).split("\n", 1)[0]
-            yield Problem(COMPILE_ERROR, path, f"compilation failed: {text} (API server: Invalid value)",
-                          scalar_offset=issue.offset)
+            yield COMPILE_ERROR, f"compilation failed: {text} (API server: Invalid value)", issue.offset, None
         elif issue.code == "output-type":
-            yield Problem(COMPILE_ERROR, path, f"{issue.message} (API server: Invalid value)")
+            yield COMPILE_ERROR, f"{issue.message} (API server: Invalid value)", None, None
         elif issue.code == "cost":
-            yield Problem(COST_EXCEEDED, path, f"{issue.message}: the worst-case estimate is {compiled.cost:,} "
-                                               f"against a limit of 1,000,000 (API server: Forbidden)",
-                          details={"cost": compiled.cost})
+            yield (COST_EXCEEDED, f"{issue.message}: the worst-case estimate is {compiled.cost:,} against a limit "
+                                  "of 1,000,000 (API server: Forbidden)", None, {"cost": compiled.cost})
         elif issue.code in _WARNING_RULES:
-            yield Problem(_WARNING_RULES[issue.code], path, issue.message, scalar_offset=issue.offset)
+            yield _WARNING_RULES[issue.code], issue.message, issue.offset, None
 
 
 def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath, list]]:
@@ -112,25 +126,26 @@ def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath
             yield from _list_at(obj, ("spec", "deviceSelector", "selectors"))
     else:
         prefix = ("spec", "spec", "devices", "requests") if kind == "ResourceClaimTemplate" else ("spec", "devices", "requests")
-        requests = _get(obj, p(*prefix))
+        requests = _get(obj, prefix)
         for i, req in enumerate(requests if isinstance(requests, list) else []):
             if not isinstance(req, dict):
                 continue
-            yield from _list_at(obj, prefix + (i, "exactly", "selectors"))
+            exactly = req.get("exactly")
+            if isinstance(exactly, dict) and isinstance(exactly.get("selectors"), list):
+                yield p(*prefix, i, "exactly", "selectors"), exactly["selectors"]
             subs = req.get("firstAvailable")
             for k, sub in enumerate(subs if isinstance(subs, list) else []):
-                if isinstance(sub, dict):
-                    yield from _list_at(obj, prefix + (i, "firstAvailable", k, "selectors"))
+                if isinstance(sub, dict) and isinstance(sub.get("selectors"), list):
+                    yield p(*prefix, i, "firstAvailable", k, "selectors"), sub["selectors"]
 
 
 def _list_at(obj: dict, segments: tuple) -> Iterator[tuple[FieldPath, list]]:
-    path = p(*segments)
-    value = _get(obj, path)
+    value = _get(obj, segments)
     if isinstance(value, list):
-        yield path, value
+        yield p(*segments), value
 
 
-def _get(obj: Any, path: FieldPath) -> Any:
+def _get(obj: Any, path: tuple) -> Any:
     cur = obj
     for seg in path:
         if isinstance(seg, int):
