@@ -113,7 +113,7 @@ def _requests(ctx: CheckContext, requests: list, path: FieldPath) -> Iterator[Pr
 
 def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Problem]:
     name = request.get("name", "")
-    if isinstance(name, str):
+    if isinstance(name, str) and dns_label_errors(name):
         yield from _name(name, path.child("name"), R_REQUEST_NAME, "request")
     first = request.get("firstAvailable")
     has_first = isinstance(first, list) and len(first) > 0
@@ -160,7 +160,7 @@ def _first_available(ctx: CheckContext, subrequests: list, path: FieldPath) -> I
         if not isinstance(sub, dict):
             continue
         name = sub.get("name", "")
-        if isinstance(name, str):
+        if isinstance(name, str) and dns_label_errors(name):
             yield from _name(name, path.child(j, "name"), R_SUBREQUEST_NAME, "subrequest")
         yield from _device_fields(ctx, sub, path.child(j), defaulted=True)
     yield from _duplicates(subrequests, path, R_SUBREQUEST_DUPLICATE, "subrequest")
@@ -178,10 +178,14 @@ def _device_fields(ctx: CheckContext, body: dict, path: FieldPath, *, defaulted:
             yield Problem(R_CLASS_INVALID, path.child("deviceClassName"),
                           f"device class name {class_name!r} is not a valid DeviceClass name: {msg} "
                           "(API server: Invalid value)")
-    yield from _selectors(ctx, body.get("selectors"), path.child("selectors"))
+    # Paths are built only for the parts that are there: a large run has tens of thousands of requests.
+    if isinstance(body.get("selectors"), list):
+        yield from _selectors(ctx, body["selectors"], path.child("selectors"))
     yield from _allocation_mode(body, path, defaulted)
-    yield from check_tolerations(body.get("tolerations"), path.child("tolerations"), ctx.release, ctx.limits)
-    yield from _capacity(body.get("capacity"), path.child("capacity"))
+    if isinstance(body.get("tolerations"), list):
+        yield from check_tolerations(body["tolerations"], path.child("tolerations"), ctx.release, ctx.limits)
+    if isinstance(body.get("capacity"), dict):
+        yield from _capacity(body["capacity"], path.child("capacity"))
 
 
 def _selectors(ctx: CheckContext, selectors: Any, path: FieldPath) -> Iterator[Problem]:

@@ -67,11 +67,14 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     else:
         yield from _name(meta, kind)
         yield from _namespace(meta, kind)
-    base = p("metadata")
-    yield from labels_problems(meta.get("labels"), base.child("labels"))
-    yield from annotations_problems(meta.get("annotations"), base.child("annotations"))
-    yield from _finalizers(meta.get("finalizers"), base.child("finalizers"))
-    yield from _owner_references(meta.get("ownerReferences"), base.child("ownerReferences"))
+    if meta.get("labels") is not None:
+        yield from labels_problems(meta["labels"], p("metadata", "labels"))
+    if meta.get("annotations") is not None:
+        yield from annotations_problems(meta["annotations"], p("metadata", "annotations"))
+    if meta.get("finalizers") is not None:
+        yield from _finalizers(meta["finalizers"], p("metadata", "finalizers"))
+    if meta.get("ownerReferences") is not None:
+        yield from _owner_references(meta["ownerReferences"], p("metadata", "ownerReferences"))
     if kind == "ResourceClaimTemplate":
         template = ctx.obj.get("spec", "metadata")
         if isinstance(template, dict):

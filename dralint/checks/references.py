@@ -8,8 +8,9 @@ cluster, but linting it together with the cluster's DeviceClasses (files or ``--
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..convert import Canonical
 from ..paths import FieldPath
@@ -43,24 +44,32 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
             yield from _selector_drivers(ctx, _claim_selectors(obj))
     elif obj.kind == "DeviceClass":
         selectors = obj.get("spec", "selectors")
-        yield from _selector_drivers(ctx, [(FieldPath(("spec", "selectors")), selectors)])
+        yield from _selector_drivers(ctx, [(lambda: FieldPath(("spec", "selectors")), selectors)])
 
 
 # --- claims → classes -----------------------------------------------------------------------------
 
-def _request_bodies(obj: Canonical) -> Iterator[tuple[FieldPath, dict]]:
-    """(path, body) of every ``exactly`` and subrequest of a claim or template."""
-    base = spec_path(obj.kind).child("devices", "requests")
-    requests = obj.get(*base)
+def _request_bodies(obj: Canonical) -> Iterator[tuple[tuple, dict]]:
+    """(segments below the spec's requests, body) of every ``exactly`` and subrequest of a claim or
+    template; ``_body_path`` makes the path, only for bodies with something to report."""
+    requests = obj.get(*_requests_path(obj.kind))
     for i, request in enumerate(requests if isinstance(requests, list) else ()):
         if not isinstance(request, dict):
             continue
         if isinstance(request.get("exactly"), dict):
-            yield base.child(i, "exactly"), request["exactly"]
+            yield (i, "exactly"), request["exactly"]
         subs = request.get("firstAvailable")
         for j, sub in enumerate(subs if isinstance(subs, list) else ()):
             if isinstance(sub, dict):
-                yield base.child(i, "firstAvailable", j), sub
+                yield (i, "firstAvailable", j), sub
+
+
+def _requests_path(kind: str) -> FieldPath:
+    return spec_path(kind).child("devices", "requests")
+
+
+def _body_path(obj: Canonical, where: tuple) -> FieldPath:
+    return _requests_path(obj.kind).child(*where)
 
 
 def _class_references(ctx: CheckContext) -> Iterator[Problem]:
@@ -68,10 +77,10 @@ def _class_references(ctx: CheckContext) -> Iterator[Problem]:
     classes = ctx.index.classes
     if not classes:
         return
-    for path, body in _request_bodies(ctx.obj):
+    for where, body in _request_bodies(ctx.obj):
         name = body.get("deviceClassName")
         if isinstance(name, str) and name and name not in classes:
-            yield Problem(R_CLASS_NOT_FOUND, path.child("deviceClassName"),
+            yield Problem(R_CLASS_NOT_FOUND, _body_path(ctx.obj, where).child("deviceClassName"),
                           f"DeviceClass {name!r} is not among the {len(classes)} DeviceClass(es) of this run"
                           f"{_class_suggestion(ctx.index, name)}; unless it exists in the cluster, the claim can never be "
                           "allocated (the API server does not check this)")
@@ -118,32 +127,45 @@ def _published_drivers(index: Any) -> frozenset[str]:
     return frozenset(d for d in (s.get("spec", "driver") for s in index.slices) if isinstance(d, str))
 
 
-def _claim_selectors(obj: Canonical) -> list[tuple[FieldPath, Any]]:
-    return [(path.child("selectors"), body.get("selectors")) for path, body in _request_bodies(obj)]
+def _claim_selectors(obj: Canonical) -> list[tuple[Callable[[], FieldPath], Any]]:
+    return [(functools.partial(_selectors_path, obj, where), body["selectors"])
+            for where, body in _request_bodies(obj) if isinstance(body.get("selectors"), list)]
 
 
-def _selector_drivers(ctx: CheckContext, selector_lists: Iterable[tuple[FieldPath, Any]]) -> Iterator[Problem]:
-    """Selectors that require a driver no ResourceSlice of the run publishes (only with slices given)."""
+def _selectors_path(obj: Canonical, where: tuple) -> FieldPath:
+    return _body_path(obj, where).child("selectors")
+
+
+def _selector_drivers(ctx: CheckContext,
+                      selector_lists: Iterable[tuple[Callable[[], FieldPath], Any]]) -> Iterator[Problem]:
+    """Selectors that require a driver no ResourceSlice of the run publishes (only with slices given).
+
+    ``selector_lists`` pairs each list with a function making its path, called only to report.
+    """
     assert ctx.index is not None
     slices = ctx.index.slices
     if not slices:
         return
     drivers = ctx.index.derived("published-drivers", _published_drivers)
-    for path, selectors in selector_lists:
+    # The same expressions recur across a run's claims: their driver tests are found once.
+    required = ctx.index.derived("selector-drivers", lambda _: {})
+    for path_of, selectors in selector_lists:
         for j, selector in enumerate(selectors if isinstance(selectors, list) else ()):
             expression = selector.get("cel", {}).get("expression") if isinstance(selector, dict) and \
                 isinstance(selector.get("cel"), dict) else None
             if not isinstance(expression, str):
                 continue
-            for match in _DRIVER_EQ.finditer(expression):
-                driver = match.group(2) or match.group(4)
+            if expression not in required:
+                required[expression] = tuple((m.group(2) or m.group(4), m.start())
+                                             for m in _DRIVER_EQ.finditer(expression))
+            for driver, offset in required[expression]:
                 if driver not in drivers:
                     known = sorted(drivers)
-                    yield Problem(R_DRIVER_NOT_PUBLISHED, path.child(j, "cel", "expression"),
+                    yield Problem(R_DRIVER_NOT_PUBLISHED, path_of().child(j, "cel", "expression"),
                                   f"the selector requires driver {driver!r}, but none of the {len(slices)} "
                                   f"ResourceSlice(s) of this run is published by it (drivers: {', '.join(known)})"
                                   f"{_did_you_mean(driver, known)}; no device can match",
-                                  scalar_offset=match.start())
+                                  scalar_offset=offset)
 
 
 def _class_suggestion(index: Any, name: str) -> str:
