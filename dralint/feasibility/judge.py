@@ -18,7 +18,7 @@ from .model import ClaimSpec
 from .nodes import NodeView, selector_matches
 from .report import FeasibilityOptions, FeasibilityReport
 from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
-from .selection import Evaluator, cel_evaluator
+from .selection import Evaluator, cel_evaluator, cel_required_driver
 from .world import World
 
 RULE_INFEASIBLE = "DRA701"
@@ -50,7 +50,8 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     report = FeasibilityReport()
     if not index.slices and not _cluster_state(index, linted):
         return report
-    world = World(index, release, evaluate or cel_evaluator(release), options.node)
+    world = World(index, release, evaluate or cel_evaluator(release), options.node,
+                  None if evaluate else cel_required_driver(release))
     deadline = time.monotonic() + options.max_seconds
     _pool_warnings(world, linted, report)
     explainer = Explainer(world, deadline)

@@ -5,6 +5,7 @@ field of the wrong type simply reads as absent and the allocator goes on with wh
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
@@ -100,9 +101,15 @@ class Device:
     node_name: str
     all_nodes: bool
     node_selector: dict | None
-    # What CEL can see, one entry per attribute/capacity: (domain, id, value, kind). Selector
-    # results are shared between devices that agree on the entries an expression can read.
-    shape: tuple[tuple[str, str, Any, str], ...] = ()
+
+    @functools.cached_property
+    def shape(self) -> tuple[tuple[str, str, Any, str], ...]:
+        """What CEL can see, one entry per attribute/capacity: (domain, id, value, kind).
+
+        Selector results are shared between devices that agree on the entries an expression can
+        read. Worked out on first use: most devices are ruled out by their driver before that.
+        """
+        return _shape(self.key[0], self.raw)
 
     @property
     def name(self) -> str:
@@ -249,7 +256,7 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
         consumes.append((_str(e.get("counterSet")), counters))
     taints = tuple(t for t in (read_taint(x) for x in _list(raw.get("taints"))) if t) + extra_taints
     selector = raw.get("nodeSelector")
-    return Device(uid=uid, shape=_shape(driver, raw), key=(driver, pool, _str(raw.get("name"))), raw=raw,
+    return Device(uid=uid, key=(driver, pool, _str(raw.get("name"))), raw=raw,
                   attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=taints,
                   binding_conditions=tuple(str(c) for c in _list(raw.get("bindingConditions"))),
                   binding_failure_conditions=tuple(str(c) for c in _list(raw.get("bindingFailureConditions"))),

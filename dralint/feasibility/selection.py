@@ -72,6 +72,51 @@ def cel_evaluator(release: Release) -> Evaluator:
     return evaluate
 
 
+def cel_required_driver(release: Release) -> Callable[[str], str | None]:
+    """For an expression that compiles in the scheduler's environment, the driver its devices must
+    have (see :func:`required_driver`); None when it does not compile, so its error still surfaces."""
+    from ..cel import compile_selector, env_for
+
+    gates = {g: release.gate(g) for g in release.known_gates()}
+    env = env_for(release.version, gates, stored=True)
+
+    def driver_of(expression: str) -> str | None:
+        return required_driver(expression) if compile_selector(expression, env).ok else None
+
+    return driver_of
+
+
+def required_driver(expression: str) -> str | None:
+    """``name`` when ``device.driver == "name"`` (either order) is a top-level conjunct of ``expression``.
+
+    CEL's ``&&`` is false as soon as one operand is false, even if another one fails at run time,
+    so such an expression is false on every device of another driver without evaluating it: most
+    selectors start with their driver, and most devices of a run belong to other drivers.
+    """
+    from ..cel import ast as A
+    from ..cel.parser import ParseError, parse
+
+    try:
+        root = parse(expression).root
+    except (ParseError, RecursionError):
+        return None
+    conjuncts, drivers = [root], set()
+    while conjuncts:
+        node = conjuncts.pop()
+        if isinstance(node, A.Call) and node.target is None and len(node.args) == 2:
+            if node.function == "_&&_":
+                conjuncts.extend(node.args)
+            elif node.function == "_==_":
+                left, right = node.args
+                for field, literal in ((left, right), (right, left)):
+                    if (isinstance(field, A.Select) and not field.test_only and field.field == "driver"
+                            and isinstance(field.operand, A.Ident) and field.operand.name == "device"
+                            and isinstance(literal, A.Literal) and type(literal.value) is str):
+                        drivers.add(literal.value)
+    # Two different required drivers: false everywhere, which evaluation finds out as well.
+    return next(iter(drivers)) if len(drivers) == 1 else None
+
+
 # Constructs through which an expression can see attributes it does not name: iteration and size
 # of maps, computed keys, conversions of whole values. Expressions using them are evaluated per device.
 _OPAQUE_WORDS = frozenset({"all", "exists", "exists_one", "existsOne", "map", "filter", "size", "sortBy",
@@ -121,9 +166,13 @@ def _view(device: Device, names: frozenset[str]) -> tuple[Any, ...]:
 class Selection:
     """Selector results of one run; ``matches`` raises FatalError for a failing selector."""
 
-    def __init__(self, evaluate: Evaluator, binding_conditions: bool) -> None:
+    def __init__(self, evaluate: Evaluator, binding_conditions: bool,
+                 driver_of: Callable[[str], str | None] | None = None) -> None:
         self._evaluate = evaluate
         self._binding = binding_conditions
+        # The driver an expression requires (None: any); only given with the real CEL semantics.
+        self._driver_of = driver_of
+        self._drivers: dict[str, str | None] = {}
         self._results: dict[tuple[str, int], bool | SelectorError] = {}
         self._shared: dict[tuple, bool | SelectorError] = {}
         self._names: dict[str, frozenset[str] | None] = {}
@@ -136,6 +185,12 @@ class Selection:
         GPUs costs one evaluation per distinct model rather than one per GPU.
         """
         result = self._results.get((expression, device.uid))
+        if result is None and self._driver_of is not None:
+            if expression not in self._drivers:
+                self._drivers[expression] = self._driver_of(expression)
+            driver = self._drivers[expression]
+            if driver is not None and driver != device.key[0]:
+                return False
         if result is None:
             if expression in self._names:
                 names = self._names[expression]

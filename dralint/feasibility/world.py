@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Callable
 
 from ..index import Index
 from ..releases import Release
@@ -39,7 +40,8 @@ class Reach:
 
 
 class World:
-    def __init__(self, index: Index, release: Release, evaluate: Evaluator, node: str | None) -> None:
+    def __init__(self, index: Index, release: Release, evaluate: Evaluator, node: str | None,
+                 driver_of: Callable[[str], str | None] | None = None) -> None:
         self.features = features_of(release)
         taints = rule_taints(index.taint_rules, index.slices) if self.features.taints else {}
         slices: list[Slice] = []
@@ -51,12 +53,14 @@ class World:
         self.slices = SliceIndex(slices)
         self.classes: dict[str, DeviceClassInfo] = class_lookup(index.classes)
         self.allocated: AllocatedState = read_allocated(list(index.claims.values()), self.features.consumable_capacity)
-        self.selection = Selection(evaluate, self.features.binding_conditions)
+        self.selection = Selection(evaluate, self.features.binding_conditions, driver_of)
         self.run = RunContext(self.features, self.classes, self.allocated, self.selection)
         self.nodes: list[NodeView] = candidate_nodes(index.nodes, slices, node)
         self._pools: dict[str, list[Pool]] = {}
         self._visible: dict[str, list[Candidate]] | None = None
+        self._visible_by_driver: dict[str, dict[str, list[Candidate]]] | None = None
         self._reach: dict[tuple, Reach] = {}
+        self._driver_of = driver_of
 
     def pools(self, node: NodeView) -> list[Pool]:
         """Pools visible from ``node`` (one entry per node of the run)."""
@@ -81,6 +85,27 @@ class World:
                 self._visible[node.name] = out
         return self._visible
 
+    def visible_of_driver(self, driver: str) -> dict[str, list[Candidate]]:
+        """``visible()`` restricted to the devices of one driver."""
+        if self._visible_by_driver is None:
+            self._visible_by_driver = {}
+            for node_name, cands in self.visible().items():
+                for cand in cands:
+                    per_node = self._visible_by_driver.setdefault(cand.device.key[0], {})
+                    per_node.setdefault(node_name, []).append(cand)
+        return self._visible_by_driver.get(driver, {})
+
+    def _required_driver(self, expressions: tuple[str | None, ...]) -> str | None:
+        """A driver some selector requires: devices of other drivers fail it, without a CEL error."""
+        if self._driver_of is None:
+            return None
+        for expr in expressions:
+            if expr is not None:
+                driver = self._driver_of(expr)
+                if driver is not None:
+                    return driver
+        return None
+
     def reach(self, claim: ClaimSpec, alt: Alternative) -> Reach | None:
         """Per node, the free devices passing class and request selectors; None without the class."""
         cls = self.classes.get(alt.class_name)
@@ -93,7 +118,9 @@ class World:
         counts: Counter = Counter()
         errors: set[str] = set()
         verdict: dict[int, bool | None] = {}
-        for node_name, cands in self.visible().items():
+        driver = self._required_driver(cls.selectors + alt.selectors)
+        visible = self.visible() if driver is None else self.visible_of_driver(driver)
+        for node_name, cands in visible.items():
             for cand in cands:
                 d = cand.device
                 if not alt.admin and d.key in self.allocated.dedicated:
