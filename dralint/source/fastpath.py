@@ -39,6 +39,9 @@ except ImportError:  # the exact reader alone is correct, only slower
     orjson = None
 
 _ODD = re.compile("[\t\r\\\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+# In ASCII text the odd characters are the controls (but line feed), DEL and backslash: deleting
+# every other byte is ten times faster than searching with _ODD.
+_ASCII_NOT_ODD = bytes(c for c in range(0x20, 0x7F) if c != 0x5C) + b"\n"
 _LINE_START_MARKS = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
 # Node properties, reserved indicators and stray flow indicators, each then checked for a
 # node position: properties anywhere a node starts, "]", "}" and "," where a block node starts
@@ -144,7 +147,10 @@ def _keys(json_text: str, separator: str, source: str) -> int:
 
 
 def _plain_enough(body: str) -> bool:
-    if _ODD.search(body):
+    if body.isascii():
+        if body.encode("ascii").translate(None, _ASCII_NOT_ODD):
+            return False
+    elif _ODD.search(body):
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
