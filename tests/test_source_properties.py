@@ -212,3 +212,27 @@ def test_slow_random_text_and_bytes(text: str | bytes) -> None:
     check_never_raises(text)
     if isinstance(text, str):
         assert_fast_agrees(text)
+
+
+def _node_start_indicators(body: str, pattern: re.Pattern[str]) -> list[int]:
+    """The indicators ``_plain_enough`` looks at closely: not mid-word, not after a word."""
+    found = []
+    for match in pattern.finditer(body):
+        at = match.start()
+        if at and body[at - 1] not in fastpath._NODE_START_BEFORE:
+            continue
+        before = at - 1
+        while before >= body.rfind("\n", 0, at) + 1 and body[before] in " \t":
+            before -= 1
+        if before >= body.rfind("\n", 0, at) + 1 and body[before] not in "-?:,[{":
+            continue
+        found.append(at)
+    return found
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \t\n-?:,[{}]&*!@`%|>ab#'\"", max_size=40))
+def test_indicator_prefilter_drops_only_what_the_close_look_would(body: str) -> None:
+    every_indicator = re.compile(r"[&*!@`%\]},|>]")
+    assert (_node_start_indicators(body, fastpath._INDICATOR_CANDIDATE)
+            == _node_start_indicators(body, every_indicator))

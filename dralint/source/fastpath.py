@@ -45,8 +45,11 @@ _ASCII_NOT_ODD = bytes(c for c in range(0x20, 0x7F) if c != 0x5C) + b"\n"
 _LINE_START_MARKS = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))", re.MULTILINE)
 # Node properties, reserved indicators and stray flow indicators, each then checked for a
 # node position: properties anywhere a node starts, "]", "}" and "," where a block node starts
-# (libyaml refuses them there, rapidyaml reads a plain scalar).
-_INDICATOR = re.compile(r"[&*!@`%\]},|>]")
+# (libyaml refuses them there, rapidyaml reads a plain scalar). The lookbehinds drop, in C, the
+# ones that cannot be at a node start: mid-word, like the second "&" of "&&", or one space after
+# a word, like the first (CEL is full of both); the loop in _plain_enough looks at the rest. (The
+# lookbehinds come after the class, which keeps the regex engine's fast scan for it.)
+_INDICATOR_CANDIDATE = re.compile(r"[&*!@`%\]},|>](?<![^ \t\n\[{,].)(?<![^-?:,\[{ \t\n] .)", re.DOTALL)
 # Matched against the whole line before the indicator.
 _NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---[ \t]|[:,\[{])[ \t]*")
 _BLOCK_NODE_PREFIX = re.compile(r"[ \t]*(?:[-?:][ \t]+)*|.*(?:---|:)[ \t]+")
@@ -156,7 +159,7 @@ def _plain_enough(body: str) -> bool:
         return False
     if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body) or _FLOW_EMPTY_KEY.search(body):
         return False
-    for match in _INDICATOR.finditer(body):
+    for match in _INDICATOR_CANDIDATE.finditer(body):
         at = match.start()
         if at and body[at - 1] not in _NODE_START_BEFORE:
             continue  # mid-word, like the second "&" of "&&" or the "]" of ["x"]
