@@ -60,14 +60,31 @@ class SourceDocument:
     value: Any
     chunk: Chunk | None = field(default=None, repr=False)
     _positions: "PositionIndex | None" = field(default=None, init=False, repr=False)
+    _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":
-        """The node positions of this document, computed once; None for objects without a file."""
+        """Where this document's nodes start (for :meth:`locate`), computed once; None for objects
+        without a file.
+
+        Plain block YAML is indexed from its lines and value, a few times faster than re-reading
+        it; anything else, or anything that scan is unsure of, is re-read by the exact composer.
+        """
         if self._positions is None and self.chunk is not None:
+            from dralint.source.block_positions import index_block
+
+            fast = index_block(self.chunk.body, self.value) if self.chunk.sub_index == 0 else None
+            if fast is not None:
+                fast.line_offset = self.chunk.line_offset
+            self._positions = fast or self.exact_positions()
+        return self._positions
+
+    def exact_positions(self) -> "PositionIndex | None":
+        """The composer's full index, with each scalar's text and style (for :meth:`locate_in_scalar`)."""
+        if self._exact is None and self.chunk is not None:
             from dralint.source.positions import index_chunk
 
-            self._positions = index_chunk(self.chunk)
-        return self._positions
+            self._exact = index_chunk(self.chunk)
+        return self._exact
 
     def locate(self, path: FieldPath) -> Position:
         """Position of the deepest node on ``path`` that exists.
@@ -87,7 +104,7 @@ class SourceDocument:
         with escapes; falls back to the scalar's start (or :meth:`locate`) when the offset or
         the node cannot be mapped.
         """
-        index = self.positions()
+        index = self.exact_positions()
         if index is None:
             return UNKNOWN
         return index.locate_in_scalar(tuple(path), offset, self.line)
