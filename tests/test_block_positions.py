@@ -68,6 +68,25 @@ def assert_same_locate(document: SourceDocument, ours: PositionIndex) -> None:
             path, document.chunk.body)
 
 
+def assert_path_locator_agrees(document: SourceDocument) -> bool:
+    """The path locator gives the exact index's answer wherever it answers; whether it took the
+    document. Only documents the fast reader took (no duplicate keys) are given to it."""
+    if not fast_read(document):
+        return False
+    try:
+        locator = block_positions.PathLocator(document.chunk.body)
+    except ValueError:
+        return False
+    exact = index_chunk(document.chunk)
+    for path in node_paths(document.value):
+        for probe in (path, path + ("nope",), path + (99, "nope")):
+            found = locator.locate(document.value, probe)
+            if found is not None:
+                assert Position(found[0] + document.chunk.line_offset + 1, found[1] + 1) == \
+                    exact.locate(probe, document.line), (probe, document.chunk.body)
+    return True
+
+
 def compare_file(path: Path) -> tuple[int, int]:
     """(documents handled, documents plain enough for the fast reader) of one file, checking
     every handled one."""
@@ -76,6 +95,7 @@ def compare_file(path: Path) -> tuple[int, int]:
         if not fastpath._plain_enough(document.chunk.body):
             continue
         taken += 1
+        assert_path_locator_agrees(document)
         ours = strict_index(document)
         if ours is not None:
             handled += 1
@@ -89,6 +109,7 @@ def compare_text(text: str, fast_only: bool = True) -> list[PositionIndex | None
     for document in load_text(text, "case.yaml").documents:
         if fast_only and not fast_read(document):
             continue
+        assert_path_locator_agrees(document)
         ours = strict_index(document)
         if ours is not None:
             assert_same_locate(document, ours)
@@ -404,3 +425,15 @@ def test_any_text_with_any_value_never_raises(text: str, value: Any) -> None:
         block_positions._scan(text, value)
     except block_positions._Unsure:
         pass
+
+
+def test_documents_locate_as_the_exact_index_does(shared: Path) -> None:
+    """Through ``SourceDocument.locate`` (path walker, block index or composer, whichever answers)."""
+    walked = 0
+    for path in sorted((shared / "realworld").rglob("*.yaml")) + EXAMPLES:
+        for document in load_file(str(path)).documents:
+            exact = index_chunk(document.chunk)
+            walked += document.plain
+            for probe in node_paths(document.value):
+                assert document.locate(probe) == exact.locate(probe, document.line), (path, probe)
+    assert walked > 500

@@ -76,6 +76,145 @@ def index_block(body: str, value: Any) -> PositionIndex | None:
         return None
 
 
+class PathLocator:
+    """Answers :meth:`PositionIndex.locate` for one path at a time, scanning only along it.
+
+    A finding needs the place of one node, and most documents with findings have one or two:
+    walking the lines of the containers on the path (keys in order, ``-`` entries counted) costs
+    a fraction of indexing every node. The siblings passed over are not read, so a document is
+    only taken when no line could continue onto a shallower line: every quoted scalar and flow
+    collection must close on the line that opens it.
+    """
+
+    def __init__(self, body: str) -> None:
+        """Raises ValueError when the document holds anything the walk does not follow."""
+        try:
+            if _ODD.search(body) or "\n..." in body or "\n%" in body or body.startswith(("...", "%")):
+                raise _Unsure("tabs, other line breaks, markers or directives")
+            self._scanner = _Scanner(body)
+            for k in _OPENER_LINES(body):
+                _check_closes(self._scanner.lines[k])
+        except _Unsure as exc:
+            raise ValueError(str(exc)) from None
+
+    def locate(self, value: Any, path: tuple) -> tuple[int, int] | None:
+        """(line, column) that ``locate`` gives for ``path`` in the document whose value is
+        ``value``, 0-based in the body; None when unsure. Never raises."""
+        try:
+            return self._walk(value, path)
+        except _Unsure:
+            return None
+        except Exception:  # noqa: BLE001 - as index_block: the exact composer still answers
+            return None
+
+    def _walk(self, value: Any, path: tuple) -> tuple[int, int]:
+        scanner = self._scanner
+        lines, indents = scanner.lines, scanner.indents
+        k = scanner.next_content(0)
+        if k == len(lines):
+            raise _Unsure("no content")
+        column = indents[k]
+        place = (k, column)
+        for segment in path:
+            text = lines[k]
+            if type(value) is dict and not isinstance(segment, int) and segment in value:
+                if text[column] in "{[":
+                    raise _Unsure("a flow mapping on the path")
+                for number, (name, child) in enumerate(value.items()):
+                    # The first key may follow a "- " on its line; the others start lines.
+                    if k >= len(lines) or (number and indents[k] != column):
+                        raise _Unsure("a key is not where the mapping's next key should be")
+                    after = _key_end(lines[k], column, name)
+                    if name == segment:
+                        break
+                    k = _skip_entry(lines, indents, k + 1, column)
+                place = (k, column)
+                value = child
+                start = _skip_spaces(lines[k], after)
+                if start < len(lines[k]) and lines[k][start] != "#":
+                    column = start  # inline: a scalar or flow collection, entered only if the path goes on
+                else:
+                    k = scanner.next_content(k + 1)
+                    if k == len(lines) or value is None:
+                        raise _Unsure("an empty value on the path")
+                    column = indents[k]
+            elif type(value) is list and isinstance(segment, int) and 0 <= segment < len(value):
+                if text[column] == "[":
+                    raise _Unsure("a flow sequence on the path")
+                for number in range(segment + 1):
+                    if k >= len(lines) or (number and indents[k] != column) or not _is_entry(lines[k], column):
+                        raise _Unsure("a list item is not where the list's next item should be")
+                    if number < segment:
+                        k = scanner.skip_deeper(k + 1, column)
+                value = value[segment]
+                start = _skip_spaces(lines[k], column + 1)
+                if start < len(lines[k]) and lines[k][start] != "#":
+                    column = start
+                else:
+                    k = scanner.next_content(k + 1)
+                    if k == len(lines) or value is None:
+                        raise _Unsure("an empty list item on the path")
+                    column = indents[k]
+                place = (k, column)
+            else:
+                break
+        return place
+
+
+# Lines that open a quoted scalar or a flow collection somewhere.
+_OPENER = re.compile(r"[\"'\[{]")
+
+
+def _OPENER_LINES(body: str) -> list[int]:
+    """Numbers of the lines holding a quote or an opening bracket."""
+    found, line, last = [], 0, 0
+    for match in _OPENER.finditer(body):
+        line += body.count("\n", last, match.start())
+        last = match.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def _check_closes(text: str) -> None:
+    """Raise unless every quoted scalar and flow collection that starts a node on this line
+    also ends on it (a quote or bracket inside a plain scalar is just a character)."""
+    at = _skip_spaces(text, 0)
+    while _is_entry(text, at):
+        at = _skip_spaces(text, at + 1)
+    for _ in range(2):  # a (maybe quoted) key, then its value
+        if at >= len(text) or text[at] == "#":
+            return
+        first = text[at]
+        if first in "\"'":
+            close = _closing_quote(text, at)
+            rest = _skip_spaces(text, close + 1)
+            if text.startswith(":", rest):
+                at = _skip_spaces(text, rest + 1)
+                continue
+            return
+        if first in "[{":
+            depth = 0
+            for char in text[at:]:
+                depth += (char in "[{") - (char in "]}")
+            if depth:
+                raise _Unsure("a flow collection that does not close on its line")
+            return
+        colon = text.find(": ", at)
+        if colon < 0:
+            return
+        at = _skip_spaces(text, colon + 1)
+    return
+
+
+def _skip_entry(lines: list[str], indents: list[int], k: int, column: int) -> int:
+    """The line after a mapping entry at ``column`` whose key is on line ``k - 1``: deeper lines
+    continue it, and so do ``-`` items at the key's own column (Kubernetes style)."""
+    while k < len(lines) and (indents[k] > column or (indents[k] == column and _is_entry(lines[k], column))):
+        k += 1
+    return k
+
+
 def _scan(body: str, value: Any) -> PositionIndex:
     """:func:`index_block` that raises :class:`_Unsure` instead of giving None (and lets bugs out)."""
     if _ODD.search(body) or "\n..." in body or "\n%" in body or body.startswith(("...", "%")):

@@ -57,10 +57,11 @@ def _load(text: str, name: str) -> SourceFile:
             _load_exact(chunk, loaded, counter)
             continue
         line = first_content_line(chunk)
-        for sub, value in enumerate(v for v in values if v is not None):
+        present = [v for v in values if v is not None]
+        for sub, value in enumerate(present):
             loaded.documents.append(SourceDocument(
                 name, counter.take(), line, value,
-                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub)))
+                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1))
     return loaded
 
 

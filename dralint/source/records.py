@@ -8,6 +8,7 @@ from dralint.findings import Position
 from dralint.paths import FieldPath
 
 if TYPE_CHECKING:
+    from dralint.source.block_positions import PathLocator
     from dralint.source.positions import PositionIndex
 
 UNKNOWN = Position(0, 0)
@@ -59,8 +60,11 @@ class SourceDocument:
     line: int
     value: Any
     chunk: Chunk | None = field(default=None, repr=False)
+    plain: bool = field(default=False, repr=False)
+    """Read by the fast reader, alone in its chunk: plain block YAML without duplicate keys."""
     _positions: "PositionIndex | None" = field(default=None, init=False, repr=False)
     _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
+    _locator: "PathLocator | bool | None" = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":
         """Where this document's nodes start (for :meth:`locate`), computed once; None for objects
@@ -92,10 +96,28 @@ class SourceDocument:
         A mapping entry gives the position of its key, a list item the item's start; an
         empty path gives the document's start. Unknown (0, 0) for objects without a file.
         """
+        if self._positions is None and self.chunk is not None and self.plain:
+            # Most documents with a finding have one or two: walking the lines on their paths is
+            # cheaper than indexing every node.
+            locator = self.path_locator()
+            found = locator.locate(self.value, tuple(path)) if locator is not None else None
+            if found is not None:
+                return Position(found[0] + self.chunk.line_offset + 1, found[1] + 1)
         index = self.positions()
         if index is None:
             return UNKNOWN
         return index.locate(tuple(path), self.line)
+
+    def path_locator(self) -> "PathLocator | None":
+        """The line walker for this document's paths (built once), or None when it would be unsure."""
+        if self._locator is None and self.chunk is not None:
+            from dralint.source.block_positions import PathLocator
+
+            try:
+                self._locator = PathLocator(self.chunk.body)
+            except ValueError:
+                self._locator = False
+        return self._locator or None
 
     def locate_in_scalar(self, path: FieldPath, offset: int) -> Position:
         """File position of character ``offset`` of the string at ``path``.
