@@ -192,3 +192,14 @@ def test_output_file_and_exit_code(tmp_path, monkeypatch):
     code, out = run(tmp_path, "--format", "sarif", "-o", "report.sarif", "good.yaml")
     assert code == 0 and out == ""
     assert json.loads((tmp_path / "report.sarif").read_text())["runs"][0]["results"] == []
+
+
+def test_json_text_is_what_the_standard_library_writes():
+    from dralint.report.json_report import dumps
+
+    payload = {"findings": [{"message": "é ✓ \"quoted\"", "line": 3, "details": {"limit": 16, "ok": True, "x": None}}],
+               "summary": {"rules": {}, "files": []}}
+    assert dumps(payload) == json.dumps(payload, indent=2, ensure_ascii=False)
+    # What orjson refuses is still written, by json.
+    odd = {"message": "lone \ud800 surrogate", "big": 2**70}
+    assert dumps(odd) == json.dumps(odd, indent=2, ensure_ascii=False)

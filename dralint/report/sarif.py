@@ -5,13 +5,13 @@ each finding is a result pointing at its rule by id and index, with the file, li
 """
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from .. import __version__
 from ..catalog import Rule
 from ..findings import Finding
 from .context import ReportContext, file_uri, rule_url, unwrap
+from .json_report import dumps
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/dralint/dralint"
@@ -21,7 +21,7 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 def render(result: Any, stream: TextIO, context: ReportContext) -> None:
     """Write the SARIF log of one run."""
-    json.dump(log(result, context), stream, indent=2, ensure_ascii=False)
+    stream.write(dumps(log(result, context)))
     stream.write("\n")
 
 
