@@ -23,6 +23,7 @@ is tested on real-world files and generated YAML.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import threading
@@ -205,6 +206,7 @@ def _safe_int(token: str) -> bool:
     return bool(_SAFE_INT.fullmatch(token))
 
 
+@functools.lru_cache(maxsize=4096)  # the same few tokens ("1", "16Gi", "0.5") recur in every file
 def _risky_number(token: str) -> bool:
     """Kubernetes reads it as a number, or rapidyaml might write it as a JSON float."""
     return any(t and (_JSON_NUMBER.fullmatch(t) or not isinstance(resolve_plain(t), str))
