@@ -96,10 +96,15 @@ class PathLocator:
                 _check_closes(self._scanner.lines[k])
         except _Unsure as exc:
             raise ValueError(str(exc)) from None
+        # Walked so far: path -> (line, column, locate's answer, value) at that node; and the
+        # lines of the items of each list walked into.
+        self._reached: dict[tuple, tuple[int, int, tuple[int, int], Any]] = {}
+        self._items: dict[tuple, list[int]] = {}
 
     def locate(self, value: Any, path: tuple) -> tuple[int, int] | None:
         """(line, column) that ``locate`` gives for ``path`` in the document whose value is
-        ``value``, 0-based in the body; None when unsure. Never raises."""
+        ``value`` (the same on every call: walks are remembered), 0-based in the body; None when
+        unsure. Never raises."""
         try:
             return self._walk(value, path)
         except _Unsure:
@@ -110,12 +115,21 @@ class PathLocator:
     def _walk(self, value: Any, path: tuple) -> tuple[int, int]:
         scanner = self._scanner
         lines, indents = scanner.lines, scanner.indents
-        k = scanner.next_content(0)
-        if k == len(lines):
-            raise _Unsure("no content")
-        column = indents[k]
-        place = (k, column)
-        for segment in path:
+        # Findings of one document share the start of their paths (spec.devices[3].attributes,
+        # spec.devices[5].attributes): resume from the deepest node already walked to.
+        depth = len(path)
+        while depth and path[:depth] not in self._reached:
+            depth -= 1
+        if depth:
+            k, column, place, value = self._reached[path[:depth]]
+        else:
+            k = scanner.next_content(0)
+            if k == len(lines):
+                raise _Unsure("no content")
+            column = indents[k]
+            place = (k, column)
+        for d in range(depth, len(path)):
+            segment = path[d]
             text = lines[k]
             if type(value) is dict and not isinstance(segment, int) and segment in value:
                 if text[column] in "{[":
@@ -141,11 +155,7 @@ class PathLocator:
             elif type(value) is list and isinstance(segment, int) and 0 <= segment < len(value):
                 if text[column] == "[":
                     raise _Unsure("a flow sequence on the path")
-                for number in range(segment + 1):
-                    if k >= len(lines) or (number and indents[k] != column) or not _is_entry(lines[k], column):
-                        raise _Unsure("a list item is not where the list's next item should be")
-                    if number < segment:
-                        k = scanner.skip_deeper(k + 1, column)
+                k = self._item_line(path[:d], k, column, segment)
                 value = value[segment]
                 start = _skip_spaces(lines[k], column + 1)
                 if start < len(lines[k]) and lines[k][start] != "#":
@@ -158,7 +168,25 @@ class PathLocator:
                 place = (k, column)
             else:
                 break
+            self._reached[path[:d + 1]] = (k, column, place, value)
         return place
+
+    def _item_line(self, list_path: tuple, first: int, column: int, number: int) -> int:
+        """The line of the ``-`` of item ``number`` of the block list whose first ``-`` is at
+        ``column`` of line ``first``; the items' lines found so far are kept per list."""
+        scanner = self._scanner
+        lines, indents = scanner.lines, scanner.indents
+        found = self._items.setdefault(list_path, [])
+        if not found:
+            if not _is_entry(lines[first], column):
+                raise _Unsure("a list that does not start with '- '")
+            found.append(first)
+        while len(found) <= number:
+            k = scanner.skip_deeper(found[-1] + 1, column)
+            if k >= len(lines) or indents[k] != column or not _is_entry(lines[k], column):
+                raise _Unsure("a list item is not where the list's next item should be")
+            found.append(k)
+        return found[number]
 
 
 # Lines that open a quoted scalar or a flow collection somewhere.
