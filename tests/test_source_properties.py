@@ -236,3 +236,9 @@ def test_indicator_prefilter_drops_only_what_the_close_look_would(body: str) -> 
     every_indicator = re.compile(r"[&*!@`%\]},|>]")
     assert (_node_start_indicators(body, fastpath._INDICATOR_CANDIDATE)
             == _node_start_indicators(body, every_indicator))
+
+
+@pytest.mark.parametrize("text", [">\n 0", "|\n a", "a: |\n  x\nb: >\n  y"])
+def test_block_scalar_at_the_end_without_a_line_break(text: str) -> None:
+    # rapidyaml ends such a scalar with a line break that libyaml's clipping leaves out.
+    assert_fast_agrees(text)

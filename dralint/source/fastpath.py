@@ -185,7 +185,11 @@ def _plain_enough(body: str) -> bool:
 
 def _block_scalar_is_plain(body: str, line_start: int, at: int) -> bool:
     """A block scalar header libyaml accepts, with automatic indentation, whose first content
-    line is indented deeper than its parent node (rapidyaml also takes shallower lines)."""
+    line is indented deeper than its parent node (rapidyaml also takes shallower lines), in text
+    that ends with a line break (at the very end without one, rapidyaml adds a final line break
+    that libyaml's clipping leaves out)."""
+    if not body.endswith("\n"):
+        return False
     end = body.find("\n", at)
     end = len(body) if end < 0 else end
     if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, end) or any(c.isdigit() for c in body[at:end]):
