@@ -6,18 +6,13 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 """
 from __future__ import annotations
 
-import gc
-import importlib
-import multiprocessing
-import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
 from . import schema, source, suppress
 from .catalog import Catalog, load_catalog
-from .checks import cel_selectors
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
 from .findings import Finding, Severity
@@ -57,7 +52,6 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
-    jobs: int = 1  # processes judging objects (0: one per CPU); the findings do not change
 
     @property
     def release(self) -> Release:
@@ -164,7 +158,8 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
-               old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = ()) -> RunResult:
+               old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
+               split: Split | None = None) -> RunResult:
     """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
@@ -182,7 +177,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     cluster = [to_canonical(m) for m in _manifests(cluster_files, emitter, None, from_cluster=True)]
     olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files))
+    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     return result
 
@@ -221,21 +216,13 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False) -> None:
+           cluster_given: bool = False, split: Split | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
-    targets: list[_Target] = []
-    for manifest in linted:
-        if not _served(emitter, manifest, release):
-            continue
-        old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-
-    index = Index.build([t.canonical for t in targets] + cluster)
-    work = _Work(release, index, options.strict, operation, subresource)
-    workers = _workers(options.jobs, len(targets))
-    if workers > 1:
-        _judge_in_parallel(emitter, targets, work, workers)
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
+    index = work.index
+    if split is not None:
+        _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
@@ -248,6 +235,20 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
+             options: Options, operation: str | None, subresource: str) -> tuple[list["_Target"], "_Work"]:
+    """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
+    release = options.release
+    targets: list[_Target] = []
+    for manifest in linted:
+        if not _served(emitter, manifest, release):
+            continue
+        old_manifest = _old_for(manifest, olds)
+        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
+    index = Index.build([t.canonical for t in targets] + cluster)
+    return targets, _Work(release, index, options.strict, operation, subresource)
 
 
 @dataclass(frozen=True)
@@ -270,69 +271,57 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
         _run_checks(emitter, ctx)
 
 
-# Below this many objects a worker costs more than it saves.
-_PARALLEL_MINIMUM = 200
+# Objects are dealt to the processes of a split in runs of this many neighbours: balanced, and
+# each process's objects stay together in its memory.
 _SHARE_RUN = 64
 
 
-def _workers(jobs: int, targets: int) -> int:
-    if jobs == 1 or targets < _PARALLEL_MINIMUM or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(jobs if jobs > 0 else (os.cpu_count() or 1), targets // (_PARALLEL_MINIMUM // 2)))
+@dataclass(frozen=True)
+class Split:
+    """Judging shared by processes that each read every file (``-j``; see parallel.py).
+
+    Process ``rank`` of ``size`` judges runs of objects dealt round, against the index of all
+    of them; ``theirs()`` gives the findings of the other processes and the ranks that failed,
+    whose objects are then judged here, so the result never depends on the others.
+    """
+
+    rank: int
+    size: int
+    theirs: Callable[[], tuple[list[Finding], frozenset[int]]]
 
 
-def _judge_in_parallel(emitter: _Emitter, targets: list[_Target], work: _Work, workers: int) -> None:
-    """``-j``: forked workers judge shares of the objects; the index is inherited, not copied, and only
-    findings travel back. A share whose worker fails is judged here, so the result never changes."""
-    context = multiprocessing.get_context("fork")
-    # Runs of neighbouring objects, dealt round: balanced, and each worker touches (and so copies)
-    # fewer of the inherited memory pages than with objects dealt one by one.
-    shares: list[list[_Target]] = [[] for _ in range(workers)]
-    for n, start in enumerate(range(0, len(targets), _SHARE_RUN)):
-        shares[n % workers].extend(targets[start:start + _SHARE_RUN])
-    # What every worker would otherwise do for itself after the fork: import the CEL engine (a
-    # fifth of a second), and let the collector walk the inherited objects, which copies each
-    # page it touches. Frozen objects are never walked; they are freed at exit as before.
-    if any(t.canonical.kind in cel_selectors.KINDS for t in targets):
-        importlib.import_module(".cel", __package__)
-    gc.freeze()
-    try:
-        _fork_and_judge(context, emitter, shares, work)
-    finally:
-        gc.unfreeze()
+def _owner(position: int, size: int) -> int:
+    return (position // _SHARE_RUN) % size
 
 
-def _fork_and_judge(context: Any, emitter: _Emitter, shares: list[list[_Target]], work: _Work) -> None:
-    running = []
-    for share in shares[1:]:
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_judge_share, args=(send, emitter.catalog, emitter.rules, share, work))
-        process.start()
-        send.close()
-        running.append((share, receive, process))
-    for target in shares[0]:
-        _judge_one(emitter, target, work)
-    for share, receive, process in running:
-        try:
-            findings = receive.recv()
-        except (EOFError, OSError):
-            findings = None
-        process.join()
-        if findings is None:
-            for target in share:
-                _judge_one(emitter, target, work)
-        else:
-            for finding in findings:
-                emitter.add(finding)
-
-
-def _judge_share(send: Any, catalog: Catalog, rules: RuleFilter, share: list[_Target], work: _Work) -> None:
-    """Worker: judge a share of the objects and send the findings back."""
+def judge_share(files: Sequence[Any], options: Options, rank: int, size: int, *, cluster_files: Sequence[Any] = (),
+                old_files: Sequence[Any] = ()) -> list[Finding]:
+    """The findings of process ``rank``'s objects: what :func:`lint_files` with a :class:`Split`
+    of the same files leaves to that process."""
+    catalog = load_catalog()
+    rules = RuleFilter.build(catalog, options.select, options.ignore, options.severities)
+    scratch = _Emitter(catalog, rules)  # reading and serving problems are the main process's to report
+    linted = list(_manifests(files, scratch, None, from_cluster=False))
+    cluster = [to_canonical(m) for m in _manifests(cluster_files, scratch, None, from_cluster=True)]
+    olds = {_identity(m): m for m in _manifests(old_files, scratch, None, from_cluster=False)}
+    targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
     emitter = _Emitter(catalog, rules)
-    for target in share:
-        _judge_one(emitter, target, work)
-    send.send(emitter.findings)
-    send.close()
+    for position, target in enumerate(targets):
+        if _owner(position, size) == rank:
+            _judge_one(emitter, target, work)
+    return emitter.findings
+
+
+def _judge_split(emitter: _Emitter, targets: list[_Target], work: _Work, split: Split) -> None:
+    for position, target in enumerate(targets):
+        if _owner(position, split.size) == split.rank:
+            _judge_one(emitter, target, work)
+    findings, failed = split.theirs()
+    for finding in findings:
+        emitter.add(finding)
+    for position, target in enumerate(targets):
+        if _owner(position, split.size) in failed:
+            _judge_one(emitter, target, work)
 
 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dralint import parallel
+from dralint import engine, parallel
 from dralint.cli import main
 from dralint.progress import ProgressBar, worth_showing
 
@@ -114,34 +114,36 @@ def test_parallel_equals_serial_on_a_generated_corpus(shared, tmp_path):
     assert run("--format", "json", "--ignore", "DRA7", "-j", "2", str(tmp_path)) == serial
 
 
-def test_parallel_reading_equals_serial(shared, monkeypatch):
-    # Real-world files are small: let every file be worth a reader so that the workers really run.
-    monkeypatch.setattr(parallel, "READ_BYTES_PER_WORKER", 1)
+def test_processes_equal_one_process_on_real_world_files(shared, monkeypatch):
+    # Real-world files are small: let every byte be worth a worker, and deal objects one by one.
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
     paths = [str(REPO / "examples"), str(shared / "realworld")]
     serial = run("--format", "json", "-j", "1", *paths)
     assert run("--format", "json", "-j", "3", *paths) == serial
 
 
-def test_a_reader_worker_that_dies_has_its_share_read_here(tmp_path, monkeypatch):
+def test_a_worker_that_dies_has_its_objects_judged_here(tmp_path, monkeypatch):
     tree = str(cross_file_tree(tmp_path))
     serial = run("--format", "json", "-j", "1", tree)
-    monkeypatch.setattr(parallel, "READ_BYTES_PER_WORKER", 1)
-    monkeypatch.setattr(parallel, "_read_in_worker", lambda *args: os._exit(3))
-    assert run("--format", "json", "-j", "2", tree) == serial
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
+    monkeypatch.setattr(parallel, "_worker", lambda *args: os._exit(3))
+    assert run("--format", "json", "-j", "3", tree) == serial
 
 
-def test_read_shares_balance_bytes_and_keep_stdin_here():
-    sizes = [10, 500, 20, 480, 0, 30]
-    shares = parallel._balanced_shares(sizes, 2, stay=[4])
-    assert 4 in shares[0] and sorted(i for share in shares for i in share) == list(range(6))
-    loads = [sum(sizes[i] for i in share) for share in shares]
-    assert max(loads) - min(loads) <= 30
-    assert parallel._balanced_shares([5], 3, stay=[]) == [[0]]
+def test_workers_judge_their_own_objects(tmp_path, monkeypatch):
+    # With every worker answering "nothing found", the findings of their objects disappear: they
+    # really were judged there, not here.
+    tree = str(cross_file_tree(tmp_path))
+    serial = run("--format", "json", "-j", "1", tree)
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
+    monkeypatch.setattr(engine, "judge_share", lambda *args, **kwargs: [])
+    assert run("--format", "json", "-j", "2", tree) != serial
 
 
-def test_small_inputs_are_read_in_this_process(tmp_path, monkeypatch):
-    tree = cross_file_tree(tmp_path)
-    # Shares are only made when workers are about to be forked.
-    monkeypatch.setattr(parallel, "_balanced_shares", lambda *args, **kwargs: pytest.fail("forked for a small input"))
-    files = sorted(str(p) for p in tree.rglob("*.yaml"))
-    assert [f.name for f in parallel.load_files(files, None, 8)] == files
+def test_small_inputs_stay_in_one_process(tmp_path, monkeypatch):
+    tree = str(cross_file_tree(tmp_path))
+    monkeypatch.setattr(parallel, "_start", lambda *args: pytest.fail("forked for a small input"))
+    assert run("--format", "json", "-j", "8", tree)[0] == 1
