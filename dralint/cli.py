@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report-unused-ignores", action="store_true",
                         help="report suppressions that hide nothing (rule DRA910)")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                        help="read and judge in up to N processes (default 0: one per CPU; small inputs always "
+                        help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
