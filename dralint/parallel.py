@@ -1,32 +1,35 @@
 """``-j N``: the command's run spread over up to N processes, and a progress bar.
 
-The workers are forked before anything is read, and every process reads every file itself;
-each then judges its own runs of objects against the index of all of them, so rules that look
-across objects see everything, and only findings travel back to the main process. The main
-process reports everything about the run as a whole (reading problems, objects not served,
-feasibility, suppressions).
+The workers are forked before anything is read. Each process reads a share of the files
+(balanced by size; stdin stays in the main process) and the shares are exchanged through the
+main process (``source.transfer``: values as orjson text), so that every process holds every
+file, parsed in its own memory. Each then judges its own runs of objects against the index of
+all of them, so rules that look across objects see everything, and only findings travel back
+to the main process, which also reports everything about the run as a whole (reading problems,
+objects not served, feasibility, suppressions).
 
-Why not read once and share: on this project's 2-CPU machine both ways of sharing cost as much
-as they saved. Forking after reading makes every page a judge touches a copy-on-write fault
-(13,000 to 22,000 faults per process, as slow as judging twice); sending parsed files between
-processes costs a pickle and an unpickle of half the corpus each way. Reading everything twice
-runs on the otherwise idle CPU, and each process's memory is its own.
+Why this way: forking judges after reading made every memory page they touched a
+copy-on-write fault (13,000 to 22,000 per process on this project's 2-CPU machine, as slow as
+judging twice), and pickled parsed files cost as much to send as to parse. Receiving a share
+packed by ``source.transfer`` costs a fifth of reading it.
 
-The output equals ``-j 1``'s byte for byte; a worker that fails has its objects judged in the
-main process. Small inputs stay in one process (``BYTES_PER_WORKER``), and at most
-``MAX_PROCESSES`` read the same files: each holds the whole parsed input.
+The output equals ``-j 1``'s byte for byte. A worker that fails has its share read, and its
+objects judged, in the main process. Small inputs stay in one process (``BYTES_PER_WORKER``),
+and at most ``MAX_PROCESSES`` take part: each holds the whole parsed input.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+from dataclasses import dataclass
 from typing import Any, Sequence, TextIO
 
 from . import engine, source
 from .engine import Options, RunResult, Split
 from .findings import Finding
 from .progress import ProgressBar, worth_showing
-from .source import SourceFile
+from .source import SourceFile, transfer
 
 # Judging a mebibyte of manifests takes about 70 ms, a worker about 20 ms to start and to build
 # its index: below this much input per process, a worker costs more than it saves.
@@ -44,70 +47,126 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
     found, problems = source.discover(list(paths) or ["."])
     bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None
     cluster_files, old_files, context_problems = engine.read_context(options)
-    # Standard input can be read once: here, before forking (the workers inherit it).
-    stdin = {i: source.load_file(path) for i, path in enumerate(found) if path == "-"}
-    size = min(effective_jobs(jobs), MAX_PROCESSES, max(1, sum(map(_size, found)) // BYTES_PER_WORKER))
-    if "fork" not in multiprocessing.get_all_start_methods():
+    sizes = [_size(path) for path in found]
+    size = max(1, min(effective_jobs(jobs), MAX_PROCESSES, len(found), sum(sizes) // BYTES_PER_WORKER))
+    if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
         size = 1
-    workers = [_start(rank, size, found, stdin, options, cluster_files, old_files) for rank in range(1, size)]
+    shares = _balanced_shares(sizes, size, stay=[i for i, path in enumerate(found) if path == "-"])
+    workers = [_start(rank, len(shares), shares, found, options, cluster_files, old_files)
+               for rank in range(1, len(shares))]
     try:
-        files = _read_all(found, stdin, bar)
+        files = _exchange(found, shares, workers, bar)
         if bar:
             bar.update(len(found), "checking")
-        split = Split(0, size, lambda: _findings(workers)) if workers else None
+        split = Split(0, len(shares), lambda: _findings(workers)) if workers else None
         result = engine.lint_files(files, options, cluster_files=cluster_files, old_files=old_files,
                                    discovery_problems=list(problems) + context_problems, split=split)
     finally:
-        for _, connection, process in workers:
-            connection.close()
-            process.join()
+        for worker in workers:
+            worker.connection.close()
+            worker.process.join()
         if bar:
             bar.close()
     return result, files
 
 
-def _start(rank: int, size: int, paths: Sequence[str], stdin: dict[int, SourceFile], options: Options,
-           cluster_files: list[Any], old_files: list[Any]) -> tuple[int, Any, Any]:
+@dataclass
+class _Worker:
+    rank: int
+    connection: Any
+    process: Any
+    packed: bytes | None = None  # its share as it sent it; None: it failed, and is done here
+
+
+def _start(rank: int, size: int, shares: list[list[int]], paths: Sequence[str], options: Options,
+           cluster_files: list[Any], old_files: list[Any]) -> _Worker:
     context = multiprocessing.get_context("fork")
-    here, there = context.Pipe(duplex=False)
-    process = context.Process(target=_worker, args=(there, rank, size, paths, stdin, options, cluster_files,
+    here, there = context.Pipe(duplex=True)
+    process = context.Process(target=_worker, args=(there, rank, size, shares, paths, options, cluster_files,
                                                     old_files))
     process.start()
     there.close()
-    return rank, here, process
+    return _Worker(rank, here, process)
 
 
-def _worker(connection: Any, rank: int, size: int, paths: Sequence[str], stdin: dict[int, SourceFile],
+def _exchange(paths: Sequence[str], shares: list[list[int]], workers: list[_Worker],
+              bar: ProgressBar | None) -> list[SourceFile]:
+    """Every file: this process's share read here, the others received; and each worker is sent
+    the shares it lacks."""
+    files = dict(zip(shares[0], _read(shares[0], paths, bar)))
+    for worker in workers:
+        share = shares[worker.rank]
+        try:
+            worker.packed = worker.connection.recv_bytes()
+            received = transfer.unpack(worker.packed)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            received = []
+        if len(received) != len(share):
+            worker.packed, received = None, _read(share, paths, None)
+        files.update(zip(share, received))
+        if bar:
+            bar.update(len(files))
+    alive = [w for w in workers if w.packed is not None]
+    here = [i for i in range(len(paths)) if not any(i in shares[w.rank] for w in alive)]
+    packed_here = transfer.pack([files[i] for i in here])
+    for worker in alive:
+        try:
+            worker.connection.send([(here, packed_here)] + [(shares[w.rank], w.packed) for w in alive
+                                                            if w is not worker])
+        except OSError:
+            worker.packed = None
+    return [files[i] for i in range(len(paths))]
+
+
+def _worker(connection: Any, rank: int, size: int, shares: list[list[int]], paths: Sequence[str],
             options: Options, cluster_files: list[Any], old_files: list[Any]) -> None:
-    """Read every file, judge this rank's objects, send the findings."""
-    files = _read_all(paths, stdin, None)
-    connection.send(engine.judge_share(files, options, rank, size, cluster_files=cluster_files, old_files=old_files))
+    """Read a share, send it, receive the others, judge this rank's objects, send the findings."""
+    own = _read(shares[rank], paths, None)
+    connection.send_bytes(transfer.pack(own))
+    files = dict(zip(shares[rank], own))
+    for share, packed in connection.recv():
+        files.update(zip(share, transfer.unpack(packed)))
+    connection.send(engine.judge_share([files[i] for i in range(len(paths))], options, rank, size,
+                                       cluster_files=cluster_files, old_files=old_files))
     connection.close()
 
 
-def _findings(workers: list[tuple[int, Any, Any]]) -> tuple[list[Finding], frozenset[int]]:
+def _findings(workers: list[_Worker]) -> tuple[list[Finding], frozenset[int]]:
     """The workers' findings, and the ranks of those that sent none (they failed)."""
     findings: list[Finding] = []
     failed: set[int] = set()
-    for rank, connection, _ in workers:
-        try:
-            received = connection.recv()
-        except (EOFError, OSError):
-            received = None
+    for worker in workers:
+        received = None
+        if worker.packed is not None:
+            try:
+                received = worker.connection.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                received = None
         if isinstance(received, list):
             findings.extend(received)
         else:
-            failed.add(rank)
+            failed.add(worker.rank)
     return findings, frozenset(failed)
 
 
-def _read_all(paths: Sequence[str], stdin: dict[int, SourceFile], bar: ProgressBar | None) -> list[SourceFile]:
+def _read(share: Sequence[int], paths: Sequence[str], bar: ProgressBar | None) -> list[SourceFile]:
     files = []
-    for i, path in enumerate(paths):
-        files.append(stdin[i] if i in stdin else source.load_file(path))
+    for n, i in enumerate(share, start=1):
+        files.append(source.load_file(paths[i]))
         if bar:
-            bar.update(i + 1)
+            bar.update(n)
     return files
+
+
+def _balanced_shares(sizes: list[int], processes: int, stay: list[int]) -> list[list[int]]:
+    """File indexes per process, largest first to the lightest share; ``stay`` (stdin) in the first."""
+    shares: list[list[int]] = [list(stay)] + [[] for _ in range(processes - 1)]
+    loads = [sum(sizes[i] for i in stay)] + [0] * (processes - 1)
+    for i in sorted((i for i in range(len(sizes)) if i not in stay), key=lambda i: -sizes[i]):
+        lightest = loads.index(min(loads))
+        shares[lightest].append(i)
+        loads[lightest] += sizes[i]
+    return [sorted(share) for share in shares if share] or [[]]
 
 
 def _size(path: str) -> int:

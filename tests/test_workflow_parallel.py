@@ -143,6 +143,14 @@ def test_workers_judge_their_own_objects(tmp_path, monkeypatch):
     assert run("--format", "json", "-j", "2", tree) != serial
 
 
+def test_read_shares_balance_bytes_and_keep_stdin_here():
+    sizes = [10, 500, 20, 480, 0, 30]
+    shares = parallel._balanced_shares(sizes, 2, stay=[4])
+    assert 4 in shares[0] and sorted(i for share in shares for i in share) == list(range(6))
+    loads = [sum(sizes[i] for i in share) for share in shares]
+    assert max(loads) - min(loads) <= 30
+
+
 def test_small_inputs_stay_in_one_process(tmp_path, monkeypatch):
     tree = str(cross_file_tree(tmp_path))
     monkeypatch.setattr(parallel, "_start", lambda *args: pytest.fail("forked for a small input"))
