@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
 from . import schema, source, suppress
@@ -173,9 +173,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
             _source_problem(emitter, problem)
             result.input_error = result.input_error or problem.kind in _UNREADABLE
 
-    linted = list(_manifests(files, emitter, result, from_cluster=False))
-    cluster = [to_canonical(m) for m in _manifests(cluster_files, emitter, None, from_cluster=True)]
-    olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
+    linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
@@ -278,7 +276,7 @@ _SHARE_RUN = 64
 
 @dataclass(frozen=True)
 class Split:
-    """Judging shared by processes that each read every file (``-j``; see parallel.py).
+    """Judging shared by processes that each hold every parsed file (``-j``; see parallel.py).
 
     Process ``rank`` of ``size`` judges runs of objects dealt round, against the index of all
     of them; ``theirs()`` gives the findings of the other processes and the ranks that failed,
@@ -290,10 +288,6 @@ class Split:
     theirs: Callable[[], tuple[list[Finding], frozenset[int]]]
 
 
-def _owner(position: int, size: int) -> int:
-    return (position // _SHARE_RUN) % size
-
-
 def judge_share(files: Sequence[Any], options: Options, rank: int, size: int, *, cluster_files: Sequence[Any] = (),
                 old_files: Sequence[Any] = ()) -> list[Finding]:
     """The findings of process ``rank``'s objects: what :func:`lint_files` with a :class:`Split`
@@ -301,26 +295,25 @@ def judge_share(files: Sequence[Any], options: Options, rank: int, size: int, *,
     catalog = load_catalog()
     rules = RuleFilter.build(catalog, options.select, options.ignore, options.severities)
     scratch = _Emitter(catalog, rules)  # reading and serving problems are the main process's to report
-    linted = list(_manifests(files, scratch, None, from_cluster=False))
-    cluster = [to_canonical(m) for m in _manifests(cluster_files, scratch, None, from_cluster=True)]
-    olds = {_identity(m): m for m in _manifests(old_files, scratch, None, from_cluster=False)}
+    linted, cluster, olds = _run_manifests(files, cluster_files, old_files, scratch, None)
     targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
     emitter = _Emitter(catalog, rules)
-    for position, target in enumerate(targets):
-        if _owner(position, size) == rank:
-            _judge_one(emitter, target, work)
+    _judge_ranks(emitter, targets, work, {rank}, size)
     return emitter.findings
 
 
 def _judge_split(emitter: _Emitter, targets: list[_Target], work: _Work, split: Split) -> None:
-    for position, target in enumerate(targets):
-        if _owner(position, split.size) == split.rank:
-            _judge_one(emitter, target, work)
+    _judge_ranks(emitter, targets, work, {split.rank}, split.size)
     findings, failed = split.theirs()
     for finding in findings:
         emitter.add(finding)
+    _judge_ranks(emitter, targets, work, failed, split.size)
+
+
+def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: Collection[int], size: int) -> None:
+    """Judge the objects that the processes ``ranks`` of ``size`` own: runs of neighbours, dealt round."""
     for position, target in enumerate(targets):
-        if _owner(position, split.size) in failed:
+        if (position // _SHARE_RUN) % size in ranks:
             _judge_one(emitter, target, work)
 
 
@@ -367,6 +360,15 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                                  column=pos.column, obj=item.display, field_path="apiVersion")
                     continue
                 yield item
+
+
+def _run_manifests(files: Sequence[Any], cluster_files: Sequence[Any], old_files: Sequence[Any], emitter: _Emitter,
+                   result: RunResult | None) -> tuple[list[Manifest], list[Canonical], dict[tuple, Manifest]]:
+    """The linted manifests, the cluster state (canonical) and the stored objects of ``--old`` by identity."""
+    linted = list(_manifests(files, emitter, result, from_cluster=False))
+    cluster = [to_canonical(m) for m in _manifests(cluster_files, emitter, None, from_cluster=True)]
+    olds = {_identity(m): m for m in _manifests(old_files, emitter, None, from_cluster=False)}
+    return linted, cluster, olds
 
 
 def _name_of(item: WrongGroup) -> str:

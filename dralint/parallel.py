@@ -107,7 +107,8 @@ def _exchange(paths: Sequence[str], shares: list[list[int]], workers: list[_Work
         if bar:
             bar.update(len(files))
     alive = [w for w in workers if w.packed is not None]
-    here = [i for i in range(len(paths)) if not any(i in shares[w.rank] for w in alive)]
+    elsewhere = {i for w in alive for i in shares[w.rank]}
+    here = [i for i in range(len(paths)) if i not in elsewhere]
     packed_here = transfer.pack([files[i] for i in here])
     for worker in alive:
         try:

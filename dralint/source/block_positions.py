@@ -92,7 +92,7 @@ class PathLocator:
             if _ODD.search(body) or "\n..." in body or "\n%" in body or body.startswith(("...", "%")):
                 raise _Unsure("tabs, other line breaks, markers or directives")
             self._scanner = _Scanner(body)
-            for k in _OPENER_LINES(body):
+            for k in _opener_lines(body):
                 _check_closes(self._scanner.lines[k])
         except _Unsure as exc:
             raise ValueError(str(exc)) from None
@@ -193,7 +193,7 @@ class PathLocator:
 _OPENER = re.compile(r"[\"'\[{]")
 
 
-def _OPENER_LINES(body: str) -> list[int]:
+def _opener_lines(body: str) -> list[int]:
     """Numbers of the lines holding a quote or an opening bracket."""
     found, line, last = [], 0, 0
     for match in _OPENER.finditer(body):
