@@ -32,6 +32,12 @@ class NodeFailure(Exception):
     """This node cannot take the claims, with a reason the scheduler reports (not fatal)."""
 
 
+def invalid_pools_failure(pools: list[Pool]) -> str:
+    """What the allocator reports for a node where the search failed and some pool was invalid."""
+    invalid = [p.label for p in pools if p.invalid]
+    return "invalid resource pools were encountered: " + ", ".join(invalid) if invalid else ""
+
+
 class BudgetExceeded(Exception):
     """The search ran past its step or time budget."""
 
@@ -206,9 +212,9 @@ class Attempt:
         if self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE:
             self.check_node_selectors()
             return True
-        invalid = [p.label for p in self.pools if p.invalid]
-        if invalid:
-            raise NodeFailure("invalid resource pools were encountered: " + ", ".join(invalid))
+        failure = invalid_pools_failure(self.pools)
+        if failure:
+            raise NodeFailure(failure)
         return False
 
     def check_node_selectors(self) -> None:
