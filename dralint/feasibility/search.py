@@ -109,7 +109,7 @@ class Attempt:
     """``Allocate(node, claims)``: one node, the pod's claims together."""
 
     def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
-                 trace: Tracer | None = None, *, prune: bool = True) -> None:
+                 trace: Tracer | None = None, *, prune: bool = True, relax: frozenset[str] = frozenset()) -> None:
         self.run = run
         self.f = run.features
         self.node = node
@@ -126,6 +126,8 @@ class Attempt:
         self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
         self._slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None = None  # None: not yet worked out
         self._prune = prune                      # False: the plain exhaustive search (tests compare both)
+        # Checks left out to find what blocks a claim (explanations): "taints", "counters", "capacity".
+        self.relax = relax
         self._bounded = False                    # whether the matching bound may cut the search
         self._bound_memo: dict[tuple, bool] = {}
         self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
@@ -326,8 +328,9 @@ class Attempt:
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
                         continue
-                    if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
-                                                               self.capacity.by_device.get(device.key)):
+                    if self.f.consumable_capacity and "capacity" not in self.relax and not fits(
+                            alt, device, self.run.allocated.consumed.get(device.key),
+                            self.capacity.by_device.get(device.key)):
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                         continue
@@ -379,7 +382,7 @@ class Attempt:
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
             if self._bounded and not relaxing:
-                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget)
+                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax)
                 rest.validate()
                 have = not rest._search_done()
             self._hopeless[c] = have
@@ -430,9 +433,10 @@ class Attempt:
                     continue
                 if d.key in self.run.allocated.dedicated or (d.consumes and not f.partitionable):
                     continue
-                if f.taints and blocking_taint(d, alt) is not None:
+                if f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None:
                     continue
-                if f.consumable_capacity and not fits(alt, d, self.run.allocated.consumed.get(d.key), None):
+                if f.consumable_capacity and "capacity" not in self.relax and not fits(
+                        alt, d, self.run.allocated.consumed.get(d.key), None):
                     continue
                 keys.append(d.key)
             if alt.mode == "All":
@@ -457,14 +461,15 @@ class Attempt:
                 self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
                           "(DRAPartitionableDevices off)")
             return None
-        skip_counters = multi and (key in self.run.allocated.consumed or key in self.capacity.by_device)
+        skip_counters = "counters" in self.relax or (
+            multi and (key in self.run.allocated.consumed or key in self.capacity.by_device))
         if not skip_counters and device.consumes and not self.counters.take(cand.pool, device):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
             return None
         # From here on a refusal keeps the counters just taken, as the scheduler does.
         base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
-        if f.taints:
+        if f.taints and "taints" not in self.relax:
             taint = blocking_taint(device, alt)
             if taint is not None:
                 if self.trace is not None:
@@ -490,7 +495,8 @@ class Attempt:
             self.allocating[key].add(c)
         consumed = None
         if f.consumable_capacity:
-            if not fits(alt, device, self.run.allocated.consumed.get(key), self.capacity.by_device.get(key)):
+            if "capacity" not in self.relax and not fits(alt, device, self.run.allocated.consumed.get(key),
+                                                          self.capacity.by_device.get(key)):
                 for t in reversed(added):
                     t.remove(base, sub, device)
                 if not multi:
@@ -510,7 +516,7 @@ class Attempt:
             if multi:
                 if consumed:
                     self.capacity.remove(key, consumed)
-            elif f.partitionable and device.consumes:
+            elif f.partitionable and device.consumes and not skip_counters:
                 self.counters.give_back(cand.pool, device)
             self.results[c].pop()
             if self.trace is not None:
