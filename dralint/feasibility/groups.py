@@ -106,15 +106,21 @@ def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, ent
         group.members.append(Member(read_claim(obj, display), path, linted(obj)))
 
 
+_REPLICAS = {"Deployment": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
+             "StatefulSet": ("spec", "replicas"), "ReplicationController": ("spec", "replicas"),
+             "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
+
+
+def replicas_path(work: Canonical) -> FieldPath | None:
+    """Where the workload says how many pods it runs at once."""
+    path = _REPLICAS.get(work.manifest.kind)
+    return FieldPath(path) if path else None
+
+
 def replicas(work: Canonical) -> int:
     """How many pods the workload asks for at once (1 when it does not say, or says nonsense)."""
-    kind = work.manifest.kind
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
-        value = work.get("spec", "replicas", default=1)
-    elif kind == "Job":
-        value = work.get("spec", "parallelism", default=1)
-    elif kind == "CronJob":
-        value = work.get("spec", "jobTemplate", "spec", "parallelism", default=1)
-    else:
+    path = _REPLICAS.get(work.manifest.kind)
+    if path is None:
         return 1
+    value = work.get(*path, default=1)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1

@@ -7,6 +7,7 @@ its pod once per replica, one beside the other; ``--together`` judges the whole 
 """
 from __future__ import annotations
 
+import difflib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from ..findings import Severity
 from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
+from ..rule_filter import UsageError
 from .counts import Counts
 from .explain import Explainer, Explanation, explain_together
 from .fatal import FatalError
-from .groups import Group, Member, build_groups
+from .groups import Group, Member, build_groups, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeView, node_matches, selector_key, selector_matches
 from .precheck import must_search
@@ -52,10 +54,12 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Placed:
-    """One replica of a group: the claims it was judged with, and how it fared."""
+    """One replica of a group: the claims it was judged with, and how it fared (with the reasons,
+    worked out while the replicas before it held their devices, when it does not fit beside them)."""
 
     members: list[Member]
     outcome: Outcome
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,10 +92,41 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
             return report
         world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
                                  None if evaluate else cel_required_driver(release))
+        _check_node(world, options.node)
     run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
     run.pool_warnings(linted, report)
-    run.judge_groups(build_groups(index, linted), linted, report)
+    groups = build_groups(index, linted)
+    run.judge_groups(groups, linted, report)
+    _missing_traces(groups, options.trace, report)
     return report
+
+
+class UnknownNode(UsageError):
+    """``--node`` names a node the cluster state does not have."""
+
+
+def _check_node(world: World, node: str | None) -> None:
+    """When the cluster state lists its nodes (Node objects), ``--node`` must be one of them."""
+    if not node or not world.has_node_objects():
+        return
+    known = world.known_node_names()
+    if node in known:
+        return
+    close = difflib.get_close_matches(node, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    raise UnknownNode(f"--node: the cluster state has no node {node!r}{hint} (its nodes: {shown})")
+
+
+def _missing_traces(groups: list[Group], names: frozenset[str], report: FeasibilityReport) -> None:
+    """A ``--trace`` name that matches no claim of the run gets a trace saying so."""
+    for name in sorted(names):
+        if any(name in report.traces or _traced(m.spec, frozenset({name})) for g in groups for m in g.members):
+            continue
+        judged = sorted({m.spec.display for g in groups for m in g.members})
+        shown = ", ".join(judged[:10]) + ("…" if len(judged) > 10 else "")
+        report.traces[name] = [f"no claim {name!r} is judged in this run" +
+                               (f" (claims judged: {shown})" if judged else " (it judges no claims)")]
 
 
 def _cluster_state(index: Index, linted: Callable[[Canonical], bool]) -> bool:
@@ -126,14 +161,16 @@ class Judge:
         world = self.world
         nodes = world.node_list()
         selectors = [c.get("status", "allocation", "nodeSelector") for c in group.pinned]
-        key = (group.placement, tuple(selector_key(s) if isinstance(s, dict) else "" for s in selectors),
+        key = (group.placement if group.is_workload else None,
+               tuple(selector_key(s) if isinstance(s, dict) else "" for s in selectors),
                tuple(p[0] for p in pins), len(world.node_log))
         have = self._node_sets.get(key)
         if have is not None:
             return have
         kept, refused = [], Counter()
+        pod = group.is_workload  # a claim on its own has no pod yet: nothing about nodes is known
         for node in nodes:
-            why = group.placement.refuses(node)
+            why = group.placement.refuses(node) if pod else ""
             if not why:
                 for s in selectors:
                     if isinstance(s, dict) and not node.placeholder and not selector_matches(s, node):
@@ -262,7 +299,10 @@ class Judge:
         for k in range(group.replicas):
             members = group.members if k == 0 else [m for m in group.members if not m.shared]
             outcome = self._decide_replica(group, members, pins, report if k == 0 else None)
-            outcomes.append(Placed(members, outcome))
+            if outcome.node is not None or outcome.fatal is not None or outcome.undecided or (k == 0 and not keep):
+                outcomes.append(Placed(members, outcome))
+            else:
+                outcomes.append(Placed(members, outcome, self._reasons(group, members, pins, outcome)))
             if outcome.node is None or outcome.fatal is not None or outcome.undecided:
                 break
             if k + 1 < group.replicas or keep:
@@ -273,6 +313,12 @@ class Judge:
             for dedicated, shares in reversed(taken):
                 self.world.release(dedicated, shares)
         return outcomes
+
+    def _reasons(self, group: Group, members: list[Member], pins: tuple, outcome: Outcome) -> tuple[str, ...]:
+        """Why a replica does not fit beside what is taken now."""
+        nodes = self.node_set(group, pins)
+        return tuple(f"claim {m.spec.display}: {self.explainer.claim(m.spec, nodes, outcome.failures).message}"
+                     for m in members)
 
     def _decide_replica(self, group: Group, members: list[Member], pins: tuple,
                         report: FeasibilityReport | None) -> Outcome:
@@ -374,8 +420,11 @@ class Judge:
         owner_linted = linted(group.owner)
         if not nodes.nodes:
             if group.is_workload and owner_linted:
+                spec = group.spec_path or FieldPath()
+                top = nodes.refused.most_common(1)[0][0] if nodes.refused else ""
+                field = _PLACEMENT_FIELDS.get(top.split(" ")[0], "")
                 self._add(report, group.owner, Problem(
-                    RULE_INFEASIBLE, group.spec_path or FieldPath(),
+                    RULE_INFEASIBLE, spec.child(field) if field else spec,
                     f"{group.label} cannot run on any node{where}: {_refusals(nodes.refused)}",
                     details={"nodes_refused": dict(nodes.refused)}))
             return
@@ -426,14 +475,8 @@ class Judge:
         """Replica ``count`` of the workload does not fit beside the ones before it."""
         if not linted(group.owner):
             return
-        nodes = self.node_set(group)
-        reasons = []
-        for m in last.members:
-            why = self.explainer.claim(m.spec, nodes, last.outcome.failures)
-            reasons.append(f"claim {m.spec.display}: {why.message}")
-        text = "; ".join(reasons) or "no node can run it beside the others"
-        path = group.spec_path.parent.child("replicas") if group.spec_path is not None and group.owner.kind in (
-            "Deployment", "ReplicaSet", "StatefulSet", "ReplicationController") else group.spec_path or FieldPath()
+        text = "; ".join(last.reasons) or "no node can run it beside the others"
+        path = replicas_path(group.owner) or group.spec_path or FieldPath()
         self._add(report, group.owner, Problem(
             RULE_INFEASIBLE, path,
             f"{group.label} asks for {group.replicas} pods, but only {count - 1} can get their devices at once{where} "
@@ -453,16 +496,16 @@ class Judge:
         if last.outcome.undecided:
             self._report_undecided(group, last.outcome, linted, report)
             return
-        nodes = self.node_set(group)
-        reasons = []
-        for m in last.members:
-            why = self.explainer.claim(m.spec, nodes, last.outcome.failures)
-            reasons.append(f"claim {m.spec.display}: {why.message}")
+        reasons = last.reasons
         first = alone[0].outcome.node if alone else None
         fits_on = f"on {first.name}" if first is not None else "somewhere"
         shown = ", ".join(holders[:3]) + ("…" if len(holders) > 3 else "")
+        if target is group.owner and group.is_workload:
+            path = (group.spec_path or FieldPath()).child("resourceClaims")
+        else:
+            path = next(m.spec.devices_path for m in group.members if m.spec.obj is target)
         self._add(report, target, Problem(
-            RULE_INFEASIBLE, FieldPath(),
+            RULE_INFEASIBLE, path,
             f"{group.label} does not fit beside the claims and pods judged before it (--together): on its own it "
             f"fits ({fits_on}), but with the devices of {shown} taken: {'; '.join(reasons)}",
             details={"together": True, "taken_by": holders[-20:]}))
@@ -531,13 +574,20 @@ def _shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Cal
     return pins
 
 
+_PLACEMENT_FIELDS = {"nodeName": "nodeName", "nodeSelector": "nodeSelector", "node": "affinity",
+                     "taint": "tolerations", "cordoned": "tolerations"}
+_REFUSAL_TEXT = {"nodeName": "are not its nodeName", "nodeSelector": "do not match its nodeSelector",
+                 "node affinity": "do not match its required node affinity", "cordoned": "are cordoned",
+                 "its allocated claims' node": "are not where its allocated claims are",
+                 "the node of its shared claims": "are not where its shared claims were allocated"}
+
+
 def _refusals(refused: Counter) -> str:
     if not refused:
         return "the cluster state has no nodes"
-    parts = [f"{n} refuse it by {why}" if not why.startswith(("taint", "cordoned")) else
-             (f"{n} are cordoned" if why == "cordoned" else f"{n} have {why} it does not tolerate")
+    parts = [f"{n} {_REFUSAL_TEXT.get(why) or f'have {why} that it does not tolerate'}"
              for why, n in refused.most_common()]
-    return f"{sum(refused.values())} nodes, none can run it: " + ", ".join(parts)
+    return f"none of the {sum(refused.values())} nodes can run it: " + ", ".join(parts)
 
 
 def _placement_note(nodes: NodeSet) -> str:

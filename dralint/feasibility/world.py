@@ -309,6 +309,9 @@ class World:
         self.node_list()
         return self._slot_count
 
+    def has_node_objects(self) -> bool:
+        return bool(self._node_objects)
+
     def known_node_names(self) -> list[str]:
         """Names of the nodes the cluster state mentions (Node objects and slices' node names)."""
         names = set(self._node_objects) | {s.node_name for s in self.slices.all if s.node_name}
