@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dralint import source
 from dralint.convert import to_canonical
-from dralint.feasibility import FeasibilityOptions, judge
+from dralint.feasibility import FeasibilityOptions, judge, search
 from dralint.index import Index
 from dralint.manifest import NotAnObject, identify
 from dralint.releases import Release
@@ -32,18 +32,26 @@ def _objects(texts: list[str], cluster: bool) -> list:
 
 
 def both(cluster: list[str], linted: list[str], **options):
-    """The report with the fleet's shortcuts and the one from the exhaustive search."""
+    """The report with the fleet's shortcuts and the one from the exhaustive search (searches cut
+    from their first step, so that small clusters exercise the cuts too)."""
     out = []
-    for exhaustive in (False, True):
-        mine = _objects(linted, False)
-        ids = {id(o) for o in mine}
-        report = judge(Index.build(_objects(cluster, True) + mine), Release(37, GATES),
-                       FeasibilityOptions(show_allocation=True, **options), lambda o: id(o) in ids,
-                       evaluate=mini_cel, exhaustive=exhaustive)
-        out.append(([(o.manifest.display, p.rule, str(p.path), p.message, json.dumps(p.details, sort_keys=True,
-                                                                                      default=str))
-                     for o, p in report.problems], report.allocations))
+    later, search.PRUNE_AFTER = search.PRUNE_AFTER, 0
+    try:
+        for exhaustive in (False, True):
+            out.append(_judged(cluster, linted, exhaustive, **options))
+    finally:
+        search.PRUNE_AFTER = later
     return out
+
+
+def _judged(cluster: list[str], linted: list[str], exhaustive: bool, **options):
+    mine = _objects(linted, False)
+    ids = {id(o) for o in mine}
+    report = judge(Index.build(_objects(cluster, True) + mine), Release(37, GATES),
+                   FeasibilityOptions(show_allocation=True, **options), lambda o: id(o) in ids,
+                   evaluate=mini_cel, exhaustive=exhaustive)
+    return ([(o.manifest.display, p.rule, str(p.path), p.message, json.dumps(p.details, sort_keys=True, default=str))
+             for o, p in report.problems], report.allocations)
 
 
 @st.composite

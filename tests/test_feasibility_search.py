@@ -11,7 +11,7 @@ import re
 from dralint import source
 from dralint.convert import to_canonical
 from dralint.feasibility import FeasibilityOptions, judge
-from dralint.feasibility.model import Device, quantity
+from dralint.feasibility.model import Device, nanos
 from dralint.feasibility.selection import SelectorError, names_read
 from dralint.index import Index
 from dralint.manifest import NotAnObject, identify
@@ -46,7 +46,7 @@ def mini_cel(expression: str, device: Device) -> bool:
         rest = m.group(4)
         q = re.fullmatch(r'\.compareTo\(quantity\("([^"]+)"\)\) >= 0', rest)
         if q:
-            ok = value >= quantity(q.group(1))
+            ok = value >= nanos(q.group(1))
         else:
             op, lit = re.fullmatch(r"(==|<|>=) (.+)", rest).groups()
             want = json.loads(lit)

@@ -1,26 +1,24 @@
 """Consumable capacity (§9): what a request consumes of a device, under its request policy."""
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from typing import Mapping
 
-from .model import Alternative, CapacityPolicy, Device, DeviceCapacity, DeviceKey
+from .model import Alternative, CapacityPolicy, Device, DeviceCapacity, DeviceKey, Nanos
 
-Consumed = dict[str, Fraction]
+Consumed = dict[str, Nanos]
 
 
-def _round_up(requested: Fraction, policy: CapacityPolicy) -> Fraction:
-    lo = policy.range_min or Fraction(0)
+def _round_up(requested: Nanos, policy: CapacityPolicy) -> Nanos:
+    lo = policy.range_min or 0
     if requested < lo:
         return lo
     step = policy.range_step
     if not step or step <= 0:
         return requested
-    return lo + math.ceil((requested - lo) / step) * step
+    return lo - ((lo - requested) // step) * step
 
 
-def consumption(requested: Fraction | None, cap: DeviceCapacity) -> tuple[Fraction, bool]:
+def consumption(requested: Nanos | None, cap: DeviceCapacity) -> tuple[Nanos, bool]:
     """What one allocation takes of a capacity, and whether that is the policy default."""
     policy = cap.policy
     if requested is None:
@@ -36,7 +34,7 @@ def consumption(requested: Fraction | None, cap: DeviceCapacity) -> tuple[Fracti
     return requested, False
 
 
-def violates(value: Fraction, policy: CapacityPolicy | None, is_default: bool) -> bool:
+def violates(value: Nanos, policy: CapacityPolicy | None, is_default: bool) -> bool:
     """A consumption the policy does not allow (the default itself always passes)."""
     if policy is None or is_default:
         return False
@@ -45,15 +43,15 @@ def violates(value: Fraction, policy: CapacityPolicy | None, is_default: bool) -
             return True
         step = policy.range_step
         if step:
-            return (value - (policy.range_min or Fraction(0))) % step != 0
+            return (value - (policy.range_min or 0)) % step != 0
         return False
     if policy.valid_values:
         return value not in policy.valid_values
     return False
 
 
-def fits(alt: Alternative, device: Device, held: Mapping[str, Fraction] | None,
-         allocating: Mapping[str, Fraction] | None) -> bool | None:
+def fits(alt: Alternative, device: Device, held: Mapping[str, Nanos] | None,
+         allocating: Mapping[str, Nanos] | None) -> bool | None:
     """``CmpRequestOverCapacity``: True/False, or None when the request names a capacity the device lacks."""
     requested = alt.capacity or {}
     if any(name not in device.capacity for name in requested):
@@ -62,7 +60,7 @@ def fits(alt: Alternative, device: Device, held: Mapping[str, Fraction] | None,
         value, is_default = consumption(requested.get(name), cap)
         if violates(value, cap.policy, is_default):
             return False
-        total = value + (held or {}).get(name, Fraction(0)) + (allocating or {}).get(name, Fraction(0))
+        total = value + (held or {}).get(name, 0) + (allocating or {}).get(name, 0)
         if total > cap.value:
             return False
     return True
@@ -83,13 +81,13 @@ class Allocating:
     def insert(self, key: DeviceKey, consumed: Consumed) -> None:
         entry = self.by_device.setdefault(key, {})
         for name, value in consumed.items():
-            entry[name] = entry.get(name, Fraction(0)) + value
+            entry[name] = entry.get(name, 0) + value
 
     def remove(self, key: DeviceKey, consumed: Consumed) -> None:
         entry = self.by_device.get(key)
         if entry is None:
             return
         for name, value in consumed.items():
-            entry[name] = entry.get(name, Fraction(0)) - value
+            entry[name] = entry.get(name, 0) - value
         if all(v == 0 for v in entry.values()):
             del self.by_device[key]

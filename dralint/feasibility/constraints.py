@@ -43,7 +43,8 @@ def _hashable(v: Any) -> Any:
     return (type(v).__name__, v) if isinstance(v, (bool, int, float, str)) else ("other", repr(v))
 
 
-def _scalar(attr: Mapping[str, Any]) -> tuple[str, Any] | None:
+def scalar_value(attr: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """The typed scalar value of an attribute, as matchAttribute compares it (None: no scalar)."""
     for kind in _SCALARS:
         if attr.get(kind) is not None:
             return kind, _hashable(attr[kind])
@@ -93,8 +94,8 @@ class MatchAttribute:
         elif self.count == 0:
             self.first_attr = attr
         else:
-            mine = _scalar(attr)
-            have = _scalar(self.first_attr or {})
+            mine = scalar_value(attr)
+            have = scalar_value(self.first_attr or {})
             if mine is None or have is None or mine != have:
                 return False
         self.count += 1
@@ -111,7 +112,7 @@ class MatchAttribute:
         """What decides the next ``add`` (comparable)."""
         if self.lists:
             return (self.count, self.stack[-1] if self.stack else None)
-        return (self.count, _scalar(self.first_attr or {}) if self.count else None)
+        return (self.count, scalar_value(self.first_attr or {}) if self.count else None)
 
 
 class DistinctAttribute:
@@ -146,10 +147,10 @@ class DistinctAttribute:
             if mine is None:
                 return False
             return theirs is None or mine[0] != theirs[0] or not mine[1] & theirs[1]
-        mine_s = _scalar(attr)
+        mine_s = scalar_value(attr)
         if mine_s is None:
             return False  # a list value is of no known scalar type
-        return _scalar(other) != mine_s
+        return scalar_value(other) != mine_s
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from fractions import Fraction
 from typing import Mapping
 
-from .model import AllocatedState, Device
+from .model import AllocatedState, Device, Nanos
 from .pools import Pool
 
-CounterSets = dict[str, dict[str, Fraction]]
+CounterSets = dict[str, dict[str, Nanos]]
 
 
 class CounterBook:
@@ -72,8 +71,8 @@ class CounterBook:
         _add(self.consumed[(pool.key, pool.generation)], device.consumes, -1)
 
 
-def _add(consumed: CounterSets, consumes: tuple[tuple[str, Mapping[str, Fraction]], ...], sign: int) -> None:
+def _add(consumed: CounterSets, consumes: tuple[tuple[str, Mapping[str, Nanos]], ...], sign: int) -> None:
     for set_name, counters in consumes:
         target = consumed.setdefault(set_name, {})
         for counter, value in counters.items():
-            target[counter] = target.get(counter, Fraction(0)) + sign * value
+            target[counter] = target.get(counter, 0) + sign * value

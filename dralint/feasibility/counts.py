@@ -18,11 +18,13 @@ import numpy as np
 
 from .capacity import fits
 from .columns import ERROR, TRUE
+from .constraints import lookup_attribute, scalar_value
 from .model import Alternative, Device
 from .taints import blocking_taint
 from .world import World
 
 FilterKey = tuple  # (class name, selectors, admin, tolerations, capacity requests)
+_MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
 
 
 def filter_key(alt: Alternative) -> FilterKey:
@@ -57,8 +59,10 @@ class Counts:
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
         self._class_pos = 0
-        self._static: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._static: tuple[int, np.ndarray, np.ndarray] | None = None
         self._consumers: np.ndarray | None = None
+        self._values: dict[str, tuple[np.ndarray, int]] = {}
+        self._by_value: dict[tuple, np.ndarray] = {}
 
     # ------------------------------------------------------------------ the fleet's entries
 
@@ -74,22 +78,20 @@ class Counts:
             self._flat_pos = len(world.node_log)
         return self._flat
 
-    def _device_flags(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per uid: binding conditions (hidden without the gate), counters without the gate, blocking taints."""
+    def _device_flags(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per uid: consumes counters without the gate; has a taint that blocks (NoSchedule, NoExecute)."""
         devices = self.world.selection.columns.devices
         if self._static is None or self._static[0] != len(devices):
             f = self.world.features
-            binding = np.zeros(len(devices), bool)
             counters = np.zeros(len(devices), bool)
             tainted = np.zeros(len(devices), bool)
             for d in devices:
                 if d is None:
                     continue
-                binding[d.uid] = bool(d.binding_conditions) and not f.binding_conditions
                 counters[d.uid] = bool(d.consumes) and not f.partitionable
                 tainted[d.uid] = f.taints and any(t.effect in ("NoSchedule", "NoExecute") for t in d.taints)
-            self._static = (len(devices), binding, counters, tainted)
-        return self._static[1], self._static[2], self._static[3]
+            self._static = (len(devices), counters, tainted)
+        return self._static[1], self._static[2]
 
     def consumers(self) -> np.ndarray:
         """Per uid: the device consumes shared counters."""
@@ -114,6 +116,51 @@ class Counts:
             self._sync(fc)
         return fc
 
+    def by_value(self, alt: Alternative, attribute: str, relaxed: bool = False) -> np.ndarray | None:
+        """Per node slot and value of ``attribute``, how many devices ``alt`` could take that have it
+        (``relaxed``: ignoring taints and capacity). None when values cannot be told apart this way
+        (list-type attributes, too many values)."""
+        world = self.world
+        if world.features.list_attributes:
+            return None
+        fc = self.get(alt)
+        if fc is None:
+            return None
+        ids, nvals = self._value_ids(attribute)
+        if nvals > _MAX_VALUES:
+            return None
+        key = (fc.key, attribute, relaxed, len(world.node_log), world.held_token, fc.size)
+        have = self._by_value.get(key)
+        if have is None:
+            slot, uid, here = self.flat()
+            usable = (fc.dev_sel == TRUE) if relaxed else fc.dev_usable
+            mask = usable[uid] & here & (ids[uid] >= 0)
+            if not alt.admin:
+                mask &= ~world.held[uid]
+            size, width = world.slot_count, max(nvals, 1)
+            have = np.bincount(slot[mask] * width + ids[uid][mask], minlength=size * width).reshape(size, width)
+            if len(self._by_value) > 10_000:
+                self._by_value.clear()
+            self._by_value[key] = have
+        return have
+
+    def _value_ids(self, attribute: str) -> tuple[np.ndarray, int]:
+        """Per uid, which value of ``attribute`` the device has (-1: none), and how many values there are."""
+        devices = self.world.selection.columns.devices
+        have = self._values.get(attribute)
+        if have is None or len(have[0]) != len(devices):
+            seen: dict = {}
+            ids = np.full(len(devices), -1, np.int64)
+            for d in devices:
+                if d is None:
+                    continue
+                attr = lookup_attribute(d, attribute)
+                value = scalar_value(attr) if attr is not None else None
+                if value is not None:
+                    ids[d.uid] = seen.setdefault(value, len(seen))
+            have = self._values[attribute] = (ids, len(seen))
+        return have
+
     def _drop_changed_classes(self) -> None:
         log = self.world.class_log
         if self._class_pos < len(log):
@@ -123,20 +170,7 @@ class Counts:
 
     def selected(self, alt: Alternative, selectors: tuple) -> np.ndarray:
         """Per uid, the answer of the class selectors then ``selectors`` (ERROR where one fails)."""
-        world = self.world
-        cls = world.classes[alt.class_name]
-        columns = world.selection.columns
-        n = len(columns.devices)
-        binding, _, _ = self._device_flags()
-        state = ~binding[:n]
-        err = np.zeros(n, bool)
-        for expr in cls.selectors + selectors:
-            if expr is None:
-                continue
-            col = columns.column(expr)
-            err |= state & (col == ERROR)
-            state &= col == TRUE
-        return np.where(err, ERROR, np.where(state, TRUE, 0)).astype(np.int8)
+        return self.world.selection.combined(self.world.classes[alt.class_name].selectors + selectors)
 
     def _build(self, key: FilterKey, alt: Alternative) -> FilterCounts:
         world = self.world
@@ -161,7 +195,7 @@ class Counts:
         search: consuming counters without the gate, an untolerated taint, too little capacity."""
         world = self.world
         f = world.features
-        _, counters, tainted = self._device_flags()
+        counters, tainted = self._device_flags()
         usable = (dev_sel == TRUE) & ~counters[:len(dev_sel)]
         devices = world.selection.columns.devices
         check_taints = tainted[:len(dev_sel)] & usable

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,8 @@ from .capacity import consumption, fits
 from .columns import TRUE
 from .counters import CounterBook
 from .fatal import FatalError
-from .model import Alternative, ClaimSpec, Request
+from .model import NANO, Alternative, ClaimSpec, Request
+from .precheck import must_search
 from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
 from .taints import blocking_taint
 
@@ -145,12 +147,17 @@ def _counter_shortfall(world, pool, devices) -> str:
         declared = pool.counter_sets.get(set_name, {}).get(name)
         if left is None or value <= left:
             continue
-        held = f", {format_value(declared - left)} used by allocated devices" if declared is not None and \
+        held = f", {_amount(declared - left)} used by allocated devices" if declared is not None and \
             declared != left else ""
-        parts.append(f"counter `{name}` of set `{set_name}` in pool {pool.label}: {format_value(value)} needed, "
-                     f"{format_value(max(left, 0))} left (of {format_value(declared) if declared is not None else '?'}"
+        parts.append(f"counter `{name}` of set `{set_name}` in pool {pool.label}: {_amount(value)} needed, "
+                     f"{_amount(max(left, 0))} left (of {_amount(declared) if declared is not None else '?'}"
                      f"{held})")
     return "; ".join(parts)
+
+
+def _amount(n: int) -> str:
+    """A quantity kept in nano-units, spelt as a quantity."""
+    return format_value(Fraction(n, NANO))
 
 
 def _spread(counter: Counter) -> str:
@@ -287,11 +294,10 @@ class Explainer:
         judge = self.judge
         world = judge.world
         budget = Budget(max_steps=20_000, deadline=self.deadline)
-        if relax or judge.exhaustive:
+        if judge.exhaustive:
             must = np.ones(len(nodes.nodes), bool)
         else:
-            from .precheck import must_search
-            must = must_search(judge.counts, claims, nodes.slots, nodes.unusable)
+            must = must_search(judge.counts, claims, nodes.slots, nodes.unusable, relaxed=bool(relax))
         for i in np.nonzero(must)[0]:
             node = nodes.nodes[int(i)]
             attempt = Attempt(world.run, node, world.pools(node), claims, budget, relax=relax)
@@ -405,8 +411,8 @@ def _capacity_cause(ex: Explainer, picks: list[Pick]) -> str:
             before = held.get(name, 0) + mine.get(name, 0)
             mine[name] = mine.get(name, 0) + value
             if before + value > cap.value:
-                parts.append(f"{d.label} `{name}`: request `{p.request}` needs {format_value(value)}, "
-                             f"{format_value(max(cap.value - before, 0))} of {format_value(cap.value)} left")
+                parts.append(f"{d.label} `{name}`: request `{p.request}` needs {_amount(value)}, "
+                             f"{_amount(max(cap.value - before, 0))} of {_amount(cap.value)} left")
     if not parts:
         return ""
     return f"capacity: the devices that would fit have too little left: {'; '.join(parts[:_MAX_NAMED])}"

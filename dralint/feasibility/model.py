@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from fractions import Fraction
+import math
 from typing import Any, Mapping
 
 from ..convert import Canonical
@@ -18,12 +18,19 @@ DeviceKey = tuple[str, str, str]   # (driver, pool, device): the allocator's Dev
 PoolKey = tuple[str, str]          # (driver, pool)
 
 
-def quantity(value: Any) -> Fraction | None:
-    """A Kubernetes quantity as an exact number; None when it does not parse."""
+# Quantities (capacity, counters, requests) are kept in whole nano-units, the finest precision a
+# Kubernetes quantity has (finer ones round up, as the API's do): sums and comparisons are then
+# exact integer arithmetic, which the search does millions of times.
+Nanos = int
+NANO = 10**9
+
+
+def nanos(value: Any) -> Nanos | None:
+    """A Kubernetes quantity in nano-units; None when it does not parse."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
     try:
-        return Quantity.parse(value).value
+        return math.ceil(Quantity.parse(value).value * NANO)
     except QuantityError:
         return None
 
@@ -69,17 +76,17 @@ class Toleration:
 
 @dataclass(frozen=True)
 class CapacityPolicy:
-    default: Fraction | None
-    valid_values: tuple[Fraction, ...]
-    range_min: Fraction | None
-    range_max: Fraction | None
-    range_step: Fraction | None
+    default: Nanos | None
+    valid_values: tuple[Nanos, ...]
+    range_min: Nanos | None
+    range_max: Nanos | None
+    range_step: Nanos | None
     has_range: bool
 
 
 @dataclass(frozen=True)
 class DeviceCapacity:
-    value: Fraction
+    value: Nanos
     policy: CapacityPolicy | None
 
 
@@ -92,7 +99,7 @@ class Device:
     raw: dict
     attributes: Mapping[str, Any]
     capacity: Mapping[str, DeviceCapacity]
-    consumes: tuple[tuple[str, Mapping[str, Fraction]], ...]
+    consumes: tuple[tuple[str, Mapping[str, Nanos]], ...]
     taints: tuple[Taint, ...]
     binding_conditions: tuple[str, ...]
     binding_failure_conditions: tuple[str, ...]
@@ -132,7 +139,7 @@ class Slice:
     all_nodes: bool
     node_selector: dict | None
     per_device: bool
-    counter_sets: tuple[tuple[str, Mapping[str, Fraction]], ...]
+    counter_sets: tuple[tuple[str, Mapping[str, Nanos]], ...]
     devices: list[Device]
 
     @property
@@ -152,7 +159,7 @@ class Alternative:
     count: int
     admin_access: bool | None        # None: the field is unset
     tolerations: tuple[Toleration, ...]
-    capacity: Mapping[str, Fraction] | None
+    capacity: Mapping[str, Nanos] | None
     has_capacity: bool
     path: FieldPath
 
@@ -209,7 +216,7 @@ class AllocatedState:
 
     dedicated: set[DeviceKey] = field(default_factory=set)
     shared: set[DeviceKey] = field(default_factory=set)
-    consumed: dict[DeviceKey, dict[str, Fraction]] = field(default_factory=dict)
+    consumed: dict[DeviceKey, dict[str, Nanos]] = field(default_factory=dict)
 
     def allocated(self, key: DeviceKey) -> bool:
         """Counted as allocated for shared-counter accounting."""
@@ -238,22 +245,22 @@ def _policy(raw: Any) -> CapacityPolicy | None:
         return None
     rng = p.get("validRange")
     r = _dict(rng)
-    values = tuple(v for v in (quantity(x) for x in _list(p.get("validValues"))) if v is not None)
-    return CapacityPolicy(default=quantity(p.get("default")), valid_values=values,
-                          range_min=quantity(r.get("min")), range_max=quantity(r.get("max")),
-                          range_step=quantity(r.get("step")), has_range=isinstance(rng, dict))
+    values = tuple(v for v in (nanos(x) for x in _list(p.get("validValues"))) if v is not None)
+    return CapacityPolicy(default=nanos(p.get("default")), valid_values=values,
+                          range_min=nanos(r.get("min")), range_max=nanos(r.get("max")),
+                          range_step=nanos(r.get("step")), has_range=isinstance(rng, dict))
 
 
 def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...]) -> Device:
     caps: dict[str, DeviceCapacity] = {}
     for name, cap in _dict(raw.get("capacity")).items():
-        value = quantity(_dict(cap).get("value"))
+        value = nanos(_dict(cap).get("value"))
         policy = _policy(_dict(cap).get("requestPolicy"))
-        caps[str(name)] = DeviceCapacity(value if value is not None else Fraction(0), policy)
+        caps[str(name)] = DeviceCapacity(value if value is not None else 0, policy)
     consumes = []
     for entry in _list(raw.get("consumesCounters")):
         e = _dict(entry)
-        counters = {str(k): quantity(_dict(v).get("value")) or Fraction(0) for k, v in _dict(e.get("counters")).items()}
+        counters = {str(k): nanos(_dict(v).get("value")) or 0 for k, v in _dict(e.get("counters")).items()}
         consumes.append((_str(e.get("counterSet")), counters))
     taints = tuple(t for t in (read_taint(x) for x in _list(raw.get("taints"))) if t) + extra_taints
     selector = raw.get("nodeSelector")
@@ -302,7 +309,7 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     counter_sets = []
     for cs in _list(spec.get("sharedCounters")):
         c = _dict(cs)
-        counters = {str(k): quantity(_dict(v).get("value")) or Fraction(0) for k, v in _dict(c.get("counters")).items()}
+        counters = {str(k): nanos(_dict(v).get("value")) or 0 for k, v in _dict(c.get("counters")).items()}
         counter_sets.append((_str(c.get("name")), counters))
     generation = pool.get("generation")
     count = pool.get("resourceSliceCount")
@@ -334,7 +341,7 @@ def _alternative(raw: dict, parent: str, name: str, path: FieldPath) -> Alternat
     admin = raw.get("adminAccess")
     cap_field = raw.get("capacity")
     requests = _dict(_dict(cap_field).get("requests"))
-    capacity = {str(k): q for k, q in ((k, quantity(v)) for k, v in requests.items()) if q is not None}
+    capacity = {str(k): q for k, q in ((k, nanos(v)) for k, v in requests.items()) if q is not None}
     return Alternative(name=name, parent=parent, class_name=_str(raw.get("deviceClassName")),
                        selectors=tuple(selectors), mode=mode, count=count,
                        admin_access=admin if isinstance(admin, bool) else None,
@@ -391,7 +398,7 @@ def read_allocated(claims: list[Canonical], consumable_capacity: bool) -> Alloca
                 state.shared.add(key)
                 agg = state.consumed.setdefault(key, {})
                 for name, q in _dict(r.get("consumedCapacity")).items():
-                    agg[str(name)] = agg.get(str(name), Fraction(0)) + (quantity(q) or Fraction(0))
+                    agg[str(name)] = agg.get(str(name), 0) + (nanos(q) or 0)
             else:
                 state.dedicated.add(key)
     return state

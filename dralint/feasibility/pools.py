@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Iterable, Mapping
 
-from .model import PoolKey, Slice
+from .model import Nanos, PoolKey, Slice
 from .nodes import NodeView, node_matches
 
 
@@ -30,7 +29,7 @@ class Pool:
     generation: int
     slices: list[Slice] = field(default_factory=list)          # device slices targeting the node, by name
     other_slices: list[Slice] = field(default_factory=list)    # slices of the pool not targeting the node
-    counter_sets: dict[str, Mapping[str, Fraction]] = field(default_factory=dict)
+    counter_sets: dict[str, Mapping[str, Nanos]] = field(default_factory=dict)
     incomplete: bool = False
     invalid: str = ""                                          # why the pool is invalid, "" when valid
     has_binding: bool = False

@@ -21,21 +21,27 @@ from collections import defaultdict
 import numpy as np
 
 from .counts import Counts, filter_key
-from .model import ClaimSpec
+from .constraints import applies
+from .model import Alternative, ClaimSpec
 from .search import MAX_DEVICES_PER_CLAIM
 
 
 def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unusable: np.ndarray,
-                risky_only: bool = False) -> np.ndarray:
+                risky_only: bool = False, relaxed: bool = False) -> np.ndarray:
     """Per node (slot), whether searching there could find anything but a plain failure.
 
     ``unusable``: per node, whether it sees an incomplete or invalid pool. ``risky_only``: only
-    the nodes where the attempt could end in an error (the others may still fit).
+    the nodes where the attempt could end in an error (the others may still fit). ``relaxed``:
+    for searches that leave taints and capacity out (explanations).
+
+    Requests are taken in search order: once a request certainly fails on a node by itself, the
+    search there never reaches the ones after it, so nothing they could raise matters there.
     """
     n = len(slots)
     everywhere = np.ones(n, bool)
     must = np.zeros(n, bool)
-    ok = np.ones(n, bool)
+    blocked = np.zeros(n, bool)        # an earlier request certainly fails here
+    cross = np.ones(n, bool)           # the constrained requests can share one value
     has_all = False
     need: dict[tuple, int] = defaultdict(int)
     alone = {}
@@ -49,39 +55,81 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 fc = counts.get(alt)
                 if fc is None or alt.mode not in ("ExactCount", "All"):
                     return everywhere          # the allocator refuses the claim before any node
+                usable = fc.free if relaxed else fc.usable
                 if alt.mode == "All":
                     has_all = True
                     sel = fc.sel[slots]
-                    must |= fc.err_all[slots] > 0
+                    must |= fc.err_all[slots] > 0                 # met while validating, on every node
                     if claim.constraints:
-                        must |= sel > 0        # a constraint broken inside "all" is an error
-                    if f.consumable_capacity:
+                        must |= (sel > 0) & ~blocked              # a constraint broken inside "all" is an error
+                    if f.consumable_capacity or relaxed:
                         req_ok |= sel > 0
                     else:
-                        req_ok |= (sel > 0) & (fc.usable[slots] == sel)
+                        req_ok |= (sel > 0) & (usable[slots] == sel)
                     size = sel.astype(np.int64)
                 else:
-                    must |= fc.err_search[slots] > 0
-                    req_ok |= fc.usable[slots] >= alt.count
+                    must |= (fc.err_search[slots] > 0) & ~blocked
+                    enough = usable[slots] >= alt.count
+                    for attribute in _matched(claim, alt):
+                        per_value = counts.by_value(alt, attribute, relaxed)
+                        if per_value is not None:
+                            enough &= per_value[slots].max(axis=1) >= alt.count
+                    req_ok |= enough
                     size = np.full(n, alt.count, np.int64)
                 least = size if least is None else np.minimum(least, size)
             if least is not None:
                 least_total += least
-            ok &= req_ok
+            blocked |= ~req_ok
             if len(req.alternatives) == 1 and req.alternatives[0].mode == "ExactCount" \
                     and not req.alternatives[0].admin:
                 key = filter_key(req.alternatives[0])
                 need[key] += req.alternatives[0].count
                 alone[key] = req.alternatives[0]
-        must |= least_total > MAX_DEVICES_PER_CLAIM
+        must |= least_total > MAX_DEVICES_PER_CLAIM                # met while validating
+        cross &= _one_value(counts, claim, slots, relaxed)
     if has_all:
         must |= unusable
     if risky_only:
         return must
+    ok = ~blocked & cross
     if not f.consumable_capacity:
         # Requests asking the same compete for the same devices.
         for key, total in need.items():
             fc = counts.get(alone[key])
             if fc is not None:
-                ok &= fc.usable[slots] >= total
+                ok &= (fc.free if relaxed else fc.usable)[slots] >= total
     return must | ok
+
+
+def _matched(claim: ClaimSpec, alt: Alternative) -> list[str]:
+    """The matchAttribute constraints that apply to every device of ``alt``."""
+    base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+    return [c.match_attribute for c in claim.constraints if c.match_attribute and applies(c.requests, base, sub)]
+
+
+def _one_value(counts: Counts, claim: ClaimSpec, slots: np.ndarray, relaxed: bool) -> np.ndarray:
+    """Per node: for every matchAttribute constraint, some value gives each request it covers enough
+    devices (requests asking for all devices, or naming subrequests, are not looked at)."""
+    n = len(slots)
+    out = np.ones(n, bool)
+    for con in claim.constraints:
+        if not con.match_attribute or any("/" in name for name in con.requests):
+            continue
+        rows: np.ndarray | None = None
+        for req in claim.requests:
+            if con.requests and req.name not in con.requests:
+                continue
+            if any(alt.mode != "ExactCount" for alt in req.alternatives):
+                continue
+            fits: np.ndarray | None = None
+            for alt in req.alternatives:
+                per_value = counts.by_value(alt, con.match_attribute, relaxed)
+                if per_value is None:
+                    return out
+                here = per_value[slots] >= alt.count
+                fits = here if fits is None else fits | here
+            if fits is not None:
+                rows = fits if rows is None else rows & fits
+        if rows is not None:
+            out &= rows.any(axis=1)
+    return out

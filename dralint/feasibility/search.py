@@ -25,6 +25,8 @@ from .selection import DeviceClassInfo, Selection
 from .taints import blocking_taint
 
 MAX_DEVICES_PER_CLAIM = 32  # AllocationResultsMaxSize
+# Searches that end within this many steps never pay for the cuts and memos below (most do).
+PRUNE_AFTER = 200
 
 DONE, FAIL, OVER = 1, 0, 2
 
@@ -110,7 +112,7 @@ class Attempt:
 
     def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
                  trace: Tracer | None = None, *, prune: bool = True, relax: frozenset[str] = frozenset(),
-                 ideal: bool = False) -> None:
+                 ideal: bool = False, eager: bool = False) -> None:
         self.run = run
         self.f = run.features
         self.node = node
@@ -127,6 +129,8 @@ class Attempt:
         self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
         self._slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None = None  # None: not yet worked out
         self._prune = prune                      # False: the plain exhaustive search (tests compare both)
+        self._begin = -PRUNE_AFTER if eager else budget.steps
+        self._ideal_checked = False
         # Checks left out to find what blocks a claim (explanations): "taints", "counters", "capacity".
         self.relax = relax
         # The search without the scheduler's leaks (counters taken by a refused device stay taken):
@@ -232,7 +236,7 @@ class Attempt:
     def run_search(self) -> bool:
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
-        if self._search_done() if not self._ideal_first() else self._ideal_done() and self._search_done():
+        if self._search_done():
             self.check_node_selectors()
             return True
         failure = invalid_pools_failure(self.pools)
@@ -240,19 +244,24 @@ class Attempt:
             raise NodeFailure(failure)
         return False
 
-    def _ideal_first(self) -> bool:
-        """Whether to search without the scheduler's leaks first: where branches that may leak cannot
-        be cut, a claim that fails anyway is shown to fail far faster that way."""
-        if self.ideal:
+    def _pruning(self) -> bool:
+        """Whether this search has run long enough to be worth cutting (never in the plain one)."""
+        if self.budget.steps - self._begin < PRUNE_AFTER:
             return False
         if self._slots is None:
             self._slots = self._request_slots()
-        return self._bounded and bool(self._leaky)
+        if self._bounded and not self._ideal_checked:
+            self._ideal_checked = True
+            if not self.ideal and self._leaky and not self._ideal_done():
+                raise _Hopeless()
+        return self._bounded
 
     def _ideal_done(self) -> bool:
-        """The search without leaks. A solution the scheduler finds also passes it (leaked counters
-        only refuse more), so when it fails the scheduler's search fails too."""
-        ideal = Attempt(self.run, self.node, self.pools, self.claims, self.budget, relax=self.relax, ideal=True)
+        """The search without leaks, where branches that may leak cannot be cut. A solution the
+        scheduler finds also passes it (leaked counters only refuse more), so when it fails the
+        scheduler's search fails too, and far faster shown this way."""
+        ideal = Attempt(self.run, self.node, self.pools, self.claims, self.budget, relax=self.relax, ideal=True,
+                        eager=True)
         ideal.validate()
         return ideal._search_done()
 
@@ -293,7 +302,7 @@ class Attempt:
         if r >= len(claim.requests):
             if c + 1 == len(self.claims):
                 return DONE
-            if self.hopeless_from(c + 1):
+            if self._pruning() and self.hopeless_from(c + 1):
                 if self.trace is not None:
                     self._say(f"claims from {self.claims[c + 1].display} on cannot be allocated even on their own; "
                               "no choice for the earlier claims helps")
@@ -383,9 +392,7 @@ class Attempt:
         selector fails on a device of the node, and no ``All`` request of a claim with constraints
         (whose constraint violation is an error) is left to be reached.
         """
-        if self._slots is None:
-            self._slots = self._request_slots()
-        if not self._bounded:
+        if not self._pruning():
             return True
         in_use = frozenset(k for k, claims in self.allocating.items() if claims)
         key = (c, r, s, in_use)
@@ -412,7 +419,8 @@ class Attempt:
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
             if self._bounded and not relaxing:
-                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax, ideal=True)
+                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax,
+                               ideal=True, eager=True)
                 rest.validate()
                 have = not rest._search_done()
             self._hopeless[c] = have
@@ -430,7 +438,7 @@ class Attempt:
 
     def _enter(self, c: int, r: int) -> int:
         """Start request ``r`` of claim ``c`` (the claim's end when past its requests)."""
-        key = self._boundary_key(c, r)
+        key = self._boundary_key(c, r) if self._pruning() else None
         if key is not None:
             have = self._failed_from.get(key)
             if have is not None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+import numpy as np
 from typing import Callable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..releases import Release
-from .columns import ERROR, Columns
+from .columns import ERROR, FALSE, TRUE, Columns
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device
 
@@ -172,6 +174,7 @@ class Selection:
         self._drivers: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str] | None] = {}
         self.columns = Columns(evaluate, SelectorError, self._names_read, self._required)
+        self._combined: dict[tuple[str | None, ...], tuple[np.ndarray, bytes]] = {}
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         if expression not in self._names:
@@ -206,10 +209,43 @@ class Selection:
         except SelectorError:
             return None
 
+    def combined(self, expressions: tuple[str | None, ...]) -> np.ndarray:
+        """Per device uid, the answer of ``expressions`` in order (class selectors, then the
+        request's): FALSE at the first false one, ERROR where one fails before that. Devices with
+        binding conditions are FALSE without evaluating anything when the feature is off."""
+        columns = self.columns
+        have = self._combined.get(expressions)
+        if have is not None and len(have[0]) == len(columns.devices):
+            return have[0]
+        n = len(columns.devices)
+        if not self._binding:
+            state = np.array([d is not None and not d.binding_conditions for d in columns.devices], bool)
+        else:
+            state = np.ones(n, bool)
+        err = np.zeros(n, bool)
+        for expr in expressions:
+            if expr is None:
+                continue
+            col = columns.column(expr)
+            err |= state & (col == ERROR)
+            state &= col == TRUE
+        out = np.where(err, ERROR, np.where(state, TRUE, FALSE)).astype(np.int8)
+        if len(self._combined) > 10_000:
+            self._combined.clear()
+        self._combined[expressions] = (out, out.tobytes())
+        return out
+
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
         """Class selectors, then request selectors, as ``isSelectable`` (without per-device node selection)."""
-        if not self._binding and device.binding_conditions:
-            return False
+        key = cls.selectors + alt.selectors
+        have = self._combined.get(key)
+        if have is None or device.uid >= len(have[1]):
+            self.combined(key)
+            have = self._combined[key]
+        answer = have[1][device.uid]
+        if answer != ERROR:
+            return answer == TRUE
+        # Which selector fails, for the scheduler's message.
         for i, expr in enumerate(cls.selectors):
             if expr is None:
                 continue
