@@ -53,6 +53,8 @@ def violates(value: Nanos, policy: CapacityPolicy | None, is_default: bool) -> b
 def fits(alt: Alternative, device: Device, held: Mapping[str, Nanos] | None,
          allocating: Mapping[str, Nanos] | None) -> bool | None:
     """``CmpRequestOverCapacity``: True/False, or None when the request names a capacity the device lacks."""
+    if not alt.capacity and not alt.has_capacity and not held and not allocating and not device.has_policy:
+        return True  # no request, no policy, nothing taken: every capacity is wholly there
     requested = alt.capacity or {}
     if any(name not in device.capacity for name in requested):
         return None

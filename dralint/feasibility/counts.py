@@ -19,7 +19,7 @@ import numpy as np
 from .capacity import fits
 from .columns import ERROR, TRUE
 from .constraints import lookup_attribute, scalar_value
-from .model import Alternative, Device
+from .model import Alternative
 from .taints import blocking_taint
 from .world import World
 
@@ -61,6 +61,7 @@ class Counts:
         self._class_pos = 0
         self._static: tuple[int, np.ndarray, np.ndarray] | None = None
         self._consumers: np.ndarray | None = None
+        self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: dict[str, tuple[np.ndarray, int]] = {}
         self._by_value: dict[tuple, np.ndarray] = {}
 
@@ -69,8 +70,8 @@ class Counts:
     def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every node's entries as (slot, uid, here) arrays, in node order."""
         world = self.world
-        states = world.states()
-        if self._flat is None or self._flat_pos != len(world.node_log):
+        if self._flat is None or self._flat_pos != len(world.node_log) or world.nodes_changed():
+            states = world.states()
             slots = [np.full(len(st.dev), st.slot, np.int64) for st in states]
             self._flat = (np.concatenate(slots) if slots else np.zeros(0, np.int64),
                           np.concatenate([st.dev for st in states]) if states else np.zeros(0, np.int64),
@@ -92,6 +93,10 @@ class Counts:
                 tainted[d.uid] = f.taints and any(t.effect in ("NoSchedule", "NoExecute") for t in d.taints)
             self._static = (len(devices), counters, tainted)
         return self._static[1], self._static[2]
+
+    def tainted(self) -> np.ndarray:
+        """Per uid: the device has a taint that blocks (with DRADeviceTaints on)."""
+        return self._device_flags()[1]
 
     def consumers(self) -> np.ndarray:
         """Per uid: the device consumes shared counters."""
@@ -184,8 +189,11 @@ class Counts:
         fc.sel = np.bincount(slot[(sel == TRUE) & here], minlength=size).astype(np.int32)
         fc.free = np.bincount(slot[(sel == TRUE) & here & ~held], minlength=size).astype(np.int32)
         fc.usable = np.bincount(slot[fc.dev_usable[uid] & here & ~held], minlength=size).astype(np.int32)
-        fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
-        fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+        if (dev_sel == ERROR).any():
+            fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
+            fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+        else:
+            fc.err_search, fc.err_all = np.zeros(size, np.int32), np.zeros(size, np.int32)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc
@@ -206,11 +214,23 @@ class Counts:
         else:
             usable &= ~check_taints
         if f.consumable_capacity:
-            for uid in np.nonzero(usable)[0]:
+            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()
+            for uid in np.nonzero(check)[0]:
                 d = devices[uid]
-                if d is not None and _capacity_matters(alt, d, world):
+                if d is not None:
                     usable[uid] = bool(fits(alt, d, world.allocated.consumed.get(d.key), None))
         return usable
+
+    def capacity_flags(self) -> np.ndarray:
+        """Per uid: the capacity check can refuse even without requests (policies, shares held)."""
+        world = self.world
+        devices = world.selection.columns.devices
+        key = (len(devices), world.held_token, len(world.hold_log))
+        if self._capacity is None or self._capacity[0] != key:
+            flags = np.array([d is not None and (d.has_policy or d.key in world.allocated.consumed)
+                              for d in devices], bool)
+            self._capacity = (key, flags)
+        return self._capacity[1]
 
     def _sync(self, fc: FilterCounts) -> None:
         """Apply the world's changes since ``fc`` was last in step."""
@@ -254,7 +274,3 @@ class Counts:
             fc.err_all[slot] = np.count_nonzero(sel == ERROR)
 
 
-def _capacity_matters(alt: Alternative, d: Device, world: World) -> bool:
-    """Whether the static capacity check can say no (requests, policies or shares in play)."""
-    return bool(alt.capacity) or alt.has_capacity or d.key in world.allocated.consumed or any(
-        c.policy is not None for c in d.capacity.values())

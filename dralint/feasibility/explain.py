@@ -359,10 +359,9 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: "NodeSet", node_failur
 def blocking_cause(ex: Explainer, claims: list[ClaimSpec], nodes: "NodeSet") -> str:
     """When leaving out taints, shared counters or capacity makes the claims fit, that is what
     blocks them: said with the devices and amounts of the solution found without it."""
-    f = ex.judge.world.features
-    checks = [("taints", f.taints), ("counters", f.partitionable), ("capacity", f.consumable_capacity)]
-    for check, on in checks:
-        if not on:
+    relevant = _relaxable(ex, claims)
+    for check in ("taints", "counters", "capacity"):
+        if check not in relevant:
             continue
         picks = ex.search(claims, nodes, frozenset({check}))
         if not picks or picks is True:
@@ -372,6 +371,29 @@ def blocking_cause(ex: Explainer, claims: list[ClaimSpec], nodes: "NodeSet") -> 
         if text:
             return text
     return ""
+
+
+def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
+    """The checks that could refuse some device the claims' requests select (leaving the others out
+    would change nothing)."""
+    counts = ex.judge.counts
+    f = ex.judge.world.features
+    out: set[str] = set()
+    for claim in claims:
+        for req in claim.requests:
+            for alt in req.alternatives:
+                fc = counts.get(alt)
+                if fc is None:
+                    continue
+                selected = fc.dev_sel == TRUE
+                if f.taints and (selected & counts.tainted()).any():
+                    out.add("taints")
+                if f.partitionable and (selected & counts.consumers()).any():
+                    out.add("counters")
+                if f.consumable_capacity and (alt.capacity or alt.has_capacity
+                                              or (selected & counts.capacity_flags()).any()):
+                    out.add("capacity")
+    return out
 
 
 def _taint_cause(ex: Explainer, picks: list[Pick]) -> str:

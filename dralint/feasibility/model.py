@@ -118,6 +118,11 @@ class Device:
         """
         return _shape(self.key[0], self.raw)
 
+    @functools.cached_property
+    def has_policy(self) -> bool:
+        """Some capacity has a request policy (the capacity check can then refuse without requests)."""
+        return any(c.policy is not None for c in self.capacity.values())
+
     @property
     def name(self) -> str:
         return self.key[2]

@@ -303,6 +303,10 @@ class World:
             self._dirty_nodes_list = False
         return self.nodes
 
+    def nodes_changed(self) -> bool:
+        """Whether the node list must be worked out again before use."""
+        return self._dirty_nodes_list
+
     @property
     def slot_count(self) -> int:
         """How long per-node arrays must be (slots of removed nodes stay unused)."""
