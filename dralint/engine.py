@@ -159,8 +159,13 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
-               split: Split | None = None) -> RunResult:
-    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
+               split: Split | None = None, judged_files: Collection[str] | None = None) -> RunResult:
+    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
+
+    ``judged_files`` (file names) limits judging to those files' objects: the other files' objects
+    are still indexed as linted objects, for references and feasibility, but not judged themselves
+    (the editor judges the documents it shows, in the context of the whole workspace).
+    """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     result = RunResult(findings=emitter.findings, files=len(files))
@@ -175,7 +180,8 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
+    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split,
+           judged_files=judged_files)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     return result
 
@@ -214,10 +220,13 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None) -> None:
+           cluster_given: bool = False, split: Split | None = None,
+           judged_files: Collection[str] | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
     targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
+    if judged_files is not None:  # the index above holds them all; only these are judged
+        targets = [t for t in targets if t.canonical.manifest.document.file in judged_files]
     index = work.index
     if split is not None:
         _judge_split(emitter, targets, work, split)
