@@ -1,0 +1,102 @@
+"""Findings into LSP messages: ranges in the client's units, diagnostics, hovers.
+
+The one place that knows both dralint's records and the protocol's types (``lsprotocol``); the
+server's handlers call these and send what they return.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from ..catalog import Catalog
+from ..explain import explain
+from ..findings import Finding, Severity
+from ..report.context import rule_url
+from .spans import Lines, Point, Span, finding_span
+from .workspace import Linted
+
+SOURCE = "dralint"
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A finding as the editor shows it: where (in characters) and the diagnostic sent."""
+
+    span: Span
+    finding: Finding
+    diagnostic: types.Diagnostic
+
+
+def to_range(span: Span, lines: Lines, codec: PositionCodec) -> types.Range:
+    """``span`` (code points) in the client's position encoding (UTF-16 unless negotiated)."""
+    return types.Range(start=_position(span.start, lines, codec), end=_position(span.end, lines, codec))
+
+
+def _position(point: Point, lines: Lines, codec: PositionCodec) -> types.Position:
+    point = lines.clamp(point)
+    return types.Position(line=point.line, character=codec.client_num_units(lines.line(point.line)[:point.column]))
+
+
+def from_position(position: types.Position, lines: Lines, codec: PositionCodec) -> Point:
+    """A client position as a character position of ``lines``."""
+    text = lines.line(position.line)
+    units = column = 0
+    while column < len(text) and units < position.character:
+        units += codec.client_num_units(text[column])
+        column += 1
+    return lines.clamp(Point(position.line, column))
+
+
+def diagnostics(linted: Linted, lines: Lines, codec: PositionCodec, catalog: Catalog) -> list[Shown]:
+    """One diagnostic per finding of a document: the rule id as code, linked to its documentation."""
+    shown = []
+    for finding in linted.findings:
+        span = finding_span(finding, lines, linted.parsed.documents)
+        rule = catalog.rules.get(finding.rule)
+        diagnostic = types.Diagnostic(
+            range=to_range(span, lines, codec),
+            message=finding.message,
+            severity=_SEVERITY[finding.severity],
+            code=finding.rule,
+            code_description=types.CodeDescription(href=rule_url(rule)) if rule is not None else None,
+            source=SOURCE,
+        )
+        shown.append(Shown(span, finding, diagnostic))
+    return shown
+
+
+def hover(shown: Sequence[Shown], point: Point, lines: Lines, codec: PositionCodec, catalog: Catalog, *,
+          markdown: bool = True) -> types.Hover | None:
+    """The findings under ``point`` and their rules' explanations (``--explain``); None when there is none."""
+    here = [s for s in shown if s.span.start <= point <= s.span.end]
+    if not here:
+        return None
+    parts = []
+    for rule_id in dict.fromkeys(s.finding.rule for s in here):
+        group = [s.finding for s in here if s.finding.rule == rule_id]
+        rule = catalog.rules.get(rule_id)
+        explanation = explain(rule) if rule is not None else ""
+        if markdown:
+            messages = "\n".join(f"- {_escape(f.message)}" for f in group)
+            parts.append(f"**{rule_id}** {group[0].name}\n\n{messages}\n\n```text\n{explanation}```")
+        else:
+            parts.append("\n".join(f"{rule_id}: {f.message}" for f in group) + "\n\n" + explanation)
+    first = min((s.span for s in here), key=lambda span: (span.start, span.end))
+    kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
+    separator = "\n\n---\n\n" if markdown else "\n\n"
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=separator.join(parts)),
+                       range=to_range(first, lines, codec))
+
+
+def _escape(text: str) -> str:
+    """Plain text that Markdown shows as written (messages quote CEL and field paths)."""
+    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)

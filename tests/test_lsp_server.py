@@ -1,0 +1,243 @@
+"""``dralint lsp`` end to end: a real LSP client (pytest-lsp) drives the server process over stdio."""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from dralint.catalog import load_catalog  # noqa: E402
+from dralint.report.context import rule_url  # noqa: E402
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"),
+              pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")]
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+"""
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-a-gpus
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool:
+    name: node-a
+    generation: 1
+    resourceSliceCount: 1
+  devices:
+  - name: gpu-0
+"""
+BAD_CEL = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: big-gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.drvier == "gpu.example.com"
+  - cel:
+      expression: >-
+        device.capacity["gpu.example.com"].memory
+        > "40Gi"
+"""
+
+
+def claim(count: int = 1, device_class: str = "gpu.example.com", name: str = "one-gpu") -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata:
+          name: {name}
+          namespace: default
+        spec:
+          devices:
+            requests:
+            - name: gpu
+              exactly:
+                deviceClassName: {device_class}
+                count: {count}
+        """)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with a class, a claim, and cluster state named by its configuration."""
+    root = tmp_path_factory.mktemp("project")
+    (root / ".git").mkdir()
+    (root / "classes").mkdir()
+    (root / "classes" / "gpu.yaml").write_text(CLASS)
+    (root / "claims").mkdir()
+    (root / "claims" / "claim.yaml").write_text(claim())
+    (root / "cluster").mkdir()
+    (root / "cluster" / "slices.yaml").write_text(SLICE)
+    (root / ".dralint.yaml").write_text("cluster: [cluster/]\n")
+    return root
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "dralint", "lsp"]))
+async def client(lsp_client: LanguageClient, project: Path):
+    registered: list[types.RegistrationParams] = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:  # as VS Code does: accept
+        registered.append(params)
+
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_and_wait(client: LanguageClient, path: Path, text: str, version: int = 1) -> list[types.Diagnostic]:
+    uri = path.as_uri()
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="yaml", version=version, text=text)))
+    return await diagnostics_for(client, uri)
+
+
+async def diagnostics_for(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    """The next diagnostics published for ``uri``."""
+    while True:
+        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if params.uri == uri:
+            return list(params.diagnostics)
+
+
+async def change(client: LanguageClient, uri: str, version: int, text: str) -> list[types.Diagnostic]:
+    """Send the document's new text (the server asks for whole documents) and wait for its diagnostics."""
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    return await diagnostics_for(client, uri)
+
+
+def covered(text: str, rng: types.Range) -> str:
+    """The text a range covers (UTF-16 positions, as the client negotiated by default)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos: types.Position) -> int:
+        line = lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le")
+        return sum(len(x) for x in lines[: pos.line]) + len(line)
+
+    return text[offset(rng.start):offset(rng.end)]
+
+
+async def close(client: LanguageClient, path: Path) -> None:
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(path.as_uri())))
+    await diagnostics_for(client, path.as_uri())
+
+
+async def test_cel_findings_cover_the_sub_expression(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    found = await open_and_wait(client, path, BAD_CEL)
+    assert [d.code for d in found] == ["DRA501", "DRA501"]
+    assert covered(BAD_CEL, found[0].range) == "device.drvier"
+    # A folded block scalar: the range follows the expression over its two lines.
+    assert covered(BAD_CEL, found[1].range) == 'device.capacity["gpu.example.com"].memory\n        > "40Gi"'
+    first = found[0]
+    assert first.severity == types.DiagnosticSeverity.Error and first.source == "dralint"
+    assert first.code_description is not None
+    assert first.code_description.href == rule_url(load_catalog().get("DRA501"))  # docs/rules.md#dra501...
+    assert "drvier" in first.message
+    await close(client, path)
+
+
+async def test_workspace_files_are_context_and_edits_are_followed(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "claim.yaml"
+    text = claim()
+    assert await open_and_wait(client, path, text) == []  # its class is in another file of the workspace
+    edited = text.replace("deviceClassName: gpu.example.com", "deviceClassName: gpu.exmple.com")
+    found = await change(client, path.as_uri(), 2, edited)
+    # The class is missing from the workspace, and so from the allocator's view of the cluster.
+    assert [d.code for d in found] == ["DRA600", "DRA703"]
+    assert covered(edited, found[0].range) == "deviceClassName"
+    assert "gpu.example.com" in found[0].message  # did you mean
+    assert await change(client, path.as_uri(), 3, text) == []
+    await close(client, path)
+
+
+async def test_feasibility_uses_the_configured_cluster_state(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "two.yaml"
+    found = await open_and_wait(client, path, claim(count=2, name="two-gpus"))
+    assert [d.code for d in found] == ["DRA701"]
+    assert "node-a" in found[0].message or "1" in found[0].message
+    await close(client, path)
+
+
+async def test_hover_explains_the_rule(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    found = await open_and_wait(client, path, BAD_CEL)
+    inside = types.Position(found[0].range.start.line, found[0].range.start.character + 3)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(path.as_uri()), position=inside))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    assert "**DRA501** cel-compile-error" in hover.contents.value
+    assert "Why" in hover.contents.value and "Fix" in hover.contents.value  # the --explain text
+    assert hover.range == found[0].range
+    elsewhere = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(path.as_uri()), position=types.Position(0, 0)))
+    assert elsewhere is None
+    await close(client, path)
+
+
+async def test_positions_count_utf16_units(client: LanguageClient, project: Path) -> None:
+    text = BAD_CEL.replace('device.drvier == "gpu.example.com"', 'size("\U0001F600") == 1 && device.drvier == "g"')
+    path = project / "classes" / "emoji.yaml"
+    found = await open_and_wait(client, path, text)
+    assert covered(text, found[0].range) == "device.drvier"
+    await close(client, path)
+
+
+async def test_configuration_is_reloaded_when_it_changes(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    config = project / ".dralint.yaml"
+    before = config.read_text()
+    try:
+        config.write_text(before + "ignore: [cel-compile-error]\n")
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
+        assert await open_and_wait(client, path, BAD_CEL) == []
+        await close(client, path)
+
+        config.write_text(before + "kube-verison: '1.34'\n")
+        client.messages.clear()
+        found = await open_and_wait(client, path, BAD_CEL)
+        assert [d.code for d in found] == []  # the settings in force stay until the file is fixed
+        await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE) if not client.messages else None
+        assert any(".dralint.yaml:2: unknown key 'kube-verison'" in m.message for m in client.messages)
+        await close(client, path)
+    finally:
+        config.write_text(before)
+    assert [d.code for d in await open_and_wait(client, path, BAD_CEL)] == ["DRA501", "DRA501"]
+    await close(client, path)
+
+
+async def test_other_documents_are_not_judged(client: LanguageClient, project: Path) -> None:
+    notes = project / "notes.txt"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=notes.as_uri(), language_id="plaintext", version=1, text="kind: ResourceClaim\n")))
+    path = project / "classes" / "bad-cel.yaml"
+    await open_and_wait(client, path, BAD_CEL)
+    assert notes.as_uri() not in client.diagnostics
+    await close(client, path)
