@@ -15,7 +15,7 @@ from dralint.cli import main
 from dralint.engine import RunResult
 from dralint.findings import Category, Finding, Severity
 from dralint.report import FORMATS, ReportContext
-from dralint.report.context import RULES_DOC_URL
+from dralint.project import rules_doc_url
 from dralint.report.github import annotation, escape_data, escape_property
 
 from conftest import BAD_CLAIM
@@ -77,7 +77,7 @@ def test_sarif_rules_carry_help_uri_into_the_rule_docs(sarif_validator):
     log = json.loads(render("sarif", []))
     sarif_validator.validate(log)
     rule = next(r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "DRA201")
-    assert rule["helpUri"] == f"{RULES_DOC_URL}#dra201-request-count-positive"
+    assert rule["helpUri"] == f"{rules_doc_url()}#dra201"
     assert rule["defaultConfiguration"]["level"] == "error"
     assert rule["shortDescription"]["text"] == CATALOG.get("DRA201").summary
 

@@ -13,11 +13,11 @@ from typing import Any, Sequence, TextIO
 from .. import __version__
 from ..catalog import Rule
 from ..findings import Finding
+from ..project import repository
 from .context import ReportContext, file_uri, rule_url, unwrap
 from .json_report import dumps
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/dralint/dralint"
 # SARIF knows no "info": its informational level is "note".
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 # v1 was rule|object|field, which every finding about a whole file shared.
@@ -35,17 +35,15 @@ def log(result: Any, context: ReportContext) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
     rules = list(context.catalog)
     index = {rule.id: i for i, rule in enumerate(rules)}
+    driver: dict[str, Any] = {"name": "dralint", "version": __version__, "semanticVersion": __version__}
+    if repository():
+        driver["informationUri"] = repository()
+    driver["rules"] = [_descriptor(rule) for rule in rules]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "dralint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [_descriptor(rule) for rule in rules],
-            }},
+            "tool": {"driver": driver},
             "invocations": [{"executionSuccessful": context.exit_code != 2, "exitCode": context.exit_code}],
             "columnKind": "unicodeCodePoints",
             "results": [_result(f, index.get(f.rule, -1), context, print_)
