@@ -41,6 +41,9 @@ class Limits:
     driver_name_length: int = 63
     pool_name_length: int = 253
     id_length: int = 32
+    # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.36
+    # (validateQualifiedName has no case for them); 1.37 refuses them.
+    multi_slash_names: bool = False
     # v1alpha2 (1.27-1.30)
     alpha2_reserved_for: int = 32
     alpha2_resource_handles: int = 32
@@ -53,10 +56,13 @@ def limits_for(minor: int) -> Limits:
     """The limits the API server of Kubernetes 1.<minor> enforces."""
     if minor <= 32:
         return Limits(reserved_for=32, taints_per_device=4, counter_sets_per_slice=32,
-                      devices_per_slice_advanced=None, attribute_values=None, consumptions_per_device=None)
+                      devices_per_slice_advanced=None, attribute_values=None, consumptions_per_device=None,
+                      multi_slash_names=True)
     if minor <= 34:
         return Limits(taints_per_device=4, counter_sets_per_slice=32, devices_per_slice_advanced=None,
-                      attribute_values=None, consumptions_per_device=None)
+                      attribute_values=None, consumptions_per_device=None, multi_slash_names=True)
     if minor == 35:
-        return Limits(attribute_values=None)
+        return Limits(attribute_values=None, multi_slash_names=True)
+    if minor == 36:
+        return Limits(multi_slash_names=True)
     return Limits()

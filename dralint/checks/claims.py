@@ -241,11 +241,8 @@ def _capacity(capacity: Any, path: FieldPath) -> Iterator[Problem]:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             try:
                 qty = Quantity.parse(value)
-            except QuantityError as exc:
-                yield Problem(R_CAPACITY, kpath,
-                              f"capacity request {value!r} is not a quantity: {exc}; write e.g. `10Gi` or `500m` "
-                              "(the API server refuses to decode the object)")
-                continue
+            except QuantityError:
+                continue  # the schema stage reports what the decoder refuses (DRA102)
             if qty.value <= 0:
                 yield Problem(R_CAPACITY, kpath,
                               f"capacity request {value!r} for {key!r} is not positive; the API server accepts it "
@@ -274,9 +271,9 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                                       R_CONSTRAINT_UNKNOWN_REQUEST)
         match, distinct = constraint.get("matchAttribute"), constraint.get("distinctAttribute")
         if match is not None:
-            yield from _attribute(match, cpath.child("matchAttribute"))
+            yield from _attribute(ctx, match, cpath.child("matchAttribute"))
         elif distinct is not None:
-            yield from _attribute(distinct, cpath.child("distinctAttribute"))
+            yield from _attribute(ctx, distinct, cpath.child("distinctAttribute"))
         elif ctx.gate("DRAConsumableCapacity"):
             yield Problem(R_ATTRIBUTE_REQUIRED, cpath,
                           "a constraint needs `matchAttribute` (all devices share the attribute's value) or "
@@ -290,10 +287,10 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                           "devices must share, e.g. `resource.kubernetes.io/pcieRoot` (API server: Required value)")
 
 
-def _attribute(value: Any, path: FieldPath) -> Iterator[Problem]:
+def _attribute(ctx: CheckContext, value: Any, path: FieldPath) -> Iterator[Problem]:
     if not isinstance(value, str):
         return
-    errs = qualified_attribute_errors(value, fully_qualified=True)
+    errs = qualified_attribute_errors(value, fully_qualified=True, multi_slash_ok=ctx.limits.multi_slash_names)
     for _, msg in errs[:1]:
         hint = (f"; prefix it with the driver's domain, e.g. `gpu.example.com/{value}`"
                 if value and "/" not in value else "")

@@ -361,8 +361,8 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     attribute_problems: list[Problem] = []
     for key, attribute in attributes.items():
         key = str(key)
-        if qualified_attribute_errors(key):
-            attribute_problems.extend(_qualified_key(key, path.child("attributes"), "attribute"))
+        if qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
+            attribute_problems.extend(_qualified_key(ctx, key, path.child("attributes"), "attribute"))
         if _plainly_valid(attribute, max_len):
             values += 1
         else:
@@ -388,13 +388,16 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     if device.get("nodeAllocatableResources") is not None:
         yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
                                      path.child("nodeAllocatableResources"))
+    if device.get("nodeAllocatableResourceMappings") is not None:
+        yield from _node_allocatable_mappings(device.get("nodeAllocatableResourceMappings"), capacity,
+                                              path.child("nodeAllocatableResourceMappings"))
 
 
 def _capacities(ctx: CheckContext, capacity: dict, shared: bool, path: FieldPath) -> Iterator[Problem]:
     for key, cap in capacity.items():
         key = str(key)
-        if qualified_attribute_errors(key):
-            yield from _qualified_key(key, path, "capacity")
+        if qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
+            yield from _qualified_key(ctx, key, path, "capacity")
         policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
         if policy is None:
             continue
@@ -429,8 +432,8 @@ def _value_count(attribute: Any) -> int:
     return lists or 1
 
 
-def _qualified_key(key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
-    for kind, msg in qualified_attribute_errors(key):
+def _qualified_key(ctx: CheckContext, key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
+    for kind, msg in qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
         yield Problem(ATTRIBUTE_NAME_INVALID, map_path,
                       f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
                       f"optionally prefixed by a domain (e.g. gpu.example.com/model) (API server: {_ERROR_WORDS[kind]})")
@@ -672,6 +675,31 @@ def _node_allocatable(resources: Any, capacity: dict, path: FieldPath) -> Iterat
             yield from _allocatable_mapping(mapping, capacity, key_path.child("mapping"))
         if isinstance(overhead, dict):
             yield from _allocatable_overhead(overhead, key_path.child("overhead"))
+
+
+def _node_allocatable_mappings(mappings: Any, capacity: dict, path: FieldPath) -> Iterator[Problem]:
+    """1.36's ``nodeAllocatableResourceMappings`` (renamed and reshaped in 1.37): per node resource an
+    optional ``capacityKey`` naming a capacity of the device and a positive ``allocationMultiplier``.
+    Node resources are core names (cpu, memory, pods, hugepages-…); extended resources are refused."""
+    if not isinstance(mappings, dict):
+        return
+    for name, entry in mappings.items():
+        name = str(name)
+        key_path = path.key(name)
+        if not name or ("/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")):
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path,
+                          f"{name!r} is not a node-allocatable resource name; extended resources cannot be mapped: "
+                          "use cpu, memory or hugepages-<size> (API server: Invalid value)")
+        entry = entry if isinstance(entry, dict) else {}
+        key = entry.get("capacityKey")
+        if isinstance(key, str) and key not in capacity:
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path.child("capacityKey"),
+                          f"capacityKey {key!r} names no capacity of this device; use one of "
+                          f"{', '.join(map(str, capacity)) or '(none defined)'} (API server: Not found)")
+        multiplier = _quantity(entry.get("allocationMultiplier"))
+        if multiplier is not None and multiplier.value <= 0:
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path.child("allocationMultiplier"),
+                          f"allocationMultiplier is {multiplier}; it must be positive (API server: Invalid value)")
 
 
 def _quantity(value: Any) -> Quantity | None:
