@@ -88,6 +88,7 @@ class _Target:
 
     canonical: Canonical
     old: Canonical | None = None
+    stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
 
 
 class _Emitter:
@@ -230,7 +231,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
+        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in refused}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
 
@@ -244,8 +245,10 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         if not _served(emitter, manifest, release):
             continue
         old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-    index = Index.build([t.canonical for t in targets] + cluster)
+        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+    # References and feasibility see each object as the server would store it.
+    index = Index.build([t.stored or t.canonical for t in targets] + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 

@@ -2,8 +2,9 @@
 
 Mirrors the API server's ``validateDeviceClaim`` as it runs on CREATE, after the server's
 defaulting (empty ``allocationMode`` → ``ExactCount``, ``count`` 0 → 1) and after the gate-based
-dropping of ``dralint.gating``. On UPDATE the server only checks that the spec did not change
-(see ``claim_status``), so nothing here runs then. Template specs live at ``spec.spec``.
+dropping of ``dralint.gating``. On a claim's UPDATE the server only checks that the spec did not
+change (see ``claim_status``), so nothing here runs then; a template's UPDATE is validated in full
+as well. Template specs live at ``spec.spec``.
 
 Over-long lists give one "too many" problem at the list and their items are not checked, as the
 server does (it short-circuits for DoS protection). CEL expressions are compiled by
@@ -17,6 +18,7 @@ from typing import Any, Iterator, Mapping
 from ..findings import Severity
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
+from . import derived
 from .base import CheckContext, Problem, too_many_problem
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
@@ -67,9 +69,15 @@ def spec_path(kind: str) -> FieldPath:
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
-    """Problems of the spec of a claim or template being created."""
+    """Problems of the spec of a claim being created, or of a template being created or updated.
+
+    The template strategy's ValidateUpdate still runs the full validation before the immutability
+    check, so an unchanged template spec that the release now refuses fails its update too.
+    """
     obj = ctx.obj
-    if obj.version in LEGACY_VERSIONS or ctx.operation != "CREATE" or ctx.subresource:
+    if obj.version in LEGACY_VERSIONS or ctx.subresource:
+        return
+    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate":
         return
     base = spec_path(obj.kind)
     devices = obj.get(*base, "devices")
@@ -86,6 +94,7 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     configs = devices.get("config")
     if isinstance(configs, list):
         yield from _configs(ctx, configs, path.child("config"), names)
+    yield from derived.problems(ctx, devices, path)
 
 
 # --- requests -------------------------------------------------------------------------------------
