@@ -218,3 +218,12 @@ def test_dra604_says_it_is_dralints_own_check():
             "    resources:\n      claims: [{name: c, request: nic}]\n")
     (finding,) = [f for f in lint_text(text, Options()) if f.rule == "DRA604"]
     assert "dralint's own cross-object check" in finding.message
+
+
+def test_pool_status_request_default_partition_type():
+    text = RPSR + "  defaultPartitionTypeAttribute: {NAME}\n"
+    assert errors(text.replace("{NAME}", "gpu.example.com/profile"), "1.37", RPSR_GATES) == [
+        ("DRA460", "spec.defaultPartitionTypeAttribute")]
+    gates = {**RPSR_GATES, "DRAPartitionableDevicesType": True}
+    assert errors(text.replace("{NAME}", "gpu.example.com/profile"), "1.37", gates) == []
+    assert errors(text.replace("{NAME}", "profile"), "1.37", gates) == [("DRA460", "spec.defaultPartitionTypeAttribute")]

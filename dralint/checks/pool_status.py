@@ -4,7 +4,8 @@ A one-time question to the control plane: "what is the state of the pools of thi
 The spec names a ``driver`` (required; a DNS subdomain of at most 63 characters, case-blind
 like every driver name), optionally a ``poolName`` (when given, even empty, one or more DNS
 subdomains separated by '/', at most 253 characters) and a ``limit`` from 1 to 1000 (default
-100). The spec is immutable; status is only written through ``/status`` by the controller:
+100). From 1.37 a ``defaultPartitionTypeAttribute`` may name a fully qualified
+attribute (gate DRAPartitionableDevicesType, forbidden while it is off). The spec is immutable; status is only written through ``/status`` by the controller:
 once ``observationTime`` is set it is immutable, pools need a driver, a pool name, a valid node
 name and non-negative counts with ``sliceCount`` ≥ 1, and ``totalMatchingPools`` is ≥ 0.
 
@@ -22,7 +23,7 @@ from typing import Any, Iterable, Iterator
 from ..paths import FieldPath
 from .base import CheckContext, Problem, p
 from .conditions import condition_problems
-from .formats import dns_subdomain_errors, driver_name_errors, pool_name_errors
+from .formats import dns_subdomain_errors, driver_name_errors, pool_name_errors, qualified_attribute_errors
 
 KINDS: frozenset[str] = frozenset({"ResourcePoolStatusRequest"})
 
@@ -39,6 +40,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     spec = ctx.obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
     yield from _spec(spec, SPEC_INVALID)
+    if spec.get("defaultPartitionTypeAttribute") is not None:
+        yield from _default_partition_type(ctx, spec["defaultPartitionTypeAttribute"])
     if not ctx.is_update or ctx.old is None:
         return  # status is dropped on create
     if ctx.subresource != "status":
@@ -80,6 +83,22 @@ def _spec(spec: dict, rule: str) -> Iterator[Problem]:
         yield Problem(rule, p("spec", "limit"),
                       f"limit is {limit}; it must be {bound} (leave it out for the default of 100) (API server: "
                       "Invalid value)", details={"limit": limit})
+
+
+def _default_partition_type(ctx: CheckContext, name: Any) -> Iterator[Problem]:
+    """1.37's ``defaultPartitionTypeAttribute``: a fully qualified attribute name, behind the gate
+    DRAPartitionableDevicesType like the slices' ``partitionTypeAttribute`` (forbidden while off)."""
+    path = p("spec", "defaultPartitionTypeAttribute")
+    if not ctx.gate("DRAPartitionableDevicesType"):
+        yield Problem(SPEC_INVALID, path,
+                      "`defaultPartitionTypeAttribute` needs feature gate DRAPartitionableDevicesType, which is off "
+                      f"in Kubernetes {ctx.release.version}; enable it or remove the field (API server: Forbidden)")
+        return
+    if isinstance(name, str):
+        errors = qualified_attribute_errors(name, fully_qualified=True, multi_slash_ok=ctx.limits.multi_slash_names)
+        for _, msg in errors[:1]:
+            yield Problem(SPEC_INVALID, path, f"{name!r} is not a fully qualified attribute name: {msg} (API server: "
+                                              "Invalid value)")
 
 
 def _status(status: dict) -> Iterator[Problem]:
