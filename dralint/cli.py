@@ -188,11 +188,11 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     from .config import ConfigError
     from .engine import Options
     from .findings import Severity
-    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+    from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
     version = args.kube_version or config.kube_version
-    minor = parse_version(version) if version else NEWEST_MINOR
+    minor = parse_version(version) if version else DEFAULT_MINOR
     gates: dict[str, bool] = {}
     if config.feature_gates:
         text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())
