@@ -55,6 +55,10 @@ class Options:
     # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
     # the webhook's are the cluster it watches.
     context: str = "this run"
+    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
+    # (the webhook's policy outranks an object's own annotation).
+    suppressions: bool = True
+    protected: frozenset[str] = frozenset()
 
     @property
     def release(self) -> Release:
@@ -338,9 +342,12 @@ def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
               options: Options) -> None:
     """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
-    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
-                             report_unused=options.report_unused_ignores)
-    result.findings[:] = outcome.findings
+    if not options.suppressions:
+        return
+    kept = [f for f in result.findings if f.rule in options.protected]
+    outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+    result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 
 

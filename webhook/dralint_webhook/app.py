@@ -18,15 +18,19 @@ from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
 from .judge import internal_error, judge
+from .live import LiveCluster
 from .logs import LOGGER, log
 from .metrics import Metrics
 from .policy import Policy, load_policy
 from .reloading import Reloading
 from .tls import ServingTLS
 from .verdict import Verdict
+from .warmup import KINDS as DRA_KINDS
 from .warmup import warm
 
 _log = logging.getLogger(LOGGER)
+# Metric labels come from a fixed set: a caller's invented kind is counted as "other".
+METRIC_KINDS = frozenset(DRA_KINDS) | {"Pod"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class Settings:
     key_file: str | None = None
     metrics_dir: str | None = None
     reload_interval: float = 1.0
+    # --watch: the live cluster, published by the replica's watcher into this folder.
+    state_dir: str | None = None
 
 
 @dataclass
@@ -50,6 +56,7 @@ class Webhook:
     policy_source: Reloading[Policy] | None = None
     cluster_source: Reloading[ClusterState] | None = None
     tls: ServingTLS | None = None
+    live: LiveCluster | None = None
     warmed: bool = False
     default_policy: Policy = field(default_factory=Policy)
 
@@ -58,16 +65,35 @@ class Webhook:
         return self.policy_source.current() if self.policy_source else self.default_policy
 
     def cluster(self) -> ClusterState | None:
+        """The cluster state a review judges against (the live one with ``--watch``)."""
+        if self.live is not None:
+            return self.live.current()
         return self.cluster_source.current() if self.cluster_source else None
 
     def readiness(self) -> list[str]:
-        """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded)."""
+        """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded,
+        and with ``--watch`` the first full list of every watched resource)."""
         problems = []
         if not self.warmed:
             problems.append("engine not warmed (rules and schemas)")
         if self.settings.cert_file and self.tls is None:
             problems.append("certificate not loaded")
+        if self.live is not None:
+            problems += self.live.readiness()
         return problems
+
+    def start_worker(self) -> None:
+        """In each gunicorn worker after fork: its metrics snapshot and its view of the live state."""
+        self.metrics.bind_process()
+        if self.live is not None:
+            self.live.start()
+
+    def exposition(self) -> str:
+        """``/metrics``: the reviews of every worker, and the watch of the live cluster."""
+        text = self.metrics.exposition()
+        if self.live is not None:
+            text += "\n".join(self.live.metric_lines()) + "\n"
+        return text
 
     def on_reload(self, what: str, ok: bool, message: str) -> None:
         """Log and count a reload of the policy, cluster state or certificate."""
@@ -88,7 +114,9 @@ def build_webhook(settings: Settings) -> Webhook:
     policy = hook.policy()
     for note in policy.notes:
         log(_log, logging.WARNING, f"policy: {note}")
-    if settings.cluster_paths:
+    if settings.state_dir:
+        hook.live = LiveCluster(settings.state_dir)
+    elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.
         hook.cluster_source = Reloading("cluster", paths, lambda: load_state(paths, hook.policy().options),
@@ -122,7 +150,7 @@ def create_app(hook: Webhook) -> Flask:
         policy = hook.policy()
         state = hook.cluster()
         try:
-            verdict = judge(review, policy, state.index if state else None)
+            verdict = judge(review, policy, state)
         except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
             log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
                 kind=review.kind.render())
@@ -131,7 +159,8 @@ def create_app(hook: Webhook) -> Flask:
             hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
         body = json.dumps(review_response(review, verdict))
         elapsed = time.perf_counter() - started
-        hook.metrics.observe_review(elapsed, review.kind.kind, review.operation, verdict.allowed,
+        kind = review.kind.kind if review.kind.kind in METRIC_KINDS else "other"
+        hook.metrics.observe_review(elapsed, kind, review.operation, verdict.allowed,
                                     ((f.rule, f.severity.value) for f in verdict.findings))
         _log_review(review, verdict, elapsed)
         return Response(body, mimetype="application/json")
@@ -149,7 +178,7 @@ def create_app(hook: Webhook) -> Flask:
 
     @app.get("/metrics")
     def metrics() -> Response:
-        return Response(hook.metrics.exposition(), mimetype="text/plain; version=0.0.4")
+        return Response(hook.exposition(), mimetype="text/plain; version=0.0.4")
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:

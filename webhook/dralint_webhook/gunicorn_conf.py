@@ -15,19 +15,34 @@ Choices, for the traffic an API server sends:
   ``ssl_context`` hook that gthread calls for every new connection.
 * SIGTERM: gunicorn stops accepting, lets in-flight reviews finish within ``graceful_timeout``
   (the webhook's own timeout: the API server gives up on a call after that anyway) and exits.
+* ``--watch``: the master starts one cluster watcher process beside the workers
+  (:class:`WebhookArbiter`), starts it again if it exits, and stops it on shutdown; the workers
+  read what it publishes (:mod:`.live`). One list and watch per resource per replica.
 """
 from __future__ import annotations
 
 import gc
+import logging
+import os
+import select
+import signal
 import ssl
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 
 from .app import Webhook, create_app
-from .logs import logconfig_dict
+from .logs import LOGGER, log, logconfig_dict
 from .manifests import TIMEOUT_SECONDS
+from .watcher import WatchSettings
+
+_log = logging.getLogger(LOGGER)
+# A watcher that exits is started again, but not more often than this (a crash loop must not spin).
+WATCHER_RESTART_SECONDS = 5.0
 
 KEEPALIVE_SECONDS = 120
 THREADS = 8
@@ -66,7 +81,7 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
         # The warmed catalog, schemas and CEL programs live for the whole process: freezing them before
         # fork keeps the collector from walking them (shorter pauses) and their pages shared.
         "when_ready": lambda server: gc.freeze(),
-        "post_fork": lambda server, worker: hook.metrics.bind_process(),
+        "post_fork": lambda server, worker: hook.start_worker(),
         "worker_exit": lambda server, worker: hook.metrics.close(),
     }
     if hook.tls is not None:
@@ -82,13 +97,82 @@ def _ssl_context_hook(current: Callable[[], ssl.SSLContext]) -> Callable[[Any, A
     return ssl_context
 
 
+class WebhookArbiter(Arbiter):
+    """gunicorn's master, also keeping the replica's one cluster watcher process running."""
+
+    def __init__(self, app: Any, watch: WatchSettings | None) -> None:
+        self._watch = watch
+        self._watcher: tuple[int, int] | None = None     # its pid and the read end of a pipe it holds open
+        self._watcher_started = float("-inf")
+        super().__init__(app)
+
+    def manage_workers(self) -> None:
+        self._manage_watcher()
+        super().manage_workers()
+
+    def _manage_watcher(self) -> None:
+        if self._watch is None:
+            return
+        if self._watcher is not None:
+            pid, fd = self._watcher
+            if not select.select([fd], [], [], 0)[0]:
+                return          # the pipe is still open: the watcher is alive
+            os.close(fd)
+            self._watcher = None
+            log(_log, logging.ERROR, "cluster watcher exited; starting a new one", pid=pid)
+        if time.monotonic() - self._watcher_started < WATCHER_RESTART_SECONDS:
+            return
+        self._watcher_started = time.monotonic()
+        self._watcher = spawn_watcher(self._watch, self.LISTENERS)
+
+    def stop(self, graceful: bool = True) -> None:
+        if self._watcher is not None:
+            try:
+                os.kill(self._watcher[0], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        super().stop(graceful)
+
+
+def spawn_watcher(settings: WatchSettings, listeners: list[Any]) -> tuple[int, int]:
+    """Fork the watcher process; returns its pid and a pipe end that reads EOF once it is gone."""
+    from . import watcher
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    code = 1
+    try:
+        os.close(read_end)
+        for listener in listeners:   # the watcher serves nothing: it must not hold the port
+            listener.close()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGUSR1,
+                    signal.SIGUSR2, signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH):
+            signal.signal(sig, signal.SIG_DFL)
+        watcher.main(settings)
+        code = 0
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
 class WebhookServer(BaseApplication):
     """gunicorn serving an already built (and warmed) :class:`Webhook`."""
 
-    def __init__(self, hook: Webhook, options: ServeOptions) -> None:
+    def __init__(self, hook: Webhook, options: ServeOptions, watch: WatchSettings | None = None) -> None:
         self._hook = hook
         self._options = options
+        self._watch = watch
         super().__init__()
+
+    def run(self) -> None:
+        try:
+            WebhookArbiter(self, self._watch).run()
+        except RuntimeError as exc:
+            sys.stderr.write(f"\nError: {exc}\n")
+            sys.exit(1)
 
     def load_config(self) -> None:
         for key, value in settings(self._options, self._hook).items():

@@ -14,6 +14,7 @@ from dralint.index import Index
 
 from . import org_rules
 from .admission import AdmissionRequest, with_identity
+from .cluster import ClusterState
 from .policy import Policy
 from .verdict import ALLOWED, Verdict, from_findings
 
@@ -24,16 +25,18 @@ INTERNAL_ERROR_RULE = "DRA000"
 SETTLED_BY_SERVER = frozenset({"DRA217"})
 
 
-def judge(request: AdmissionRequest, policy: Policy, cluster: Index | None) -> Verdict:
-    """The verdict on ``request`` under ``policy``, with ``cluster`` for references and feasibility."""
+def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None) -> Verdict:
+    """The verdict on ``request`` under ``policy``, with the cluster ``state`` for references and feasibility."""
     if request.operation not in JUDGED_OPERATIONS or request.obj is None:
         return ALLOWED
     if request.namespace in policy.exempt_namespaces:
         return ALLOWED
     obj = with_identity(request, request.obj)
     old = with_identity(request, request.old_obj) if request.operation == "UPDATE" and request.old_obj else None
+    cluster = state.index if state is not None else None
     use_cluster = cluster if policy.feasibility != "off" else None
-    findings = [f for f in review(obj, old, request.operation, request.sub_resource, policy.options,
+    options = replace(policy.options, context=state.context) if use_cluster is not None and state else policy.options
+    findings = [f for f in review(obj, old, request.operation, request.sub_resource, options,
                                   cluster=use_cluster, name=request.display)
                 if f.rule not in SETTLED_BY_SERVER]
     if policy.feasibility == "warn":
