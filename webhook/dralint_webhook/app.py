@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -17,7 +18,8 @@ from werkzeug.exceptions import HTTPException
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
-from .judge import internal_error, judge
+from .guard import Guard, ReviewAborted
+from .judge import aborted, internal_error, judge
 from .live import LiveCluster
 from .logs import LOGGER, log
 from .metrics import Metrics
@@ -31,6 +33,7 @@ from .warmup import warm
 _log = logging.getLogger(LOGGER)
 # Metric labels come from a fixed set: a caller's invented kind is counted as "other".
 METRIC_KINDS = frozenset(DRA_KINDS) | {"Pod"}
+LARGE_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Settings:
     reload_interval: float = 1.0
     # --watch: the live cluster, published by the replica's watcher into this folder.
     state_dir: str | None = None
+    max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
+    deadline_seconds: float = 4.0
 
 
 @dataclass
@@ -59,6 +64,9 @@ class Webhook:
     live: LiveCluster | None = None
     warmed: bool = False
     default_policy: Policy = field(default_factory=Policy)
+    guard: Guard = field(default_factory=Guard)
+    # Reviews of large bodies take memory in proportion: one at a time per worker.
+    large_reviews: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(1))
 
     def policy(self) -> Policy:
         """The policy in force (reloaded first if its file changed)."""
@@ -106,7 +114,7 @@ class Webhook:
 
 def build_webhook(settings: Settings) -> Webhook:
     """Load policy, cluster state and certificate (raising on any bad file) and warm the engine."""
-    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir))
+    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir), guard=Guard(settings.max_rss))
     if settings.policy_file:
         path = settings.policy_file
         hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path),
@@ -142,21 +150,32 @@ def create_app(hook: Webhook) -> Flask:
     @app.post("/validate")
     def validate() -> Response:
         started = time.perf_counter()
-        try:
-            review = parse_review(request.get_data(cache=False))
-        except BadReview as exc:
-            hook.metrics.count("rejected", str(exc.status))
-            return _error(exc.status, str(exc))
+        if request.environ.get("dralint.health"):
+            return _error(404, "/validate is served on the webhook's TLS port, not the health port")
+        deadline = request.environ.get("dralint.deadline") or time.monotonic() + hook.settings.deadline_seconds
         policy = hook.policy()
-        state = hook.cluster()
+        large = (request.content_length or 0) > LARGE_BODY_BYTES
+        if large and not hook.large_reviews.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return _error(503, "another large review is being judged; try again")
+        review: AdmissionRequest | None = None
         try:
-            verdict = judge(review, policy, state)
-        except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
-            log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
-                kind=review.kind.render())
-            verdict = internal_error(review, policy)
-        if verdict.internal_error:
-            hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+            with hook.guard.review(deadline):
+                try:
+                    review = parse_review(request.get_data(cache=False))
+                except BadReview as exc:
+                    hook.metrics.count("rejected", str(exc.status))
+                    return _error(exc.status, str(exc))
+                verdict = _judge(hook, review, policy)
+        except ReviewAborted as exc:
+            if review is None:
+                hook.metrics.count("rejected", "503")
+                return _error(503, f"request {exc.reason}")
+            log(_log, logging.ERROR, "review aborted", reason=exc.reason, uid=review.uid, kind=review.kind.render())
+            hook.metrics.count("internal_errors", "allow" if policy.on_internal_error == "allow" else "deny")
+            verdict = aborted(review, policy, exc.reason)
+        finally:
+            if large:
+                hook.large_reviews.release()
         body = json.dumps(review_response(review, verdict))
         elapsed = time.perf_counter() - started
         kind = review.kind.kind if review.kind.kind in METRIC_KINDS else "other"
@@ -194,6 +213,19 @@ def create_app(hook: Webhook) -> Flask:
         return _error(500, "internal error (logged by the webhook)")
 
     return app
+
+
+def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy) -> Verdict:
+    """The verdict, with an exception in judging answered per the policy (logged, never shown)."""
+    try:
+        verdict = judge(review, policy, hook.cluster())
+    except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
+        log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
+            kind=review.kind.render())
+        verdict = internal_error(review, policy)
+    if verdict.internal_error:
+        hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+    return verdict
 
 
 def _error(status: int, message: str) -> Response:

@@ -33,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "cluster: the Pod's service account; outside: --kubeconfig)")
     serve.add_argument("--kubeconfig", metavar="FILE", help="with --watch: reach the API server with this kubeconfig")
     serve.add_argument("--context", metavar="NAME", help="with --kubeconfig: the context to use")
+    serve.add_argument("--health-port", type=int, default=0, metavar="PORT",
+                       help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)")
+    serve.add_argument("--max-worker-memory", type=int, default=0, metavar="MIB",
+                       help="reviews in flight are stopped when a worker's resident memory exceeds this (0: off)")
     serve.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: 2)")
     serve.add_argument("--threads", type=int, default=8, metavar="N", help="threads per worker (default: 8)")
     serve.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
@@ -111,14 +115,14 @@ def _serve(args: argparse.Namespace) -> int:
         os.mkdir(metrics_dir)
         settings = Settings(policy_file=args.config, cluster_paths=tuple(args.cluster), cert_file=args.cert,
                             key_file=args.key, metrics_dir=metrics_dir, reload_interval=args.reload_interval,
-                            state_dir=state_dir if args.watch else None)
+                            state_dir=state_dir if args.watch else None, max_rss=args.max_worker_memory * 2**20)
         try:
             hook = build_webhook(settings)
         except (PolicyError, ClusterError, OSError, ValueError) as exc:
             sys.stderr.write(f"dralint-webhook: error: {exc}\n")
             return EXIT_USAGE
         options = ServeOptions(bind=args.bind, port=args.port, workers=args.workers, threads=args.threads,
-                               log_level=args.log_level)
+                               log_level=args.log_level, health_port=args.health_port or None)
         watch = WatchSettings(folder=state_dir, kubeconfig=args.kubeconfig, context=args.context) \
             if args.watch else None
         WebhookServer(hook, options, watch).run()

@@ -2,9 +2,10 @@
 
 Choices, for the traffic an API server sends:
 
-* ``gthread`` workers: the API server keeps a few long-lived HTTP/1.1 connections and sends
-  many small requests on each. Threads serve connections concurrently within a worker; workers
-  (processes) use the cores, since judging is CPU-bound Python.
+* our own worker (:mod:`.worker`): an event loop does the TLS handshakes and reads whole requests
+  with time limits, a pool of threads judges them; workers (processes) use the cores, since
+  judging is CPU-bound Python. The API server keeps a few long-lived HTTP/1.1 connections and
+  sends many small requests on each.
 * keep-alive longer than the API server's idle timeout (Go's transport: 90 s), so it is always
   the client that closes an idle connection: a server-side close racing a new POST would fail
   the call (POST is not retried).
@@ -39,6 +40,11 @@ from .app import Webhook, create_app
 from .logs import LOGGER, log, logconfig_dict
 from .manifests import TIMEOUT_SECONDS
 from .watcher import WatchSettings
+from .worker import worker_class
+
+# The deadline of a whole review, from its first byte: the API server gives up at TIMEOUT_SECONDS,
+# and an answer must reach it before that (what is not judged by then is answered per onInternalError).
+REVIEW_DEADLINE_SECONDS = TIMEOUT_SECONDS - 1.0
 
 _log = logging.getLogger(LOGGER)
 # A watcher that exits is started again, but not more often than this (a crash loop must not spin).
@@ -56,6 +62,7 @@ class ServeOptions:
     workers: int = 2
     threads: int = THREADS
     log_level: str = "info"
+    health_port: int | None = None     # plain HTTP for probes and metrics, answered by each worker's loop
 
 
 def bind_address(host: str, port: int) -> str:
@@ -65,10 +72,13 @@ def bind_address(host: str, port: int) -> str:
 
 def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
     """gunicorn settings serving ``hook`` (hooks close over it: no module-level state)."""
+    binds = [bind_address(options.bind, options.port)]
+    if options.health_port:
+        binds.append(bind_address(options.bind, options.health_port))
     out: dict[str, Any] = {
-        "bind": [bind_address(options.bind, options.port)],
+        "bind": binds,
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": worker_class(options.health_port, REVIEW_DEADLINE_SECONDS),
         "threads": options.threads,
         "worker_connections": WORKER_CONNECTIONS,
         "keepalive": KEEPALIVE_SECONDS,

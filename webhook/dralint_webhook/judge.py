@@ -57,7 +57,12 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None)
 
 def internal_error(request: AdmissionRequest, policy: Policy) -> Verdict:
     """The answer when judging ``request`` failed: allow with a warning, or deny, as configured."""
-    what = f"dralint could not judge {request.display} (internal error, logged by the webhook)"
+    return aborted(request, policy, "internal error, logged by the webhook")
+
+
+def aborted(request: AdmissionRequest, policy: Policy, reason: str) -> Verdict:
+    """The answer when ``request`` was not judged (an internal error, its deadline, the memory ceiling)."""
+    what = f"dralint could not judge {request.display} ({reason})"
     if policy.on_internal_error == "allow":
         return Verdict(allowed=True, notes=(f"{what}; allowed by the webhook's policy",), internal_error=True)
     return Verdict(allowed=False, code=500, reason="InternalError", message=f"{what}; refused by the webhook's policy",
