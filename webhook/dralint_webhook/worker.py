@@ -33,7 +33,6 @@ import selectors
 import socket
 import ssl
 import sys
-import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
