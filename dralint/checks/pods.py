@@ -185,7 +185,8 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
         f"; its requests are {', '.join(str(k) for k in known)}" if known else "; it has no requests"
     return Problem(R_REQUEST_UNKNOWN, path,
                    f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}{hint}. "
-                   "The API server accepts this, but the container silently gets no device")
+                   "The API server accepts this, but the container silently gets no device",
+                   details={"requests": [k for k in known if isinstance(k, str)]})
 
 
 def _target(ctx: CheckContext, entry: dict) -> Any:
