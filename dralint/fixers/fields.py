@@ -7,7 +7,7 @@ from typing import Any
 from .. import schema
 from ..convert import FLAT_REQUEST_FIELDS
 from ..fixes import Fix, Safety
-from ..paths import FieldPath
+from ..paths import FieldPath, value_at
 from ..reshape import FLAT_VERSIONS, device_from_basic, device_to_basic, request_from_exactly
 from ..yamltext.edits import replace_scalar
 from .requests import flat_request_fix, request_path
@@ -52,14 +52,14 @@ def _rename(target: Any, name: str) -> Fix | None:
     problem = next((p for p in schema.validate(manifest.value, release, manifest.api_version, manifest.kind)
                     if p.kind == schema.UNKNOWN_FIELD and tuple(p.path) == tuple(path)), None)
     suggestion = problem.suggestion if problem is not None else None
-    parent = _at(manifest.value, path[:-1])
+    parent = value_at(manifest.value, path[:-1])
     if not suggestion or not isinstance(parent, dict) or suggestion in parent:
         return None
     key = _key_node(target)
     if key is None:
         return None
     renamed = copy.deepcopy(manifest.value)
-    holder = _at(renamed, path[:-1])
+    holder = value_at(renamed, path[:-1])
     holder[suggestion] = holder.pop(name)
     new_path = FieldPath(tuple(path[:-1]) + (suggestion,))
     after = schema.validate(renamed, release, manifest.api_version, manifest.kind)
@@ -72,17 +72,6 @@ def _key_node(target: Any) -> Any:
     parent = target.node(target.path[:-1])
     pair = parent.entry(str(target.path[-1])) if parent is not None and parent.kind == "map" else None
     return pair[0] if pair is not None else None
-
-
-def _at(value: Any, path: Any) -> Any:
-    for segment in path:
-        if isinstance(value, dict) and isinstance(segment, str):
-            value = value.get(segment)
-        elif isinstance(value, list) and isinstance(segment, int) and 0 <= segment < len(value):
-            value = value[segment]
-        else:
-            return None
-    return value
 
 
 def _device_path(kind: str, path: FieldPath) -> FieldPath | None:

@@ -6,15 +6,13 @@ from typing import Any
 from ..convert import FLAT_REQUEST_FIELDS
 from ..fixes import Fix
 from ..paths import FieldPath
-from ..reshape import FLAT_VERSIONS, request_to_exactly
+from ..reshape import FLAT_VERSIONS, REQUESTS, request_to_exactly
 
-_REQUESTS = {"ResourceClaim": ("spec", "devices", "requests"),
-             "ResourceClaimTemplate": ("spec", "spec", "devices", "requests")}
 
 
 def request_path(kind: str, path: FieldPath) -> FieldPath | None:
     """The path of the request that ``path`` is at or below, in a claim or template."""
-    prefix = _REQUESTS.get(kind)
+    prefix = REQUESTS.get(kind)
     if prefix is None or len(path) <= len(prefix) or tuple(path[:len(prefix)]) != prefix \
             or not isinstance(path[len(prefix)], int):
         return None
