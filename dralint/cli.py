@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes of the findings to the files, then report what remains "
+                             "(docs/migrate.md); with - the fixed text goes to stdout")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
@@ -119,6 +124,14 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
     options, fail_on = _options(args, config, err)
+    if (args.diff or args.unsafe_fixes) and not args.fix:
+        raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
+    if args.fix:
+        from .autofix import apply_and_write
+
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        if fixed is not None:
+            return fixed
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
