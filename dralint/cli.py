@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes of the findings to the files, then report what remains "
+                             "(docs/migrate.md); with - the fixed text goes to stdout")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
@@ -75,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:  # a subcommand with its own options (docs/migrate.md)
+        from .migrate.cli import main as migrate
+
+        return migrate(argv[1:], out, err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -111,6 +121,14 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
     options, fail_on = _options(args, config, err)
+    if (args.diff or args.unsafe_fixes) and not args.fix:
+        raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
+    if args.fix:
+        from .autofix import apply_and_write
+
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        if fixed is not None:
+            return fixed
     # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
     # the work, never a traceback that CI reads as "findings" (exit 1).
     stream = _open_output(args.output) if args.output else out

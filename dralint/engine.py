@@ -59,6 +59,7 @@ class Options:
     # (the webhook's policy outranks an object's own annotation).
     suppressions: bool = True
     protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -188,6 +189,10 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
 
 
