@@ -10,6 +10,7 @@ time goes, and the machine's load average (other processes share these cores)::
 
     python3 bench/bench_lsp.py                     # 40 context files (400 documents), 40 edits
     python3 bench/bench_lsp.py --context-docs 4000 --edits 100
+    python3 bench/bench_lsp.py --context-docs 0    # the file alone
 
 Scenarios: ``single`` waits for each edit's diagnostics before the next (a pause in typing);
 ``burst`` types 8 characters 40 ms apart, then measures from the last one (the debounce and the
@@ -154,7 +155,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        context = corpus(root / "context", args.context_docs, args.context_files, seed=1)
+        context = corpus(root / "context", args.context_docs, args.context_files, seed=1) if args.context_docs else []
         edited_dir = root / "edited"
         [edited] = corpus(edited_dir, 8, 1, seed=EDITED_SEED)
         lines = len(edited.read_text().splitlines())

@@ -171,12 +171,11 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
-               split: Split | None = None, judged_files: Collection[str] | None = None) -> RunResult:
+               split: Split | None = None, surroundings: Surroundings | None = None) -> RunResult:
     """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
 
-    ``judged_files`` (file names) limits judging to those files' objects: the other files' objects
-    are still indexed as linted objects, for references and feasibility, but not judged themselves
-    (the editor judges the documents it shows, in the context of the whole workspace).
+    With ``surroundings`` (from :func:`index_surroundings`), the objects of other files count for
+    references and feasibility as if they were linted too, without being read or judged again.
     """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
@@ -192,14 +191,34 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split,
-           judged_files=judged_files)
+    _judge(emitter, result, linted, olds, cluster, options, split=split,
+           cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
+           base=surroundings.index if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
 
         result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """The objects around the files a run lints (an editor's other files, the cluster state), indexed
+    once: each run that lints one changed document lays its objects over this index."""
+
+    index: Index
+    cluster_given: bool
+
+
+def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
+    """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
+    (as cluster state), for ``lint_files(surroundings=...)``; their own findings are not made."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
+    _, work = _targets(scratch, linted, olds, cluster, options, None, "")
+    return Surroundings(work.index, bool(cluster_files))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
@@ -246,13 +265,10 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           judged_files: Collection[str] | None = None) -> None:
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
     targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
-    if judged_files is not None:  # the index above holds them all; only these are judged
-        targets = [t for t in targets if t.canonical.manifest.document.file in judged_files]
     index = work.index
     if split is not None:
         _judge_split(emitter, targets, work, split)

@@ -131,15 +131,23 @@ async def change(client: LanguageClient, uri: str, version: int, text: str) -> l
     return await diagnostics_for(client, uri)
 
 
-def covered(text: str, rng: types.Range) -> str:
-    """The text a range covers (UTF-16 positions, as the client negotiated by default)."""
+def offset(text: str, pos: types.Position) -> int:
+    """The character offset of a position (UTF-16 units, as VS Code's capabilities negotiate)."""
     lines = text.splitlines(keepends=True)
+    line = lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le") if lines else ""
+    return sum(len(x) for x in lines[: pos.line]) + len(line)
 
-    def offset(pos: types.Position) -> int:
-        line = lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le")
-        return sum(len(x) for x in lines[: pos.line]) + len(line)
 
-    return text[offset(rng.start):offset(rng.end)]
+def covered(text: str, rng: types.Range) -> str:
+    """The text a range covers."""
+    return text[offset(text, rng.start):offset(text, rng.end)]
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """``text`` with an LSP edit list applied (all ranges refer to ``text`` as given)."""
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(text, edit.range.start)] + edit.new_text + text[offset(text, edit.range.end):]
+    return text
 
 
 async def close(client: LanguageClient, path: Path) -> None:
@@ -240,4 +248,57 @@ async def test_other_documents_are_not_judged(client: LanguageClient, project: P
     path = project / "classes" / "bad-cel.yaml"
     await open_and_wait(client, path, BAD_CEL)
     assert notes.as_uri() not in client.diagnostics
+    await close(client, path)
+
+
+TYPOS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: typos
+  namespace: default
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        cout: 1
+    constraints:
+    - matchAttribute: resource.kubernetes.io/pcieRoot
+      requests: [GPU]
+"""
+
+
+async def test_code_actions_apply_the_rules_fixes(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "typos.yaml"
+    uri = path.as_uri()
+    found = await open_and_wait(client, path, TYPOS)
+    assert [d.code for d in found] == ["DRA101", "DRA223"]
+    assert covered(TYPOS, found[0].range) == "cout"
+    document = types.TextDocumentIdentifier(uri=uri)
+    quick = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=found[0].range,
+        context=types.CodeActionContext(diagnostics=[found[0]], only=[types.CodeActionKind.QuickFix])))
+    assert quick is not None and len(quick) == 1
+    [action] = quick
+    assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred and "DRA101" in action.title
+    assert list(action.diagnostics) == [found[0]]
+    [change_] = action.edit.document_changes  # tied to the version linted: a client that moved on refuses it
+    assert change_.text_document.version == 1
+    assert "        count: 1\n" in apply(TYPOS, change_.edits)
+
+    fix_all = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])))
+    assert fix_all is not None and [a.kind for a in fix_all] == ["source.fixAll.dralint"]
+    fixed = apply(TYPOS, fix_all[0].edit.document_changes[0].edits)
+    assert "count: 1" in fixed and "requests: [gpu]" in fixed
+    # What remains is not a typo: the cluster's one device publishes no pcieRoot to match.
+    assert [d.code for d in await change(client, uri, 2, fixed)] == ["DRA701"]
+    # No fix under a clean range, and none for a text the server has not judged yet.
+    none = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=types.Range(types.Position(0, 0), types.Position(0, 3)),
+        context=types.CodeActionContext(diagnostics=[])))
+    assert none is None
     await close(client, path)

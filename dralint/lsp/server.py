@@ -251,6 +251,22 @@ def build_server() -> DralintServer:
         markdown = not formats or not formats.content_format or types.MarkupKind.Markdown in formats.content_format
         return translate.hover(published.shown, point, published.lines, codec, ls.catalog, markdown=markdown)
 
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, translate.FIX_ALL]))
+    def code_action(ls: DralintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        published = ls.published.get(uri)
+        version = ls.workspace.get_text_document(uri).version
+        if published is None or published.version != version:
+            return None  # the fixes' positions are those of an older text; the next run brings new ones
+        codec, lines = ls.workspace.position_codec, published.lines
+        span = Span(translate.from_position(params.range.start, lines, codec),
+                    translate.from_position(params.range.end, lines, codec))
+        edits = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
+        return translate.code_actions(
+            published.shown, span, lines, codec, types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            only=params.context.only, versioned=bool(edits and edits.document_changes)) or None
+
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DralintServer, params: None) -> None:
         ls.shut_down = True

@@ -15,11 +15,13 @@ from pygls.workspace.position_codec import PositionCodec
 from ..catalog import Catalog
 from ..explain import explain
 from ..findings import Finding, Severity
+from ..fixes import Fix, Safety, TextEdit, apply_fixes
 from ..report.context import rule_url
 from .spans import Lines, Point, Span, finding_span
 from .workspace import Linted
 
 SOURCE = "dralint"
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # "source.fixAll.dralint"
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -100,3 +102,54 @@ def hover(shown: Sequence[Shown], point: Point, lines: Lines, codec: PositionCod
 def _escape(text: str) -> str:
     """Plain text that Markdown shows as written (messages quote CEL and field paths)."""
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
+
+
+def code_actions(shown: Sequence[Shown], span: Span, lines: Lines, codec: PositionCodec,
+                 document: types.OptionalVersionedTextDocumentIdentifier, *, only: Sequence[str] | None = None,
+                 versioned: bool = True) -> list[types.CodeAction]:
+    """The fixes of the findings under ``span`` as quick fixes (safe ones preferred), and one
+    ``source.fixAll.dralint`` action applying every safe fix of the document that does not overlap another.
+
+    A fix with edits in another file is not offered: its positions are that file's as linted,
+    which the editor may hold otherwise. ``versioned`` sends ``documentChanges`` tied to the
+    document's version, so a client whose text moved on refuses the edit instead of misplacing it.
+    """
+    fixable = [s for s in shown if s.finding.fix is not None and _in_document(s.finding.fix, s.finding.file)]
+    actions = []
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for s in fixable:
+            if s.span.start <= span.end and span.start <= s.span.end:
+                fix = s.finding.fix
+                assert fix is not None
+                unsafe = "" if fix.safety is Safety.SAFE else " (unsafe: check the result)"
+                actions.append(types.CodeAction(
+                    title=f"{fix.title}{unsafe} ({s.finding.rule})", kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[s.diagnostic], is_preferred=fix.safety is Safety.SAFE,
+                    edit=_workspace_edit(document, fix.edits, lines, codec, versioned)))
+    safe = [s.finding.fix for s in fixable if s.finding.fix is not None and s.finding.fix.safety is Safety.SAFE]
+    if safe and _wanted(FIX_ALL, only):
+        _, taken, _ = apply_fixes(lines.text, fixable[0].finding.file, safe)
+        actions.append(types.CodeAction(
+            title=f"Apply dralint's safe fixes ({len(taken)})", kind=FIX_ALL,
+            edit=_workspace_edit(document, [e for fix in taken for e in fix.edits], lines, codec, versioned)))
+    return actions
+
+
+def _in_document(fix: Fix, file: str) -> bool:
+    return all(edit.file == file for edit in fix.edits)
+
+
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether the client asked for actions of ``kind`` (a kind asked for covers its sub-kinds)."""
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def _workspace_edit(document: types.OptionalVersionedTextDocumentIdentifier, edits: Sequence[TextEdit],
+                    lines: Lines, codec: PositionCodec, versioned: bool) -> types.WorkspaceEdit:
+    text_edits = [types.TextEdit(range=to_range(Span(Point(e.start_line - 1, e.start_column - 1),
+                                                     Point(e.end_line - 1, e.end_column - 1)), lines, codec),
+                                 new_text=e.new_text) for e in edits]
+    if versioned:
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=document,
+                                                                            edits=text_edits)])
+    return types.WorkspaceEdit(changes={document.uri: text_edits})

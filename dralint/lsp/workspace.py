@@ -8,8 +8,10 @@ No LSP types here: the server turns these records into messages.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
@@ -17,7 +19,7 @@ from typing import Collection, Mapping, Sequence
 from .. import source
 from ..catalog import Catalog
 from ..config import Config, ConfigError, find_config, load_config
-from ..engine import Options, lint_files
+from ..engine import Options, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
 from ..releases import GateError
 from ..rule_filter import UsageError
@@ -26,6 +28,7 @@ from ..source.records import SourceFile
 # At most this many files of a workspace are read as context: a repository with more YAML than
 # this is mostly not Kubernetes manifests, and reading it all would stall the first diagnostics.
 MAX_CONTEXT_FILES = 5000
+_AROUND_KEPT = 2
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class Settings:
     """What the configuration says, and what was wrong with it."""
 
     config: Config = field(default_factory=Config)
-    options: Options = field(default_factory=Options)
+    options: Options = field(default_factory=lambda: Options(fixes=True))
     notes: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -77,6 +80,7 @@ class Workspace:
         self._disk: dict[str, tuple[_Stamp, SourceFile]] = {}
         self._texts: dict[str, tuple[str, SourceFile]] = {}
         self._config_seen: tuple[Path | None, _Stamp | None] | None = None
+        self._around: OrderedDict[frozenset[str], _Around] = OrderedDict()
         self.truncated = False
         self.reload_config()
 
@@ -102,7 +106,7 @@ class Workspace:
         self._config_seen = (found, _stamp(str(found)) if found else None)
         try:
             config = load_config(found, self.catalog) if found else Config()
-            options = config_options(config, notes)
+            options = dataclasses.replace(config_options(config, notes), fixes=True)  # for code actions
         except (ConfigError, GateError, UsageError, ValueError) as exc:
             self.settings = Settings(self.settings.config, self.settings.options, error=str(exc))
             return self.settings
@@ -171,20 +175,53 @@ class Workspace:
         judged = {os.path.normpath(p) for p in judged}
         texts = {os.path.normpath(p): t for p, t in texts.items()}
         cluster = [p for p in self._cluster_paths() if p not in judged]
-        skip = set(cluster)
-        paths = [p for p in self._workspace_paths() if p not in skip]
-        paths += sorted((judged | set(texts)).difference(paths, skip))
+        skip = set(cluster) | judged
+        around = [p for p in self._workspace_paths() if p not in skip]
+        around += sorted(set(texts).difference(around, skip))
 
         def read(path: str) -> SourceFile:
             return self._from_text(path, texts[path]) if path in texts else self._from_disk(path)
 
+        surroundings = self._surroundings(frozenset(judged), [read(p) for p in around], [read(p) for p in cluster])
+        paths = sorted(judged)
         files = [read(p) for p in paths]
-        result = lint_files(files, self.settings.options, cluster_files=[read(p) for p in cluster],
-                            judged_files=judged)
+        result = lint_files(files, self.settings.options, surroundings=surroundings)
         config = self.settings.config
-        out = {p: Linted([], f) for p, f in zip(paths, files, strict=True) if p in judged}
+        out = {p: Linted([], f) for p, f in zip(paths, files, strict=True)}
         for finding in result.findings:
             linted = out.get(finding.file)
             if linted is not None and not config.ignored(finding.file, finding.rule):
                 linted.findings.append(finding)
         return out
+
+    def _surroundings(self, judged: frozenset[str], around: list[SourceFile],
+                      cluster: list[SourceFile]) -> Surroundings:
+        """The index of everything but the judged documents, kept while none of it changes.
+
+        Two are kept: the one around the document being edited, and the one around the others,
+        which are judged again when typing pauses.
+        """
+        kept = self._around.get(judged)
+        if kept is not None and kept.options is self.settings.options and _same(kept.around, around) \
+                and _same(kept.cluster, cluster):
+            self._around.move_to_end(judged)
+            return kept.surroundings
+        surroundings = index_surroundings(around, self.settings.options, cluster_files=cluster)
+        self._around[judged] = _Around(self.settings.options, around, cluster, surroundings)
+        while len(self._around) > _AROUND_KEPT:
+            self._around.popitem(last=False)
+        return surroundings
+
+
+@dataclass(frozen=True)
+class _Around:
+    """One kept index, with what it was built from (the parsed files are kept until they change)."""
+
+    options: Options
+    around: list[SourceFile]
+    cluster: list[SourceFile]
+    surroundings: Surroundings
+
+
+def _same(kept: list[SourceFile], now: list[SourceFile]) -> bool:
+    return len(kept) == len(now) and all(a is b for a, b in zip(kept, now, strict=True))
