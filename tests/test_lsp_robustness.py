@@ -26,6 +26,7 @@ from lsprotocol import types  # noqa: E402
 from dralint.catalog import load_catalog  # noqa: E402
 
 from conftest import REPO  # noqa: E402
+from lsp_support import first, record_publications, settled  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
 
@@ -49,16 +50,8 @@ class Session:
         self.client = pytest_lsp.make_test_lsp_client()
         self.root = root
         self.count = 0
-        self.published: list[types.PublishDiagnosticsParams] = []
         # Every publication is kept, with its version: one may arrive while a hover is awaited.
-        handle = self.client.protocol._handle_notification
-
-        def recording(method: str, params: object) -> None:
-            if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
-                self.published.append(params)  # type: ignore[arg-type]
-            handle(method, params)
-
-        self.client.protocol._handle_notification = recording  # type: ignore[method-assign]
+        self.published = record_publications(self.client)
         self.run(self.client.start_io(sys.executable, "-m", "dralint", "lsp"))
         result = self.run(self.client.initialize_session(types.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("neovim"),
@@ -130,10 +123,9 @@ async def scenario(session: Session, seed: str, changes: list) -> None:  # type:
             hover = await client.text_document_hover_async(types.HoverParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, start)))
             assert hover is None or (hover.range is None or isinstance(hover.range, types.Range))
-    while not (final := [p for p in session.published if p.uri == uri and p.version == version]):
-        await asyncio.sleep(0.01)
-    params = final[-1]
-    for diagnostic in params.diagnostics:
+    quick = await first(session.published, uri, version)
+    whole = await settled(session.published, uri, version)
+    for diagnostic in quick + whole:
         assert inside(text, diagnostic.range), (diagnostic, text)
         assert diagnostic.code in CATALOG.rules
         assert "language server" not in diagnostic.message, diagnostic.message

@@ -5,6 +5,11 @@ asks :mod:`.workspace` (the engine, in the context of the whole workspace) or th
 and sends what :mod:`.translate` makes of them. Linting runs on one worker thread, one run at a
 time: changes arriving within ``DEBOUNCE`` seconds, or while a run is busy, are judged together
 by the next run, so the editor always gets the findings of its newest text.
+
+An edited document is judged at once without the feasibility stage (the allocator's search can
+take longer than typing allows); its previous DRA7xx (and DRA910) findings stay shown meanwhile. Once typing
+pauses for ``SETTLE`` seconds, every open document is judged whole: the edited ones for
+feasibility, the others because an edit may change their verdict.
 """
 from __future__ import annotations
 
@@ -33,8 +38,8 @@ from .workspace import MAX_CONTEXT_FILES, Workspace
 # Changes closer together than this are judged by one run (a burst of keystrokes, a paste, an
 # undo of several edits). Short, so that findings follow typing: see bench/bench_lsp.py.
 DEBOUNCE = 0.02
-# Documents the user is not editing are judged again (their context changed) once typing pauses.
-SETTLE = 0.5
+# The pause in typing after which open documents are judged whole (with feasibility).
+SETTLE = 0.3
 _LANGUAGES = frozenset({"yaml", "json", "jsonc"})
 # Clients send the whole text on each change: pygls counts lines as str.splitlines does (U+2028,
 # form feed and others break lines there, not in LSP), so ranged edits would put a document with
@@ -61,8 +66,8 @@ class DralintServer(LanguageServer):
         self.project: Workspace | None = None
         self.open: dict[str, str] = {}              # uri → file path, for the documents we judge
         self.published: dict[str, _Published] = {}
-        self._dirty: set[str] = set()               # edited: judge first
-        self._stale: set[str] = set()               # their context changed: judge when typing pauses
+        self._dirty: set[str] = set()               # edited: judge at once, without feasibility
+        self._stale: set[str] = set()               # judge whole when typing pauses
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dralint-lint")
@@ -86,32 +91,35 @@ class DralintServer(LanguageServer):
                 self.window_log_message(types.LogMessageParams(types.MessageType.Error, traceback.format_exc()))
 
     async def _lint_round(self) -> None:
-        """Wait for work, then judge the edited documents, or the stale ones once typing paused."""
+        """Wait for work, then judge the edited documents quickly, or all whole once typing paused."""
         await self._wake.wait()
         self._wake.clear()
         await asyncio.sleep(DEBOUNCE)
         if self._dirty:
             judged, self._dirty = self._dirty, set()
-            await self._lint(judged)
-            self._stale |= set(self.open) - judged
-            if self._stale:
-                self._wake.set()
+            await self._lint(judged, feasibility=False)
+            self._stale |= set(self.open)
+            self._wake.set()
         elif self._stale:
-            await asyncio.sleep(SETTLE)
-            if self._dirty:
-                return  # the edit woke us; its document goes first
+            try:  # the pause: anything new (an edit above all) is served first
+                await asyncio.wait_for(self._wake.wait(), SETTLE)
+                return
+            except asyncio.TimeoutError:
+                pass
             judged, self._stale = self._stale, set()
-            await self._lint(judged)
+            await self._lint(judged, feasibility=True)
 
-    async def _lint(self, uris: set[str]) -> None:
+    async def _lint(self, uris: set[str], *, feasibility: bool) -> None:
         uris = {u for u in uris if u in self.open}
         if not uris or self.project is None:
             return
         documents = {uri: self.workspace.get_text_document(uri) for uri in self.open}
         snapshot = {uri: (doc.version, doc.source) for uri, doc in documents.items()}
+        # Findings a quick run does not make stay shown from the last whole run until the next.
+        kept = {} if feasibility else {uri: translate.whole_run_only(p.shown) for uri, p in self.published.items()}
         try:
             results = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._judge, uris, snapshot)
+                self._executor, self._judge, uris, snapshot, feasibility, kept)
         except Exception:  # our bug: say so in the log and in the documents, keep serving
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, traceback.format_exc()))
             results = {uri: _Published(snapshot[uri][0], Lines(snapshot[uri][1]), [internal_error(self.catalog)])
@@ -123,18 +131,19 @@ class DralintServer(LanguageServer):
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                     uri=uri, version=published.version, diagnostics=[s.diagnostic for s in published.shown]))
 
-    def _judge(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]]) -> dict[str, _Published]:
+    def _judge(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]], feasibility: bool,
+               kept: dict[str, list[translate.Shown]]) -> dict[str, _Published]:
         """On the worker thread: lint ``uris`` with the editor's texts of every open document."""
         assert self.project is not None
         texts = {self.open[uri]: text for uri, (_, text) in snapshot.items()}
-        linted = self.project.lint([self.open[u] for u in uris], texts)
+        linted = self.project.lint([self.open[u] for u in uris], texts, feasibility=feasibility)
         codec = self.workspace.position_codec
         out = {}
         for uri in uris:
             version, text = snapshot[uri]
             lines = Lines(text)
-            out[uri] = _Published(version, lines, translate.diagnostics(
-                linted[os.path.normpath(self.open[uri])], lines, codec, self.catalog))
+            shown = translate.diagnostics(linted[os.path.normpath(self.open[uri])], lines, codec, self.catalog)
+            out[uri] = _Published(version, lines, shown + translate.moved(kept.get(uri, []), lines, codec))
         return out
 
     def _report_settings(self) -> None:

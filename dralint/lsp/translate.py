@@ -5,6 +5,7 @@ server's handlers call these and send what they return.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -18,7 +19,7 @@ from ..findings import Finding, Severity
 from ..fixes import Fix, Safety, TextEdit, apply_fixes
 from ..report.context import rule_url
 from .spans import Lines, Point, Span, finding_span
-from .workspace import Linted
+from .workspace import WHOLE_RUN_RULES, Linted
 
 SOURCE = "dralint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # "source.fixAll.dralint"
@@ -74,6 +75,24 @@ def diagnostics(linted: Linted, lines: Lines, codec: PositionCodec, catalog: Cat
         )
         shown.append(Shown(span, finding, diagnostic))
     return shown
+
+
+def whole_run_only(shown: Sequence[Shown]) -> list[Shown]:
+    """The findings among ``shown`` that only a whole run makes (feasibility, unused suppressions)."""
+    return [s for s in shown if s.finding.rule.startswith(WHOLE_RUN_RULES)]
+
+
+def moved(shown: Sequence[Shown], lines: Lines, codec: PositionCodec) -> list[Shown]:
+    """Findings of an older text shown on a newer one: the same places, kept inside the new text,
+    without their fixes (their edits were computed for the old text)."""
+    out = []
+    for s in shown:
+        span = Span(lines.clamp(s.span.start), lines.clamp(s.span.end))
+        diagnostic = types.Diagnostic(range=to_range(span, lines, codec), message=s.diagnostic.message,
+                                      severity=s.diagnostic.severity, code=s.diagnostic.code,
+                                      code_description=s.diagnostic.code_description, source=SOURCE)
+        out.append(Shown(span, dataclasses.replace(s.finding, fix=None), diagnostic))
+    return out
 
 
 def hover(shown: Sequence[Shown], point: Point, lines: Lines, codec: PositionCodec, catalog: Catalog, *,

@@ -9,6 +9,7 @@ No LSP types here: the server turns these records into messages.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import os
 from collections import OrderedDict
@@ -29,6 +30,10 @@ from ..source.records import SourceFile
 # this is mostly not Kubernetes manifests, and reading it all would stall the first diagnostics.
 MAX_CONTEXT_FILES = 5000
 _AROUND_KEPT = 2
+# What a run while typing leaves out: the feasibility stage (DRA7xx), and the report of unused
+# suppressions (DRA910), which cannot be judged without it.
+FEASIBILITY_RULES = "DRA7"
+WHOLE_RUN_RULES = (FEASIBILITY_RULES, "DRA910")
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,12 @@ class Settings:
     options: Options = field(default_factory=lambda: Options(fixes=True))
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+
+    @functools.cached_property
+    def quick(self) -> Options:
+        """The options of a run while typing: without the feasibility stage and unused suppressions."""
+        return dataclasses.replace(self.options, ignore=self.options.ignore + (FEASIBILITY_RULES,),
+                                   report_unused_ignores=False)
 
 
 @dataclass(frozen=True)
@@ -163,9 +174,11 @@ class Workspace:
 
     # -- linting -------------------------------------------------------------------------------
 
-    def lint(self, judged: Collection[str], texts: Mapping[str, str]) -> dict[str, Linted]:
+    def lint(self, judged: Collection[str], texts: Mapping[str, str], *, feasibility: bool = True) -> dict[str, Linted]:
         """Findings of the documents ``judged`` (paths), with ``texts`` the editor's unsaved or open
         text by path, in the context of every workspace file and the configured cluster state.
+        Without ``feasibility`` the allocator's stage (DRA7xx) is left out: it can take longer
+        than typing allows, so the server runs it once typing pauses.
 
         The configuration is read again first when it changed on disk (so editors without file
         watching see it too: one ``stat`` per folder up to the repository root).
@@ -185,7 +198,8 @@ class Workspace:
         surroundings = self._surroundings(frozenset(judged), [read(p) for p in around], [read(p) for p in cluster])
         paths = sorted(judged)
         files = [read(p) for p in paths]
-        result = lint_files(files, self.settings.options, surroundings=surroundings)
+        options = self.settings.options if feasibility else self.settings.quick
+        result = lint_files(files, options, surroundings=surroundings)
         config = self.settings.config
         out = {p: Linted([], f) for p, f in zip(paths, files, strict=True)}
         for finding in result.findings:
@@ -202,12 +216,12 @@ class Workspace:
         which are judged again when typing pauses.
         """
         kept = self._around.get(judged)
-        if kept is not None and kept.options is self.settings.options and _same(kept.around, around) \
+        if kept is not None and kept.settings is self.settings and _same(kept.around, around) \
                 and _same(kept.cluster, cluster):
             self._around.move_to_end(judged)
             return kept.surroundings
         surroundings = index_surroundings(around, self.settings.options, cluster_files=cluster)
-        self._around[judged] = _Around(self.settings.options, around, cluster, surroundings)
+        self._around[judged] = _Around(self.settings, around, cluster, surroundings)
         while len(self._around) > _AROUND_KEPT:
             self._around.popitem(last=False)
         return surroundings
@@ -217,7 +231,7 @@ class Workspace:
 class _Around:
     """One kept index, with what it was built from (the parsed files are kept until they change)."""
 
-    options: Options
+    settings: Settings
     around: list[SourceFile]
     cluster: list[SourceFile]
     surroundings: Surroundings
