@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from typing import Any
 
 from lsprotocol import types
@@ -49,3 +50,21 @@ async def first(published: list[types.PublishDiagnosticsParams], uri: str, versi
         return mine[0]
 
     return list((await asyncio.wait_for(one(), timeout)).diagnostics)
+
+
+def claim(count: int = 1, device_class: str = "gpu.example.com", name: str = "one-gpu") -> str:
+    """A ResourceClaim asking for ``count`` devices of ``device_class``."""
+    return textwrap.dedent(f"""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata:
+          name: {name}
+          namespace: default
+        spec:
+          devices:
+            requests:
+            - name: gpu
+              exactly:
+                deviceClassName: {device_class}
+                count: {count}
+        """)

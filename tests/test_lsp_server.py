@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
 from dralint.catalog import load_catalog  # noqa: E402
-from lsp_support import first, record_publications, settled  # noqa: E402
+from lsp_support import claim, first, record_publications, settled  # noqa: E402
 from dralint.report.context import rule_url  # noqa: E402
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"),
@@ -59,23 +58,6 @@ spec:
         device.capacity["gpu.example.com"].memory
         > "40Gi"
 """
-
-
-def claim(count: int = 1, device_class: str = "gpu.example.com", name: str = "one-gpu") -> str:
-    return textwrap.dedent(f"""\
-        apiVersion: resource.k8s.io/v1
-        kind: ResourceClaim
-        metadata:
-          name: {name}
-          namespace: default
-        spec:
-          devices:
-            requests:
-            - name: gpu
-              exactly:
-                deviceClassName: {device_class}
-                count: {count}
-        """)
 
 
 @pytest.fixture(scope="module")

@@ -14,21 +14,7 @@ from dralint.catalog import load_catalog
 from dralint.lsp.workspace import Workspace
 
 from conftest import REPO
-
-RECLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: needs-three
-  namespace: default
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-        count: {count}
-"""
+from lsp_support import claim
 
 
 def cli_findings(root: Path, *args: str) -> list[dict]:
@@ -54,7 +40,7 @@ def project(tmp_path: Path) -> Path:
     (root / ".git").mkdir()
     (root / "state").mkdir()
     shutil.move(root / "manifests" / "driver" / "resourceslice.yaml", root / "state" / "slices.yaml")
-    (root / "manifests" / "claim.yaml").write_text(RECLAIM.format(count=9))
+    (root / "manifests" / "claim.yaml").write_text(claim(count=9, name="needs-nine"))
     (root / ".dralint.yaml").write_text("cluster: [state/]\nseverity:\n  DRA600: error\n")
     return root
 
@@ -75,7 +61,7 @@ def test_the_editor_text_replaces_the_file(project: Path) -> None:
     workspace = Workspace([project], load_catalog())
     path = str(project / "manifests" / "claim.yaml")
     assert [f.rule for f in workspace.lint([path], {})[path].findings] == ["DRA701"]
-    assert workspace.lint([path], {path: RECLAIM.format(count=1)})[path].findings == []
+    assert workspace.lint([path], {path: claim(count=1, name="needs-nine")})[path].findings == []
     # A document being edited is context for the others too: the class it now declares exists.
     other = str(project / "manifests" / "gpu-inference" / "training-claim.yaml")
     before = [f.rule for f in workspace.lint([other], {})[other].findings]
@@ -90,7 +76,7 @@ def test_files_changed_on_disk_are_read_again(project: Path) -> None:
     workspace = Workspace([project], load_catalog())
     path = project / "manifests" / "claim.yaml"
     assert [f.rule for f in workspace.lint([str(path)], {})[str(path)].findings] == ["DRA701"]
-    path.write_text(RECLAIM.format(count=-1) + "\n")
+    path.write_text(claim(count=-1, name="needs-nine") + "\n")
     assert [f.rule for f in workspace.lint([str(path)], {})[str(path)].findings] == ["DRA201"]
 
 
