@@ -22,7 +22,7 @@ def render() -> str:
            "Generated from `rules/` by `scripts/gen_rule_docs.py`; do not edit by hand.", "",
            "| id | name | category | severity | summary |", "| --- | --- | --- | --- | --- |"]
     rules = list(catalog)
-    out += [f"| [{r.id}](#{r.id.lower()}-{r.name}) | {r.name} | {r.category.value} | {r.severity.value} | {r.summary} |"
+    out += [f"| [{r.id}](#{r.id.lower()}) | {r.name} | {r.category.value} | {r.severity.value} | {r.summary} |"
             for r in rules]
     for digit, title in GROUPS:
         group = [r for r in rules if r.id[3] == digit]
@@ -30,7 +30,8 @@ def render() -> str:
             continue
         out += ["", f"## {title}"]
         for r in group:
-            out += ["", f"### {r.id} {r.name}", "", f"*{r.category.value}, {r.severity.value} by default.* {r.summary}",
+            # The heading is the id alone, so its anchor is #draNNN: the links of dralint/project.py.
+            out += ["", f"### {r.id}", "", f"`{r.name}` · *{r.category.value}, {r.severity.value} by default.* {r.summary}",
                     "", r.rationale, "", f"**Fix.** {r.fix}"]
             if r.autofix is not None:
                 how = "`dralint --fix` applies it" if r.autofix.value == "safe" else \
