@@ -73,6 +73,7 @@ class DralintServer(LanguageServer):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dralint-lint")
         self._settings_seen: object = None
         self.shut_down = False                      # the client asked to shut down before exit
+        self._told_truncated = False
 
     # -- scheduling ----------------------------------------------------------------------------
 
@@ -147,8 +148,14 @@ class DralintServer(LanguageServer):
         return out
 
     def _report_settings(self) -> None:
-        """Tell the user once about each new reading of the configuration that had something to say."""
+        """Tell the user once about each new reading of the configuration that had something to say,
+        and once that the workspace is too large to be read whole."""
         assert self.project is not None
+        if self.project.truncated and not self._told_truncated:
+            self._told_truncated = True
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, (
+                f"dralint: the workspace has more than {MAX_CONTEXT_FILES} YAML/JSON files; "
+                "only the first are read as context")))
         settings = self.project.settings
         if settings is self._settings_seen:
             return
@@ -201,10 +208,6 @@ def build_server() -> DralintServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DralintServer, params: types.InitializedParams) -> None:
         ls._report_settings()
-        if ls.project is not None and ls.project.truncated:
-            ls.window_log_message(types.LogMessageParams(types.MessageType.Warning, (
-                f"dralint: the workspace has more than {MAX_CONTEXT_FILES} YAML/JSON files; "
-                "only the first are read as context")))
         watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
         if watched and watched.dynamic_registration:
             try:
