@@ -111,25 +111,28 @@ async def scenario(session: Session, seed: str, changes: list) -> None:  # type:
     session.count += 1
     uri = (session.root / f"doc-{session.count}.yaml").as_uri()
     text, version = seed, 1
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="yaml", version=version, text=text)))
-    for where, removed, inserted, ask_hover in changes:
-        start = int(where * len(text))
-        text = text[:start] + "".join(inserted) + text[start + removed:]
-        version += 1
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            [types.TextDocumentContentChangeWholeDocument(text=text)]))  # the server syncs whole documents
-        if ask_hover:
-            hover = await client.text_document_hover_async(types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, start)))
-            assert hover is None or (hover.range is None or isinstance(hover.range, types.Range))
-    quick = await first(session.published, uri, version)
-    whole = await settled(session.published, uri, version)
-    for diagnostic in quick + whole:
-        assert inside(text, diagnostic.range), (diagnostic, text)
-        assert diagnostic.code in CATALOG.rules
-        assert "language server" not in diagnostic.message, diagnostic.message
-    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="yaml", version=version, text=text)))
+    try:
+        for where, removed, inserted, ask_hover in changes:
+            start = int(where * len(text))
+            text = text[:start] + "".join(inserted) + text[start + removed:]
+            version += 1
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=text)]))  # the server syncs whole documents
+            if ask_hover:
+                hover = await client.text_document_hover_async(types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, start)))
+                assert hover is None or (hover.range is None or isinstance(hover.range, types.Range))
+        quick = await first(session.published, uri, version)
+        whole = await settled(session.published, uri, version)
+        for diagnostic in quick + whole:
+            assert inside(text, diagnostic.range), (diagnostic, text)
+            assert diagnostic.code in CATALOG.rules
+            assert "language server" not in diagnostic.message, (diagnostic.message, text)
+    finally:  # a failing example leaves no document open to fail the next ones
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
 
 def check(session: Session, seed: str, changes: list) -> None:  # type: ignore[type-arg]
