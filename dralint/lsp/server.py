@@ -287,9 +287,9 @@ def build_server() -> DralintServer:
         span = Span(translate.from_position(params.range.start, lines, codec),
                     translate.from_position(params.range.end, lines, codec))
         edits = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
-        return translate.code_actions(
-            published.shown, span, lines, codec, types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            only=params.context.only, versioned=bool(edits and edits.document_changes)) or None
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        return translate.code_actions(published.shown, span, lines, codec, document, only=params.context.only,
+                                      versioned=bool(edits and edits.document_changes)) or None
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DralintServer, params: None) -> None:
