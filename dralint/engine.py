@@ -52,6 +52,14 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
+    # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
+    # the webhook's are the cluster it watches.
+    context: str = "this run"
+    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
+    # (the webhook's policy outranks an object's own annotation).
+    suppressions: bool = True
+    protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -94,9 +102,10 @@ class _Target:
 class _Emitter:
     """Turns problems into findings: rule metadata, user paths, positions, the user's selection."""
 
-    def __init__(self, catalog: Catalog, rules: RuleFilter) -> None:
+    def __init__(self, catalog: Catalog, rules: RuleFilter, context: str = "this run") -> None:
         self.catalog = catalog
         self.rules = rules
+        self.context = context
         self.findings: list[Finding] = []
         self._seen: set[tuple] = set()
 
@@ -108,6 +117,8 @@ class _Emitter:
         if not self.rules.selected(rule):
             return
         sev = self.rules.severity(rule, severity)
+        if self.context != "this run":
+            message = message.replace("this run", self.context)
         key = (rule_id, file, line, column, field_path, message)
         if key in self._seen:
             return
@@ -178,6 +189,10 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
 
 
@@ -193,6 +208,15 @@ def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Fi
     return Index.build(objects), emitter.findings
 
 
+def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
+    """One object of a cluster's state (as the API server lists it) in canonical form, for an index the
+    caller builds and keeps (the webhook's live state); None for what is not an object dralint reads."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    manifests = list(_manifests([_single(value, name)], scratch, None, from_cluster=True))
+    return to_canonical(manifests[0]) if len(manifests) == 1 else None
+
+
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
            options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
@@ -200,25 +224,26 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
     """
     catalog = load_catalog()
-    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
+                       options.context)
     result = RunResult(findings=emitter.findings)
     manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []
-    _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None)
+    # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
+    _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
+           cluster_given=cluster is not None, base=cluster)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None) -> None:
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
     index = work.index
     if split is not None:
         _judge_split(emitter, targets, work, split)
@@ -237,7 +262,8 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
 
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
-             options: Options, operation: str | None, subresource: str) -> tuple[list["_Target"], "_Work"]:
+             options: Options, operation: str | None, subresource: str,
+             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -248,7 +274,8 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
         targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
     # References and feasibility see each object as the server would store it.
-    index = Index.build([t.stored or t.canonical for t in targets] + cluster)
+    stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -324,9 +351,12 @@ def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
               options: Options) -> None:
     """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
-    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
-                             report_unused=options.report_unused_ignores)
-    result.findings[:] = outcome.findings
+    if not options.suppressions:
+        return
+    kept = [f for f in result.findings if f.rule in options.protected]
+    outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+    result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 
 

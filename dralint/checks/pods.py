@@ -197,7 +197,8 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
     return Problem(R_REQUEST_UNKNOWN, path,
                    f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}{hint}. "
                    "This is dralint's own cross-object check: the API server does not look into the claim and "
-                   "accepts the pod, but the container silently gets no device")
+                   "accepts the pod, but the container silently gets no device",
+                   details={"requests": [k for k in known if isinstance(k, str)]})
 
 
 def _target(ctx: CheckContext, entry: dict) -> Any:
