@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import NEWEST_MINOR, Release, parse_version
+from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
@@ -38,7 +38,7 @@ _UNREADABLE = frozenset({"unreadable", "binary"})
 class Options:
     """What the user asked for; every face builds one of these."""
 
-    kube_version: str = f"1.{NEWEST_MINOR}"
+    kube_version: str = f"1.{DEFAULT_MINOR}"
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     strict: bool = True
     select: tuple[str, ...] = ()
@@ -52,6 +52,14 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
+    # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
+    # the webhook's are the cluster it watches.
+    context: str = "this run"
+    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
+    # (the webhook's policy outranks an object's own annotation).
+    suppressions: bool = True
+    protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -88,14 +96,16 @@ class _Target:
 
     canonical: Canonical
     old: Canonical | None = None
+    stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
 
 
 class _Emitter:
     """Turns problems into findings: rule metadata, user paths, positions, the user's selection."""
 
-    def __init__(self, catalog: Catalog, rules: RuleFilter) -> None:
+    def __init__(self, catalog: Catalog, rules: RuleFilter, context: str = "this run") -> None:
         self.catalog = catalog
         self.rules = rules
+        self.context = context
         self.findings: list[Finding] = []
         self._seen: set[tuple] = set()
 
@@ -107,6 +117,8 @@ class _Emitter:
         if not self.rules.selected(rule):
             return
         sev = self.rules.severity(rule, severity)
+        if self.context != "this run":
+            message = message.replace("this run", self.context)
         key = (rule_id, file, line, column, field_path, message)
         if key in self._seen:
             return
@@ -177,6 +189,10 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
 
 
@@ -192,6 +208,15 @@ def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Fi
     return Index.build(objects), emitter.findings
 
 
+def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
+    """One object of a cluster's state (as the API server lists it) in canonical form, for an index the
+    caller builds and keeps (the webhook's live state); None for what is not an object dralint reads."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    manifests = list(_manifests([_single(value, name)], scratch, None, from_cluster=True))
+    return to_canonical(manifests[0]) if len(manifests) == 1 else None
+
+
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
            options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
@@ -199,25 +224,26 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
     """
     catalog = load_catalog()
-    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
+                       options.context)
     result = RunResult(findings=emitter.findings)
     manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []
-    _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None)
+    # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
+    _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
+           cluster_given=cluster is not None, base=cluster)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None) -> None:
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
     index = work.index
     if split is not None:
         _judge_split(emitter, targets, work, split)
@@ -230,13 +256,14 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
+        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in refused}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
 
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
-             options: Options, operation: str | None, subresource: str) -> tuple[list["_Target"], "_Work"]:
+             options: Options, operation: str | None, subresource: str,
+             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -244,8 +271,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         if not _served(emitter, manifest, release):
             continue
         old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-    index = Index.build([t.canonical for t in targets] + cluster)
+        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+    # References and feasibility see each object as the server would store it.
+    stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -265,7 +295,8 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
     manifest = target.canonical.manifest
     if manifest.is_dra:
         _schema(emitter, manifest, work.release, work.strict)
-    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
+    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
+                         strict=work.strict):
         _run_checks(emitter, ctx)
 
 
@@ -320,9 +351,12 @@ def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
               options: Options) -> None:
     """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
-    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
-                             report_unused=options.report_unused_ignores)
-    result.findings[:] = outcome.findings
+    if not options.suppressions:
+        return
+    kept = [f for f in result.findings if f.rule in options.protected]
+    outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+    result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 
 
@@ -401,17 +435,23 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+    gate = API_GATES.get(manifest.kind)
+    served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
-    if releases:
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                           f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
@@ -422,7 +462,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
         pos = doc.locate(manifest.base)
         emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
-                               f"kubectl's client-side validation refuse it, and the API server would store an empty "
+                               f"kubectl's client-side validation refuse it; the API server accepts it and stores an empty "
                                f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=name)
     for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
@@ -433,7 +473,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
 
 
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "") -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -448,7 +488,7 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
     for write in writes:
         gated, dropped = apply_gates(target.canonical, old, release)
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=tuple(dropped))
+                           subresource=write, index=index, dropped=tuple(dropped), strict=strict)
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:

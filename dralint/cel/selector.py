@@ -6,9 +6,9 @@ server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+from ..bounded_cache import bounded_cache
 from . import types as T
 from .checker import check
 from .compiler import compile_program
@@ -91,6 +91,9 @@ class Compiled:
                               f"type conversion error from '{name}' to 'bool'")
 
 
+EXPRESSION_CACHE_BYTES = 512 * 1024
+
+
 def compile_selector(expression: str, env: CelEnv) -> Compiled:
     """Compile ``expression`` in ``env`` (never raises; problems are in ``Compiled.issues``)."""
     if not isinstance(expression, str):
@@ -98,7 +101,8 @@ def compile_selector(expression: str, env: CelEnv) -> Compiled:
     return _compile_cached(expression, env)
 
 
-@lru_cache(maxsize=2048)
+# Bounded by the expressions' bytes: a compiled 10 KB expression is far larger than a 100-byte one.
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env: len(expression) + 64)
 def _compile_cached(expression: str, env: CelEnv) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",

@@ -103,7 +103,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
 
 def _expression(entry: Any) -> str | None:
     cel = entry.get("cel") if isinstance(entry, dict) else None
-    expr = cel.get("expression") if isinstance(cel, dict) else None
+    # `cel: {}` decodes to an empty expression, which the server compiles (and refuses).
+    expr = cel.get("expression", "") if isinstance(cel, dict) else None
     return expr if isinstance(expr, str) else None
 
 
