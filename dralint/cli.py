@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import os
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, TextIO
 
@@ -66,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes of the findings to the files, then report what remains "
+                             "(docs/migrate.md); with - the fixed text goes to stdout")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
@@ -76,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:  # a subcommand with its own options (docs/migrate.md)
+        from .migrate.cli import main as migrate
+
+        return migrate(argv[1:], out, err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -104,8 +113,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 
 def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
-    from . import parallel
-    from .report import FORMATS, ReportContext
     from .rule_filter import UsageError
 
     if "-" in args.paths and "-" in args.cluster:
@@ -114,6 +121,50 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
     options, fail_on = _options(args, config, err)
+    if (args.diff or args.unsafe_fixes) and not args.fix:
+        raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
+    if args.fix:
+        from .autofix import apply_and_write
+
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        if fixed is not None:
+            return fixed
+    # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
+    # the work, never a traceback that CI reads as "findings" (exit 1).
+    stream = _open_output(args.output) if args.output else out
+    try:
+        code = _lint_to(args, catalog, config, options, fail_on, stream, err)
+    finally:
+        if args.output:
+            _close_output(stream, args.output)
+    return code
+
+
+def _open_output(path: str) -> TextIO:
+    from .rule_filter import UsageError
+
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _close_output(stream: TextIO, path: str) -> None:
+    """Close the report file; a full disk shows here, when the buffer is written."""
+    from .rule_filter import UsageError
+
+    try:
+        stream.close()
+    except OSError as exc:
+        raise UsageError(f"--output: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options: Options, fail_on: Severity,
+             stream: TextIO, err: TextIO) -> int:
+    from . import parallel
+    from .report import FORMATS, ReportContext
+    from .rule_filter import UsageError
+
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
@@ -122,13 +173,16 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         code = EXIT_USAGE
     else:
         code = 1 if any(f.severity.rank >= fail_on.rank for f in kept) else 0
-    with ExitStack() as stack:
-        stream = stack.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else out
-        colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
-                                            and not os.environ.get("NO_COLOR"))
-        context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
-                                fail_on=fail_on, suppressed=suppressed)
+    colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
+                                        and not os.environ.get("NO_COLOR"))
+    context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
+                            fail_on=fail_on, suppressed=suppressed)
+    try:
         FORMATS[args.format].render(result, stream, context)
+    except OSError as exc:
+        if not args.output:
+            raise  # stdout: a closed pipe is the console script's to handle
+        raise UsageError(f"--output: cannot write {args.output}: {exc.strerror or exc}") from None
     return code
 
 
@@ -152,11 +206,11 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     from .config import ConfigError
     from .engine import Options
     from .findings import Severity
-    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+    from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
     version = args.kube_version or config.kube_version
-    minor = parse_version(version) if version else NEWEST_MINOR
+    minor = parse_version(version) if version else DEFAULT_MINOR
     gates: dict[str, bool] = {}
     if config.feature_gates:
         text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())

@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import NEWEST_MINOR, Release, parse_version
+from .releases import DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
@@ -38,7 +38,7 @@ _UNREADABLE = frozenset({"unreadable", "binary"})
 class Options:
     """What the user asked for; every face builds one of these."""
 
-    kube_version: str = f"1.{NEWEST_MINOR}"
+    kube_version: str = f"1.{DEFAULT_MINOR}"
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     strict: bool = True
     select: tuple[str, ...] = ()
@@ -59,6 +59,7 @@ class Options:
     # (the webhook's policy outranks an object's own annotation).
     suppressions: bool = True
     protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -95,6 +96,7 @@ class _Target:
 
     canonical: Canonical
     old: Canonical | None = None
+    stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
 
 
 class _Emitter:
@@ -187,6 +189,10 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
 
 
@@ -250,7 +256,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
+        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in refused}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
 
@@ -265,9 +271,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         if not _served(emitter, manifest, release):
             continue
         old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-    canonicals = [t.canonical for t in targets]
-    index = base.overlay(canonicals) if base is not None else Index.build(canonicals + cluster)
+        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+    # References and feasibility see each object as the server would store it.
+    stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -287,7 +295,8 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
     manifest = target.canonical.manifest
     if manifest.is_dra:
         _schema(emitter, manifest, work.release, work.strict)
-    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
+    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
+                         strict=work.strict):
         _run_checks(emitter, ctx)
 
 
@@ -447,7 +456,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
         pos = doc.locate(manifest.base)
         emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
-                               f"kubectl's client-side validation refuse it, and the API server would store an empty "
+                               f"kubectl's client-side validation refuse it; the API server accepts it and stores an empty "
                                f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=name)
     for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
@@ -458,7 +467,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
 
 
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "") -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -473,7 +482,7 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
     for write in writes:
         gated, dropped = apply_gates(target.canonical, old, release)
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=tuple(dropped))
+                           subresource=write, index=index, dropped=tuple(dropped), strict=strict)
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:

@@ -8,9 +8,7 @@ from urllib.parse import quote
 
 from ..catalog import Catalog, Rule
 from ..findings import Severity
-
-# Where the rule documentation lives: docs/rules.md of the project repository, one anchor per rule.
-RULES_DOC_URL = "https://github.com/dralint/dralint/blob/main/docs/rules.md"
+from ..project import rule_doc_url
 
 
 @dataclass(frozen=True)
@@ -39,8 +37,8 @@ class ReportContext:
 
 
 def rule_url(rule: Rule) -> str:
-    """The rule's section of docs/rules.md (GitHub's heading anchor of ``### DRA201 request-count-positive``)."""
-    return f"{RULES_DOC_URL}#{rule.id.lower()}-{rule.name}"
+    """The rule's section of docs/rules.md in the project's repository (see project.py)."""
+    return rule_doc_url(rule.id)
 
 
 def unwrap(text: str) -> str:

@@ -14,7 +14,7 @@ import yaml
 from dralint.catalog import load_catalog
 from dralint.engine import Options
 from dralint.findings import Finding, Severity
-from dralint.releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+from dralint.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
 from dralint.rule_filter import RuleFilter, UsageError, resolve
 
 from . import org_rules
@@ -92,7 +92,7 @@ def parse_policy(raw: Any) -> Policy:
     if isinstance(doc.get("kubeVersion"), float):
         raise PolicyError('kubeVersion: quote the version, e.g. "1.30" (YAML reads 1.30 as the number 1.3)')
     try:
-        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else NEWEST_MINOR
+        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else DEFAULT_MINOR
     except ValueError as exc:
         raise PolicyError(f"kubeVersion: {exc}") from None
     gates_raw = _mapping(doc.get("featureGates", {}), "featureGates")
