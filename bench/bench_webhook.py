@@ -252,9 +252,8 @@ def fleet_bodies() -> list[bytes]:
     return out
 
 
-def rss_by_role(root: int) -> dict[str, int]:
-    """Resident memory (bytes) of the master and its children, named by role (watcher: the one with no
-    listening socket is not visible from /proc cheaply, so by its command line order: the last child)."""
+def rss_by_pid(root: int) -> dict[str, int]:
+    """Resident memory (bytes) of the master and each of its children, by pid."""
     out: dict[str, int] = {}
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -265,6 +264,21 @@ def rss_by_role(root: int) -> dict[str, int]:
         if pid == root or fields.get("PPid", "").strip() == str(root):
             out[str(pid)] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
     return out
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def latency_columns(step: "Step", steps: list["Step"]) -> str:
+    """achieved/s, requests, p50, p95, p99, max, errors (of every run) and denied of ``step``."""
+    ms = [x * 1000 for x in step.latencies]
+    return (f"{len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} {percentile(ms, 95):>8.2f} "
+            f"{percentile(ms, 99):>8.2f} {max(ms):>8.2f} {sum(r.errors for r in steps):>7} {step.denied:>7}")
 
 
 def wait_ready(port: int, context: ssl.SSLContext, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -314,7 +328,7 @@ def main() -> int:
             wait_ready(port, context, proc)
             templates = bodies()
             run_step(port, context, templates, 100, 3, args.connections)   # warm-up: connections, caches
-            print(f"dralint webhook: gunicorn gthread, {args.workers} workers x {args.threads} threads, TLS, "
+            print(f"dralint webhook: gunicorn + our worker, {args.workers} workers x {args.threads} threads, TLS, "
                   f"{args.connections} keep-alive connections, mix of {len(templates)} reviews")
             print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
                   f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'server cpu ms/req':>18} {'load':>5}  "
@@ -327,18 +341,11 @@ def main() -> int:
                     runs.append((step, cpu_seconds(proc.pid) - cpu, os.getloadavg()[0]))
                 # Best of the runs by p99: another process's burst on a shared machine is not the server's.
                 step, cpu, load = min(runs, key=lambda r: percentile(r[0].latencies, 99))
-                ms = [x * 1000 for x in step.latencies]
                 every = "/".join(f"{percentile(r[0].latencies, 99) * 1000:.1f}" for r in runs)
-                print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
-                      f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
-                      f"{sum(r[0].errors for r in runs):>7} {step.denied:>7} {cpu * 1000 / max(len(ms), 1):>18.2f} "
-                      f"{load:>5.1f}  {every}", flush=True)
+                print(f"{rate:>9} {latency_columns(step, [r[0] for r in runs])} "
+                      f"{cpu * 1000 / max(len(step.latencies), 1):>18.2f} {load:>5.1f}  {every}", flush=True)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
     return 0
 
 
@@ -389,7 +396,7 @@ def fleet_main(args: argparse.Namespace) -> int:
 
                     def sample() -> None:
                         while not sampler.wait(0.5):
-                            for pid, rss in rss_by_role(proc.pid).items():
+                            for pid, rss in rss_by_pid(proc.pid).items():
                                 peak[pid] = max(peak.get(pid, 0), rss)
 
                     thread = threading.Thread(target=sample, daemon=True)
@@ -398,20 +405,15 @@ def fleet_main(args: argparse.Namespace) -> int:
                     sampler.set()
                     thread.join()
                 step = min(runs, key=lambda r: percentile(r.latencies, 99))
-                ms = [x * 1000 for x in step.latencies]
                 every = "/".join(f"{percentile(r.latencies, 99) * 1000:.1f}" for r in runs)
-                print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
-                      f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
-                      f"{sum(r.errors for r in runs):>7} {step.denied:>7} {step.unjudged:>9}  {every}", flush=True)
-            roles = sorted(peak.items(), key=lambda kv: int(kv[0]))
-            print("peak resident memory (MiB): " + ", ".join(
-                f"{'master' if int(pid) == proc.pid else 'pid ' + pid} {rss / 2**20:.0f}" for pid, rss in roles))
+                print(f"{rate:>9} {latency_columns(step, runs)} {step.unjudged:>9}  {every}", flush=True)
+            # The master forks the workers first and the watcher after them: the last child is the watcher.
+            children = sorted((int(pid), rss) for pid, rss in peak.items() if int(pid) != proc.pid)
+            names = [f"worker {pid}" for pid, _ in children[:-1]] + [f"watcher {children[-1][0]}"] if children else []
+            print(f"peak resident memory (MiB): master {peak.get(str(proc.pid), 0) / 2**20:.0f}, " + ", ".join(
+                f"{name} {rss / 2**20:.0f}" for name, (_, rss) in zip(names, children)))
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
     return 0
 
 

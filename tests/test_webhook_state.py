@@ -288,7 +288,7 @@ def test_a_rename_in_the_cluster_folder_is_noticed_and_an_emptied_folder_refused
     assert len(hook.cluster().index.slices) == 1
     (folder / "a.yaml").rename(folder / "b.yml")
     hook.cluster()
-    assert hook.cluster_source.error == ""  and hook.metrics.collect().counters["reloads"] == {
+    assert hook.cluster_source.error == "" and hook.metrics.collect().counters["reloads"] == {
         ("cluster", "success"): 1.0}
     (folder / "b.yml").unlink()
     assert len(hook.cluster().index.slices) == 1      # the good state stays
