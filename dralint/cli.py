@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads stdin")
     parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest known)")
+    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest released; the release "
+                             "under way can be chosen too)")
     parser.add_argument("--feature-gates", default="", metavar="NAME=BOOL,...",
                         help="feature gates of the target cluster, Kubernetes spelling")
     parser.add_argument("--select", action="append", metavar="RULES", help="only these rules (ids, names or id prefixes)")

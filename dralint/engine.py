@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import DEFAULT_MINOR, Release, parse_version
+from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
@@ -435,17 +435,23 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+    gate = API_GATES.get(manifest.kind)
+    served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
-    if releases:
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                           f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False

@@ -15,9 +15,12 @@ a fix is decided in :mod:`dralint.fixers`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
+
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Safety(str, Enum):
@@ -59,16 +62,7 @@ class EditConflict(ValueError):
 
 def line_starts(text: str) -> list[int]:
     """The character offset at which each line of ``text`` starts (lines end at \\n, \\r\\n or \\r)."""
-    starts = [0]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n" or ch == "\r":
-            i += 2 if ch == "\r" and i + 1 < n and text[i + 1] == "\n" else 1
-            starts.append(i)
-        else:
-            i += 1
-    return starts
+    return [0] + [m.end() for m in _BREAK.finditer(text)]
 
 
 def edit_from_offsets(file: str, text: str, start: int, end: int, new_text: str,

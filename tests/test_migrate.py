@@ -212,12 +212,17 @@ def test_a_rewrite_that_would_not_round_trip_is_refused():
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("a: [\n", "invalid YAML"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nmetadata: {name: b}\n", "duplicate key"),
+    ("apiVersion: resource.k8s.io/v1beta1\nkind: [\n", "invalid YAML"),
+    ("apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata: {name: a}\nmetadata: {name: b}\n",
+     "duplicate key"),
 ])
 def test_a_text_that_cannot_be_read_exactly_is_left_alone(text, message):
     outcome = migrate_text(text, "x.yaml", "v1")
     assert outcome.new_text == text and message in outcome.error and outcome.error_line > 0
+
+
+def test_a_text_without_dra_objects_or_claim_sources_is_not_even_parsed():
+    assert migrate_text("a: [\n", "x.yaml", "v1").error == ""
 
 
 def test_lists_are_migrated_item_by_item():

@@ -8,11 +8,14 @@ release that serves v1, has no error the original did not have at a release that
 from __future__ import annotations
 
 import difflib
+import io
+import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from dralint.cli import main
 from dralint.convert import to_canonical
 from dralint.engine import Options, lint_text
 from dralint.manifest import Manifest, identify
@@ -119,3 +122,40 @@ def test_the_examples_go_to_older_versions_and_back_unchanged(target):
         assert _objects(back.new_text).keys() == _objects(text).keys()
         for key, manifest in _objects(back.new_text).items():
             assert _canonical(manifest) == _canonical(_objects(text)[key]), (path, key)
+
+
+def test_the_drivers_own_hand_migrated_files_are_what_migrate_writes(shared):
+    folder = shared / "realworld" / "kubernetes-sigs__dra-driver-nvidia-gpu"
+    same, differ = [], {}
+    for beta in sorted(folder.glob("demo__specs__quickstart__v1beta1__*.yaml")):
+        theirs = folder / beta.name.replace("__v1beta1__", "__v1__")
+        if not theirs.exists():
+            continue
+        ours = migrate_text(beta.read_text(encoding="utf-8"), beta.name, "v1").new_text.splitlines()
+        lines = theirs.read_text(encoding="utf-8").splitlines()
+        changed = [(a, b) for a, b in zip(ours, lines) if a != b]
+        name = beta.name.split("__v1beta1__")[1]
+        if not changed and len(ours) == len(lines):
+            same.append(name)
+        else:
+            differ[name] = changed
+    assert same == ["gpu-test-mps.yaml", "gpu-test1.yaml", "gpu-test2.yaml", "gpu-test3.yaml", "gpu-test4.yaml",
+                    "gpu-test5.yaml", "imex-test1.yaml"]
+    assert set(differ) == {"gpu-test6.yaml", "gpu-test-vfiopci.yaml"}
+    assert all(a.strip() == b.strip() for a, b in differ["gpu-test6.yaml"])  # indentation inside a block scalar
+    assert differ["gpu-test-vfiopci.yaml"] == [("  namespace: gpu-test-vfiopci", "  namespace: gpu-test-vfio")]
+
+
+def test_the_before_and_after_in_the_docs_is_what_the_command_prints(shared):
+    docs = (REPO / "docs" / "migrate.md").read_text(encoding="utf-8")
+    block = docs.split("```console\n", 1)[1].split("```", 1)[0]
+    command, shown = block.split("\n", 1)
+    name = command.split()[-1]
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(shared / "realworld" / "kubernetes-sigs__dra-driver-nvidia-gpu")
+    try:
+        code = main(["migrate", "--to", "v1", "--diff", name], out, err)
+    finally:
+        os.chdir(cwd)
+    assert code == 0 and out.getvalue() + err.getvalue() == shown

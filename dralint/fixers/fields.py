@@ -69,9 +69,12 @@ def _rename(target: Any, name: str) -> Fix | None:
 
 
 def _key_node(target: Any) -> Any:
+    """The key's node; None when the key is written twice (renaming one would uncover the other)."""
     parent = target.node(target.path[:-1])
-    pair = parent.entry(str(target.path[-1])) if parent is not None and parent.kind == "map" else None
-    return pair[0] if pair is not None else None
+    if parent is None or parent.kind != "map":
+        return None
+    keys = [key for key, _ in parent.entries if key.value == str(target.path[-1])]
+    return keys[0] if len(keys) == 1 else None
 
 
 def _device_path(kind: str, path: FieldPath) -> FieldPath | None:

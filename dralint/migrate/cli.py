@@ -79,12 +79,12 @@ def _one(path: str, args: argparse.Namespace, out: TextIO, err: TextIO, totals: 
         return EXIT_USAGE if file.unreadable else 1
     outcome = migrate_text(file.text, name, args.to, force=args.force)
     code = _report(name, file.text, outcome, err, totals)
+    totals.changed += outcome.changed
     if stdin and not args.diff:
         out.write(outcome.new_text)
         return code
     if not outcome.changed:
         return code
-    totals.changed += 1
     if args.diff:
         out.write(unified_diff(name, file.text, outcome.new_text))
         return code

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
+from ..source import load_text
 from ..source.composer import DocumentComposer
 from ..yamltext.edits import EditRefused, Splice, apply_splices, delete_entry
 from ..yamltext.layout import Layout, LayoutError, read_layout
@@ -53,6 +54,7 @@ class _Run:
     """The work on one text: what to migrate, what was refused, what --force drops."""
 
     text: str
+    layout: Layout
     values: list[Any]
     target: str
     force: bool
@@ -63,14 +65,16 @@ class _Run:
 
 def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> TextOutcome:
     """Migrate every DRA object (and the pods' old claim fields) of ``text`` to ``resource.k8s.io/<target>``."""
+    if DRA_GROUP not in text and "source" not in text:  # nothing to migrate: not worth parsing
+        return TextOutcome(text, text)
     try:
         layout = read_layout(text)
-        values, problem = _values(text)
+        values, problem = _values(text, layout)
     except LayoutError as error:
         return TextOutcome(text, text, error=f"{error}; left untouched", error_line=error.line)
     if problem:
         return TextOutcome(text, text, error=f"{problem[0]}; left untouched", error_line=problem[1])
-    run = _Run(text, values, target, force)
+    run = _Run(text, layout, values, target, force)
     already = 0
     for ref in plan.objects(values, name):
         if ref.is_dra and ref.version == target:
@@ -84,23 +88,28 @@ def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> T
         if steps:
             run.plans[ref] = steps
     new_text = _settle(run)
-    original = read_layout(text)
-    outcomes = [ObjectOutcome(ref, _line(original, ref), MIGRATED, lost=tuple(p.render() for p in run.drops.get(ref, ())))
+    outcomes = [ObjectOutcome(ref, _line(layout, ref), MIGRATED, lost=tuple(p.render() for p in run.drops.get(ref, ())))
                 for ref in run.plans if ref not in run.refused]
-    outcomes += [ObjectOutcome(ref, _line(original, ref), REFUSED, reason) for ref, reason in run.refused.items()]
+    outcomes += [ObjectOutcome(ref, _line(layout, ref), REFUSED, reason) for ref, reason in run.refused.items()]
     outcomes.sort(key=lambda o: (o.line, o.ref.display))
     return TextOutcome(text, new_text, tuple(outcomes), already=already)
 
 
-def _values(text: str) -> tuple[list[Any], tuple[str, int] | None]:
-    """The documents' values as Kubernetes reads them, or the first problem that makes them unsure."""
-    documents, error = DocumentComposer().compose(text)
-    if error is not None:
-        return [], (error.message, error.line + 1)
-    for document in documents:
-        for problem in document.problems:
-            return [], (problem.message, problem.line + 1)
-    return [d.value for d in documents], None
+def _values(text: str, layout: Layout) -> tuple[list[Any], tuple[str, int] | None]:
+    """The value of each document of ``layout`` as Kubernetes reads it (the linter's own reader), or
+    the first problem that makes a value unsure (duplicate keys, broken YAML)."""
+    loaded = load_text(text, "<migrate>")
+    if loaded.problems:
+        problem = min(loaded.problems, key=lambda p: p.line)
+        return [], (problem.message, problem.line)
+    by_line = {document.line: document.value for document in loaded.documents}
+    values = [by_line.pop(root.line + 1, None) if root is not None else None for root in layout.roots]
+    if by_line:  # a document not where the layout has one: read them all exactly
+        documents, error = DocumentComposer().compose(text)
+        if error is not None or len(documents) != len(layout.roots):
+            return [], ("the documents could not be told apart", 0)
+        values = [d.value for d in documents]
+    return values, None
 
 
 def _settle(run: _Run) -> str:
@@ -109,7 +118,7 @@ def _settle(run: _Run) -> str:
         plans = {ref: steps for ref, steps in run.plans.items() if ref not in run.refused}
         if not plans:
             return run.text
-        new_text, failed = _edit(run.text, plans, run.drops)
+        new_text, failed = _edit(run.layout, plans, run.drops)
         drops: dict[ObjectRef, list[FieldPath]] = {}
         if not failed:
             failed, drops = _prove(run, new_text, plans)
@@ -119,16 +128,17 @@ def _settle(run: _Run) -> str:
         run.drops.update(drops)  # --force: edit again, dropping what the target cannot hold
 
 
-def _edit(text: str, plans: dict[ObjectRef, list[Step]], drops: dict[ObjectRef, list[FieldPath]]
+def _edit(original: Layout, plans: dict[ObjectRef, list[Step]], drops: dict[ObjectRef, list[FieldPath]]
           ) -> tuple[str, dict[ObjectRef, str]]:
     """Run every object's steps over the text (step k of all objects, then step k + 1); then --force's drops."""
     rounds = max(len(steps) for steps in plans.values())
-    current = text
-    for k in range(rounds + 1):
+    dropping = any(drops.get(ref) for ref in plans)
+    current = original.text
+    for k in range(rounds + 1 if dropping else rounds):
         try:
-            layout = read_layout(current)
+            layout = original if k == 0 else read_layout(current)
         except LayoutError as error:
-            return current, _culprits(text, plans, drops, f"the rewrite would not parse ({error})")
+            return current, _culprits(original, plans, drops, f"the rewrite would not parse ({error})")
         splices: list[Splice] = []
         failed: dict[ObjectRef, str] = {}
         for ref, steps in plans.items():
@@ -147,14 +157,14 @@ def _edit(text: str, plans: dict[ObjectRef, list[Step]], drops: dict[ObjectRef, 
         try:
             current = apply_splices(current, splices)
         except EditRefused as error:
-            return current, _culprits(text, plans, drops, str(error))
+            return current, _culprits(original, plans, drops, str(error))
     return current, {}
 
 
-def _culprits(text: str, plans: dict[ObjectRef, list[Step]], drops: dict[ObjectRef, list[FieldPath]],
+def _culprits(original: Layout, plans: dict[ObjectRef, list[Step]], drops: dict[ObjectRef, list[FieldPath]],
               reason: str) -> dict[ObjectRef, str]:
     """The objects whose edits fail on their own (every one, when none fails alone)."""
-    found = {ref: reason for ref in plans if _edit(text, {ref: plans[ref]}, drops)[1]}
+    found = {ref: reason for ref in plans if _edit(original, {ref: plans[ref]}, drops)[1]}
     return found or {ref: reason for ref in plans}
 
 
@@ -172,7 +182,10 @@ def _prove(run: _Run, new_text: str, plans: dict[ObjectRef, list[Step]]
            ) -> tuple[dict[ObjectRef, str], dict[ObjectRef, list[FieldPath]]]:
     """The objects whose rewrite does not mean what the original meant, with why; and, with --force,
     the fields to drop from those that hold what the target version cannot."""
-    values, problem = _values(new_text)
+    try:
+        values, problem = _values(new_text, read_layout(new_text))
+    except LayoutError as error:
+        values, problem = [], (str(error), error.line)
     if problem or len(values) != len(run.values):
         why = f"the rewrite would not read back ({problem[0] if problem else 'documents changed'})"
         return {ref: why for ref in plans}, {}

@@ -70,12 +70,14 @@ class Node:
         return node
 
     def walk(self) -> Iterator["Node"]:
-        yield self
-        for key, value in self.entries:
-            yield from key.walk()
-            yield from value.walk()
-        for item in self.items:
-            yield from item.walk()
+        """This node and every node below it (without recursion: documents may nest deeply)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.items))
+            for key, value in reversed(node.entries):
+                stack += [value, key]
 
 
 @dataclass
@@ -119,9 +121,11 @@ class Layout:
 
     def content_end(self, node: Node) -> int:
         """Where the node's own text ends: a block scalar without its trailing line breaks."""
-        if node.kind in ("map", "seq") and not node.flow:
+        while node.kind in ("map", "seq") and not node.flow:
             last = node.entries[-1][1] if node.entries else (node.items[-1] if node.items else None)
-            return self.content_end(last) if last is not None else node.start
+            if last is None:
+                return node.start
+            node = last
         if node.kind == "scalar" and node.style in ("|", ">"):
             return node.start + len(self.text[node.start:node.end].rstrip(" \r\n"))
         return node.end
