@@ -86,6 +86,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .migrate.cli import main as migrate
 
         return migrate(argv[1:], out, err)
+    if argv[:1] == ["lsp"]:  # the editor face (docs/editors.md); a folder named lsp is ./lsp
+        from .lsp import main as lsp_main
+
+        return lsp_main(argv[1:], err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -236,11 +240,17 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
     report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
     options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
-                      select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
+                      select=select, ignore=ignore, severities=severities,
+                      cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
                       max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused)
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
     return options, fail_on
+
+
+def config_options(config: Config, err: TextIO) -> Options:
+    """The engine options a run without command-line options would use (``dralint lsp``'s settings)."""
+    return _options(build_parser().parse_args([]), config, err)[0]
 
 
 # A run builds millions of small containers that live until it ends (the parsed documents), so

@@ -25,7 +25,7 @@ YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"
 ALL_RULES = "all"
 KEYS = ("kube-version", "feature-gates", "select", "ignore", "severity", "per-path-ignores", "strict",
-        "fail-on", "report-unused-ignores")
+        "fail-on", "report-unused-ignores", "cluster")
 
 
 class ConfigError(ValueError):
@@ -60,6 +60,7 @@ class Config:
     strict: bool | None = None
     fail_on: Severity | None = None
     report_unused_ignores: bool | None = None
+    cluster: tuple[str, ...] = ()  # --cluster paths, resolved against the configuration's folder
 
     @property
     def root(self) -> Path:
@@ -236,6 +237,7 @@ def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
         strict=boolean("strict"),
         fail_on=Severity(fail_on) if fail_on else None,
         report_unused_ignores=boolean("report-unused-ignores"),
+        cluster=_cluster(raw, path, lines),
     )
 
 
@@ -246,6 +248,16 @@ def _tokens(value: Any, error: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise error()
     return tuple(v.strip() for v in value if v.strip())
+
+
+def _cluster(raw: Mapping[str, Any], path: Path, lines: _Lines) -> tuple[str, ...]:
+    """``cluster``: files or folders of cluster state, resolved against the configuration's folder
+    (the editor's server and a run from a subfolder read the same state)."""
+    value = raw.get("cluster")
+    if value is None:
+        return ()
+    tokens = _tokens(value, lambda: lines.error(("cluster",), "cluster must be a list of files or folders"))
+    return tuple(str(path.parent / token) for token in tokens)
 
 
 def _mapping(raw: Mapping[str, Any], key: str, lines: _Lines) -> Mapping[str, Any]:

@@ -171,8 +171,12 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
-               split: Split | None = None) -> RunResult:
-    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
+               split: Split | None = None, surroundings: Surroundings | None = None) -> RunResult:
+    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
+
+    With ``surroundings`` (from :func:`index_surroundings`), the objects of other files count for
+    references and feasibility as if they were linted too, without being read or judged again.
+    """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     result = RunResult(findings=emitter.findings, files=len(files))
@@ -187,13 +191,34 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
+    _judge(emitter, result, linted, olds, cluster, options, split=split,
+           cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
+           base=surroundings.index if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
 
         result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """The objects around the files a run lints (an editor's other files, the cluster state), indexed
+    once: each run that lints one changed document lays its objects over this index."""
+
+    index: Index
+    cluster_given: bool
+
+
+def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
+    """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
+    (as cluster state), for ``lint_files(surroundings=...)``; their own findings are not made."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
+    _, work = _targets(scratch, linted, olds, cluster, options, None, "")
+    return Surroundings(work.index, bool(cluster_files))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:

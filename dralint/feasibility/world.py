@@ -31,6 +31,19 @@ def features_of(release: Release) -> Features:
                     list_attributes=g("DRAListTypeAttributes"))
 
 
+def read_slices(index: Index, taints: bool) -> SliceIndex:
+    """Every slice of ``index``, read: once per index and kept as its derived fact, so that an
+    overlay adding no slice or taint rule (an editor's run, a webhook review) reuses its base's."""
+    rule = rule_taints(index.taint_rules, index.slices) if taints else {}
+    slices: list[Slice] = []
+    uid = 0
+    for obj in index.slices:
+        s = read_slice(obj, uid, rule)
+        uid += len(s.devices)
+        slices.append(s)
+    return SliceIndex(slices)
+
+
 @dataclass(frozen=True)
 class Reach:
     """Per node: how many devices a request could take there (an upper bound), and where CEL failed."""
@@ -43,14 +56,9 @@ class World:
     def __init__(self, index: Index, release: Release, evaluate: Evaluator, node: str | None,
                  driver_of: Callable[[str], str | None] | None = None) -> None:
         self.features = features_of(release)
-        taints = rule_taints(index.taint_rules, index.slices) if self.features.taints else {}
-        slices: list[Slice] = []
-        uid = 0
-        for obj in index.slices:
-            s = read_slice(obj, uid, taints)
-            uid += len(s.devices)
-            slices.append(s)
-        self.slices = SliceIndex(slices)
+        taints_on = self.features.taints
+        self.slices: SliceIndex = index.derived(f"feasibility-slices:{taints_on}", lambda i: read_slices(i, taints_on))
+        slices = self.slices.all
         self.classes: dict[str, DeviceClassInfo] = class_lookup(index.classes)
         self.allocated: AllocatedState = read_allocated(list(index.claims.values()), self.features.consumable_capacity)
         self.selection = Selection(evaluate, self.features.binding_conditions, driver_of)
