@@ -49,6 +49,7 @@ class Options:
     node: str | None = None
     trace: tuple[str, ...] = ()
     show_allocation: bool = False
+    together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
@@ -543,9 +544,11 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
-                                          max_seconds=options.max_seconds)
+                                          max_seconds=options.max_seconds, together=options.together)
     try:
         report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+    except feasibility.UnknownNode:
+        raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash
         first = next(obj for obj in index.all_objects() if id(obj) in linted_ids)
         _internal_error(emitter, first, f"feasibility: {exc!r}", exc)
