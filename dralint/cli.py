@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads stdin")
     parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest known)")
+    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest released; the release "
+                             "under way can be chosen too)")
     parser.add_argument("--feature-gates", default="", metavar="NAME=BOOL,...",
                         help="feature gates of the target cluster, Kubernetes spelling")
     parser.add_argument("--select", action="append", metavar="RULES", help="only these rules (ids, names or id prefixes)")
@@ -54,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node", help="judge feasibility on this node only")
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
+    parser.add_argument("--together", action="store_true",
+                        help="judge all claims and pods of the run at once, one beside the other in file order")
     parser.add_argument("--max-steps", type=int, default=1_000_000,
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
     parser.add_argument("--max-seconds", type=float, default=10.0,
@@ -242,6 +245,7 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
                       select=select, ignore=ignore, severities=severities,
                       cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
+                      together=args.together,
                       max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused)
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
     return options, fail_on

@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import DEFAULT_MINOR, Release, parse_version
+from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
@@ -49,6 +49,7 @@ class Options:
     node: str | None = None
     trace: tuple[str, ...] = ()
     show_allocation: bool = False
+    together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
@@ -460,17 +461,23 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+    gate = API_GATES.get(manifest.kind)
+    served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
-    if releases:
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                           f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
@@ -537,9 +544,11 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
-                                          max_seconds=options.max_seconds)
+                                          max_seconds=options.max_seconds, together=options.together)
     try:
         report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+    except feasibility.UnknownNode:
+        raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash
         first = next(obj for obj in index.all_objects() if id(obj) in linted_ids)
         _internal_error(emitter, first, f"feasibility: {exc!r}", exc)

@@ -53,6 +53,9 @@ _STAGES: dict[str, dict[int, str | None]] = {
     "KubeletPodResourcesDynamicResources": {27: "A", 34: "B+"},
 }
 _ON = {"B+", "GA", "L"}
+# Kinds whose REST storage the API server only installs while a gate is on (the registry's
+# storage_resource.go: "<gvr> is disabled because the <gate> feature is disabled"): a 404 otherwise.
+API_GATES: dict[str, str] = {"ResourcePoolStatusRequest": "DRAResourcePoolStatus"}
 # Every check asks for gates, often per device: the stage of each gate in each release, worked out
 # once from _STAGES.
 _STAGE_AT: dict[int, dict[str, str | None]] = {

@@ -227,3 +227,15 @@ def test_pool_status_request_default_partition_type():
     gates = {**RPSR_GATES, "DRAPartitionableDevicesType": True}
     assert errors(text.replace("{NAME}", "gpu.example.com/profile"), "1.37", gates) == []
     assert errors(text.replace("{NAME}", "profile"), "1.37", gates) == [("DRA460", "spec.defaultPartitionTypeAttribute")]
+
+
+def test_map_keys_with_two_slashes_still_have_a_length_limit_in_1_36():
+    long_key = "gpu.example.com/" + "a" * 40 + "/" + "b" * 40
+    text = SLICE + f"    attributes:\n      {long_key}: {{string: x}}\n"
+    assert errors(text, "1.36") == [("DRA413", "spec.devices[0].attributes")]
+
+
+def test_pool_status_requests_are_served_only_with_their_gate():
+    (finding,) = lint_text(RPSR, Options(kube_version="1.36"))
+    assert finding.rule == "DRA801" and "DRAResourcePoolStatus" in finding.message
+    assert lint_text(RPSR, Options(kube_version="1.36", feature_gates=RPSR_GATES)) == []

@@ -39,10 +39,11 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     """Problems of one ResourcePoolStatusRequest: its spec, and on update what may change."""
     spec = ctx.obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
-    yield from _spec(spec, SPEC_INVALID)
-    if spec.get("defaultPartitionTypeAttribute") is not None:
-        yield from _default_partition_type(ctx, spec["defaultPartitionTypeAttribute"])
     if not ctx.is_update or ctx.old is None:
+        # On update only immutability is checked (an unchanged spec is not judged again).
+        yield from _spec(spec, SPEC_INVALID)
+        if spec.get("defaultPartitionTypeAttribute") is not None:
+            yield from _default_partition_type(ctx, spec["defaultPartitionTypeAttribute"])
         return  # status is dropped on create
     if ctx.subresource != "status":
         old_spec = ctx.old.get("spec")

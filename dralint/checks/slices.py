@@ -366,7 +366,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     attribute_problems: list[Problem] = []
     for key, attribute in attributes.items():
         key = str(key)
-        if qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
+        if _key_errors(ctx, key):
             attribute_problems.extend(_qualified_key(ctx, key, path.child("attributes"), "attribute"))
         if _plainly_valid(attribute, max_len):
             values += 1
@@ -401,7 +401,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
 def _capacities(ctx: CheckContext, capacity: dict, shared: bool, path: FieldPath) -> Iterator[Problem]:
     for key, cap in capacity.items():
         key = str(key)
-        if qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
+        if _key_errors(ctx, key):
             yield from _qualified_key(ctx, key, path, "capacity")
         policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
         if policy is None:
@@ -437,8 +437,21 @@ def _value_count(attribute: Any) -> int:
     return lists or 1
 
 
+# validateMap's key length for attributes and capacities: domain (63) + '/' + identifier (32).
+_MAX_KEY_LENGTH = 63 + 1 + 32
+
+
+def _key_errors(ctx: CheckContext, key: str) -> list[tuple[str, str]]:
+    """An attribute or capacity key's errors; the map's own length check also catches the names with
+    several slashes that 1.33-1.36 otherwise accept unchecked."""
+    errors = qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names)
+    if not errors and len(key) > _MAX_KEY_LENGTH:
+        errors = [("TooLong", f"may not be more than {_MAX_KEY_LENGTH} bytes")]
+    return errors
+
+
 def _qualified_key(ctx: CheckContext, key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
-    for kind, msg in qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names):
+    for kind, msg in _key_errors(ctx, key):
         yield Problem(ATTRIBUTE_NAME_INVALID, map_path,
                       f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
                       f"optionally prefixed by a domain (e.g. gpu.example.com/model) (API server: {_ERROR_WORDS[kind]})")

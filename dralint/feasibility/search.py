@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 from .bound import can_match
 from .capacity import Allocating, consumed_by, fits
-from .constraints import DistinctAttribute, MatchAttribute, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook, CounterSets
 from .fatal import FatalError
 from .model import AllocatedState, Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -109,7 +109,8 @@ class Attempt:
     """``Allocate(node, claims)``: one node, the pod's claims together."""
 
     def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
-                 trace: Tracer | None = None, *, prune: bool = True) -> None:
+                 trace: Tracer | None = None, *, prune: bool = True, relax: frozenset[str] = frozenset(),
+                 ideal: bool = False) -> None:
         self.run = run
         self.f = run.features
         self.node = node
@@ -126,6 +127,12 @@ class Attempt:
         self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
         self._slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None = None  # None: not yet worked out
         self._prune = prune                      # False: the plain exhaustive search (tests compare both)
+        # Checks left out to find what blocks a claim (explanations): "taints", "counters", "capacity".
+        self.relax = relax
+        # The search without the scheduler's leaks (counters taken by a refused device stay taken):
+        # its answer only depends on what is free, which ``hopeless_from`` needs.
+        self.ideal = ideal
+        self._leaky: set[tuple[int, int, int]] = set()
         self._bounded = False                    # whether the matching bound may cut the search
         self._bound_memo: dict[tuple, bool] = {}
         self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
@@ -326,8 +333,9 @@ class Attempt:
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
                         continue
-                    if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
-                                                               self.capacity.by_device.get(device.key)):
+                    if self.f.consumable_capacity and "capacity" not in self.relax and not fits(
+                            alt, device, self.run.allocated.consumed.get(device.key),
+                            self.capacity.by_device.get(device.key)):
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                         continue
@@ -361,7 +369,8 @@ class Attempt:
         if have is None:
             if len(self._bound_memo) > 100_000:
                 self._bound_memo.clear()
-            have = self._bound_memo[key] = can_match(self._remaining(c, r, s), in_use)
+            remaining = self._remaining(c, r, s)
+            have = self._bound_memo[key] = remaining is None or can_match(remaining, in_use)
         return have
 
     def hopeless_from(self, c: int) -> bool:
@@ -379,18 +388,32 @@ class Attempt:
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
             if self._bounded and not relaxing:
-                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget)
+                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax, ideal=True)
                 rest.validate()
                 have = not rest._search_done()
             self._hopeless[c] = have
         return have
 
-    def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]]:
+    def _may_leak(self, c: int, alt: Alternative, d: Device) -> bool:
+        """Whether trying ``d`` for ``alt`` may take its counters and then refuse it (they stay taken)."""
+        f = self.f
+        if not d.consumes or not f.partitionable or "counters" in self.relax:
+            return False
+        base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+        return ((f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None)
+                or any(applies(con.requests, base, sub) for con in self.claims[c].constraints)
+                or (f.consumable_capacity and (d.allow_multiple or alt.mode == "All")))
+
+    def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]] | None:
+        """What the requests from (c, r, s) on need; None when trying them may leave counters taken
+        (the scheduler's leak), which a cut branch would not do."""
         assert self._slots is not None
         out = []
         for ci in range(c, len(self.claims)):
             for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
                 subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
+                if not self.ideal and any((ci, ri, si) in self._leaky for si in subs):
+                    return None
                 sets = [self._slots.get((ci, ri, si)) for si in subs]
                 if any(x is None for x in sets):
                     continue  # not bounded: admin access or shareable devices
@@ -426,13 +449,15 @@ class Attempt:
                     continue
                 if sl.per_device and not node_matches(self.node, d.node_name, d.all_nodes, d.node_selector):
                     continue
-                if alt.mode == "All":
+                held = d.key in self.run.allocated.dedicated and not alt.admin
+                if not held and self._may_leak(c, alt, d):
+                    self._leaky.add((c, r, s))
+                if alt.mode == "All" or held or (d.consumes and not f.partitionable):
                     continue
-                if d.key in self.run.allocated.dedicated or (d.consumes and not f.partitionable):
+                if f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None:
                     continue
-                if f.taints and blocking_taint(d, alt) is not None:
-                    continue
-                if f.consumable_capacity and not fits(alt, d, self.run.allocated.consumed.get(d.key), None):
+                if f.consumable_capacity and "capacity" not in self.relax and not fits(
+                        alt, d, self.run.allocated.consumed.get(d.key), None):
                     continue
                 keys.append(d.key)
             if alt.mode == "All":
@@ -457,25 +482,32 @@ class Attempt:
                 self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
                           "(DRAPartitionableDevices off)")
             return None
-        skip_counters = multi and (key in self.run.allocated.consumed or key in self.capacity.by_device)
-        if not skip_counters and device.consumes and not self.counters.take(cand.pool, device):
+        skip_counters = "counters" in self.relax or (
+            multi and (key in self.run.allocated.consumed or key in self.capacity.by_device))
+        took = not skip_counters and bool(device.consumes)
+        if took and not self.counters.take(cand.pool, device):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
             return None
-        # From here on a refusal keeps the counters just taken, as the scheduler does.
+        # From here on a refusal keeps the counters just taken, as the scheduler does (not so in the
+        # ideal search of ``hopeless_from``).
         base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
-        if f.taints:
+        if f.taints and "taints" not in self.relax:
             taint = blocking_taint(device, alt)
             if taint is not None:
                 if self.trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
                               f"{taint.effect}, not tolerated")
+                if self.ideal and took:
+                    self.counters.give_back(cand.pool, device)
                 return None
         added: list[MatchAttribute | DistinctAttribute] = []
         for tracker in self.trackers[c]:
             if not tracker.add(base, sub, device):
                 for t in reversed(added):
                     t.remove(base, sub, device)
+                if self.ideal and took:
+                    self.counters.give_back(cand.pool, device)
                 if must:
                     raise FatalError("all-constraint", f"claim {claim.display}, request {alt.full_name}: cannot add "
                                      f"device {device.label} because a claim constraint would not be satisfied "
@@ -490,11 +522,17 @@ class Attempt:
             self.allocating[key].add(c)
         consumed = None
         if f.consumable_capacity:
-            if not fits(alt, device, self.run.allocated.consumed.get(key), self.capacity.by_device.get(key)):
-                for t in reversed(added):
-                    t.remove(base, sub, device)
-                if not multi:
-                    self.allocating[key].discard(c)
+            if "capacity" not in self.relax and not fits(alt, device, self.run.allocated.consumed.get(key),
+                                                          self.capacity.by_device.get(key)):
+                # Only reachable for allocationMode All (the search checks capacity before): the
+                # scheduler then keeps the device counted in the constraints and marked in use.
+                if self.ideal:
+                    for t in reversed(added):
+                        t.remove(base, sub, device)
+                    if not multi:
+                        self.allocating[key].discard(c)
+                    if took:
+                        self.counters.give_back(cand.pool, device)
                 return None
             if multi:
                 consumed = consumed_by(alt, device)
@@ -507,10 +545,9 @@ class Attempt:
             for t in self.trackers[c]:
                 t.remove(base, sub, device)
             self.allocating[key].discard(c)
-            if multi:
-                if consumed:
-                    self.capacity.remove(key, consumed)
-            elif f.partitionable and device.consumes:
+            if multi and consumed:
+                self.capacity.remove(key, consumed)
+            if took and (not multi or self.ideal):
                 self.counters.give_back(cand.pool, device)
             self.results[c].pop()
             if self.trace is not None:

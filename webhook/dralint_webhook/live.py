@@ -44,11 +44,26 @@ class LiveCluster:
         self._status: tuple[float, dict[str, Any] | None] = (0.0, None)
         self._on_swap = on_swap
         self._stop = threading.Event()
+        self._loading = threading.Lock()
         self.swaps = 0
 
     def current(self) -> ClusterState | None:
-        """The state reviews judge against (None until the first one is read)."""
-        return self._state
+        """The state reviews judge against (None until the watcher has published a full one).
+
+        A worker that has not yet read the first full state (it started while the watcher was still
+        listing, and the probe that found the replica ready asked another worker) reads it here,
+        once: judging without it would be judging without the cluster.
+        """
+        state = self._state
+        if state is None or state.generation < self._synced_at():
+            with self._loading:
+                self.refresh()
+            state = self._state
+        return state
+
+    def _synced_at(self) -> int:
+        status = self.status()
+        return int(status.get("synced_at") or 0) if status else 0
 
     def start(self) -> None:
         """Follow the folder in a thread of this process (in each worker, after fork)."""
@@ -61,7 +76,8 @@ class LiveCluster:
     def _follow(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.refresh()
+                with self._loading:
+                    self.refresh()
             except Exception:  # the previous state stays in force; the next change is tried again
                 log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
 
@@ -130,7 +146,10 @@ class LiveCluster:
                       and not resources[n].get("denied")]
             problems.append("cluster state not synced yet: " + ", ".join(waiting) +
                             (f" ({'; '.join(errors)})" if errors else ""))
-        if not problems and self._state is None:
+        synced_at = int(status.get("synced_at") or 0)
+        if not problems and not synced_at:
+            problems.append("cluster state not published yet")
+        elif not problems and (self._state is None or self._state.generation < synced_at):
             problems.append("cluster state not loaded by this worker yet")
         return problems
 
