@@ -7,11 +7,11 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
-from . import schema, source, suppress
+from . import acceptance, schema, source, suppress
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -30,8 +30,11 @@ _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "D
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 _CLASS_MISSING = "DRA703"
+# The checks that resolve references to other objects: they run once the objects the API server
+# would refuse are known, against the index of the others (acceptance.py).
+_REFERENCE_CHECKS = (check_registry.pods, check_registry.references)
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
-_UNREADABLE = frozenset({"unreadable", "binary"})
+_UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
+    reading: source.Reading = field(default_factory=source.Reading)  # excludes, the size limit
 
     @property
     def release(self) -> Release:
@@ -70,6 +74,8 @@ class RunResult:
     allocations: list[Any] = field(default_factory=list)
     traces: dict[str, list[str]] = field(default_factory=dict)
     suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # why → files that are no manifests
+    foreign: int = 0  # documents that are YAML but no Kubernetes object (playbooks, settings...)
 
     @property
     def errors(self) -> int:
@@ -134,18 +140,23 @@ class _Emitter:
 
 def lint_paths(paths: Sequence[str], options: Options) -> RunResult:
     """Lint files and folders (``-`` is stdin), with ``options.cluster`` and ``options.old`` as context."""
-    found, problems = source.discover(list(paths) or ["."])
+    found = source.plan(list(paths) or ["."], options.reading)
     cluster_files, old_files, context_problems = read_context(options)
-    return lint_files([source.load_file(p) for p in found], options, cluster_files=cluster_files,
-                      old_files=old_files, discovery_problems=list(problems) + context_problems)
+    return lint_files(read_planned(found, options.reading), options, cluster_files=cluster_files,
+                      old_files=old_files, discovery_problems=list(found.problems) + context_problems)
+
+
+def read_planned(found: source.Plan, reading: source.Reading) -> list[source.SourceFile]:
+    """Every file of a plan, read (the ones that are no manifests, only named)."""
+    return [source.load_file(p, reading.max_bytes, found.skip.get(p, "")) for p in found.files]
 
 
 def read_context(options: Options) -> tuple[list[Any], list[Any], list[Any]]:
     """The ``--cluster`` files, the ``--old`` files, and the problems of finding them."""
-    cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
-    old_found, old_problems = source.discover([options.old]) if options.old else ([], [])
-    return ([source.load_file(p) for p in cluster_found], [source.load_file(p) for p in old_found],
-            list(cluster_problems) + list(old_problems))
+    cluster = source.plan(list(options.cluster), options.reading) if options.cluster else source.Plan([], [])
+    old = source.plan([options.old], options.reading) if options.old else source.Plan([], [])
+    return (read_planned(cluster, options.reading), read_planned(old, options.reading),
+            list(cluster.problems) + list(old.problems))
 
 
 def lint_text(text: str, options: Options, *, old_text: str | None = None, cluster_text: str | None = None,
@@ -172,24 +183,30 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
         for problem in f.problems:
             _source_problem(emitter, problem)
             result.input_error = result.input_error or problem.kind in _UNREADABLE
+    for f in files:
+        if f.skipped:
+            result.skipped.setdefault(f.skipped, []).append(f.name)
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
+    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split,
+           cluster_refused=_refused_state(cluster, options, emitter.rules))
     _suppress(emitter, result, suppress.collect(files, linted), options)
     return result
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
     """Read cluster state once (the webhook keeps it between requests); input problems as findings."""
-    found, problems = source.discover(list(paths))
-    files = [source.load_file(p) for p in found]
+    found = source.plan(list(paths), options.reading)
+    files, problems = read_planned(found, options.reading), found.problems
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     for problem in list(problems) + [p for f in files for p in f.problems]:
         _source_problem(emitter, problem)
     objects = [to_canonical(m) for m in _manifests(files, emitter, None, from_cluster=True)]
-    return Index.build(objects), emitter.findings
+    refused = _refused_state(objects, options, emitter.rules)
+    return Index.build([o for o in objects if id(o) not in refused],
+                       [o for o in objects if id(o) in refused]), emitter.findings
 
 
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
@@ -205,7 +222,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []
+    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []  # accepted already
     _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
            cluster_given=cluster is not None)
     _suppress(emitter, result, suppress.collect([], manifests), options)
@@ -214,25 +231,70 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None) -> None:
-    """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
+           cluster_given: bool = False, split: Split | None = None,
+           cluster_refused: Collection[int] = frozenset()) -> None:
+    """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
+
+    Each object is judged on its own first (schema and the checks of the object itself, in the
+    processes of ``split``); then the objects the API server would refuse are left out of the
+    index, and references and feasibility are judged against the objects that remain.
+    """
     release = options.release
     targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
-    index = work.index
     if split is not None:
         _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
+    refused = acceptance.refused([t.canonical for t in targets], emitter.findings,
+                                 acceptance.refusing_rules(emitter.catalog))
+    refused_ids = {id(obj) for obj in refused} | set(cluster_refused)
+    index = Index.build([t.canonical for t in targets if id(t.canonical) not in refused_ids]
+                        + [obj for obj in cluster if id(obj) not in refused_ids],
+                        refused + [obj for obj in cluster if id(obj) in refused_ids])
+    references = replace(work, index=index)
+    for target in targets:
+        _judge_one(emitter, target, references, cross=True)
+    _duplicates(emitter, [t.canonical for t in targets])
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
     if feasibility_wanted and (index.slices or cluster_given) and any(
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
-        refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
+        with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
+        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _refused_state(cluster: Sequence[Canonical], options: Options, rules: RuleFilter) -> frozenset[int]:
+    """The ids of the ``--cluster`` objects the API server would refuse (judged, nothing reported);
+    objects read from a cluster were stored, and count whatever today's validation says."""
+    state = [obj for obj in cluster if obj.kind in acceptance.STATE_KINDS and not acceptance.stored(obj)]
+    if not state:
+        return frozenset()
+    scratch = _Emitter(load_catalog(), rules)
+    work = _Work(options.release, Index.build(cluster), options.strict, None, "")
+    for obj in state:
+        _judge_one(scratch, _Target(obj), work)
+    refused = acceptance.refused(state, scratch.findings, acceptance.refusing_rules(scratch.catalog))
+    return frozenset(id(obj) for obj in refused)
+
+
+def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
+    """DRA605 on every object whose kind, namespace and name an earlier object of the run has."""
+    for duplicate in acceptance.duplicates(objects):
+        manifest, first = duplicate.obj.manifest, duplicate.first.manifest
+        doc, first_doc = manifest.document, first.document
+        pos = doc.locate(manifest.base.child("metadata", "name"))
+        first_pos = first_doc.locate(first.base.child("metadata", "name"))
+        where = "earlier in this file" if first_doc.file == doc.file else f"in {first_doc.file}"
+        emitter.emit(acceptance.DUPLICATE_RULE,
+                     f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
+                     "holds one object per kind, namespace and name, so applying both replaces one with the "
+                     "other; references resolve to the one in the referrer's own file, then its folder",
+                     file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                     field_path="metadata.name")
 
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
@@ -260,13 +322,17 @@ class _Work:
     subresource: str
 
 
-def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
-    """Schema and object checks of one object (independent of every other object's judgement)."""
+def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool = False) -> None:
+    """Schema and the checks of one object itself (independent of every other object's judgement);
+    with ``cross``, the checks that resolve its references instead."""
     manifest = target.canonical.manifest
-    if manifest.is_dra:
+    if manifest.is_dra and not cross:
         _schema(emitter, manifest, work.release, work.strict)
+    modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
+    if cross and not modules:
+        return
     for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
-        _run_checks(emitter, ctx)
+        _run_checks(emitter, ctx, modules, dropped=not cross)
 
 
 # Objects are dealt to the processes of a split in runs of this many neighbours: balanced, and
@@ -335,9 +401,15 @@ def _single(obj: Mapping[str, Any] | None, name: str) -> source.SourceFile:
 def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None, *,
                from_cluster: bool) -> Iterator[Manifest]:
     for f in files:
+        manifests_file = any(_object_shaped(d.value) for d in f.documents)
         for doc in f.documents:
             if result is not None:
                 result.documents += 1
+            if not _object_shaped(doc.value) and not _mistaken_object(doc.value, manifests_file):
+                # YAML that is no Kubernetes object (a playbook, a settings file): not ours to judge.
+                if result is not None:
+                    result.foreign += 1
+                continue
             for item in identify(doc, from_cluster=from_cluster):
                 if isinstance(item, WrongGroup):
                     if not from_cluster:
@@ -349,8 +421,11 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                     continue
                 if isinstance(item, NotAnObject):
                     if not from_cluster:
-                        emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a mapping)",
-                                     file=doc.file, line=doc.line, column=1)
+                        why = ("; write each object as its own document (after `---`) or as the `items` of a "
+                               "`kind: List`" if _list_of_objects(doc.value)
+                               else " (the other documents of this file are objects)")
+                        emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a "
+                                               f"mapping){why}", file=doc.file, line=doc.line, column=1)
                     continue
                 if not item.api_version:
                     pos = doc.locate(item.base)
@@ -360,6 +435,21 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                                  column=pos.column, obj=item.display, field_path="apiVersion")
                     continue
                 yield item
+
+
+def _object_shaped(value: Any) -> bool:
+    """A mapping with a ``kind``: a Kubernetes object, or one meant to be."""
+    return isinstance(value, dict) and isinstance(value.get("kind"), str) and bool(value["kind"])
+
+
+def _mistaken_object(value: Any, manifests_file: bool) -> bool:
+    """A list or scalar where an object was meant: a list of objects, or a stray document in a
+    file of objects (DRA003). A mapping without ``kind`` is no object of anyone's."""
+    return not isinstance(value, dict) and (_list_of_objects(value) or manifests_file)
+
+
+def _list_of_objects(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and _object_shaped(value[0])
 
 
 def _run_manifests(files: Sequence[Any], cluster_files: Sequence[Any], old_files: Sequence[Any], emitter: _Emitter,
@@ -451,11 +541,11 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
                            subresource=write, index=index, dropped=tuple(dropped))
 
 
-def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:
+def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool) -> None:
     obj = ctx.obj
-    for problem in ctx.dropped:
+    for problem in ctx.dropped if dropped else ():
         emitter.problem(obj, problem)
-    for module in check_registry.checks_for(obj.kind):
+    for module in modules:
         try:
             for problem in module.check(ctx):
                 emitter.problem(obj, problem)

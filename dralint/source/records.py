@@ -139,3 +139,5 @@ class SourceFile:
     name: str
     documents: list[SourceDocument]
     problems: list[SourceProblem]
+    skipped: str = ""
+    """Why the file holds no manifests though it was found ("helm-template", "kustomize-patch"...)."""
