@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
-from . import acceptance, schema, source, suppress
+from . import acceptance, request_shape, schema, source, suppress
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -23,6 +23,7 @@ from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
 from .releases import NEWEST_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
+from .source.pitfalls import quote_hint
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
 _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
@@ -30,6 +31,7 @@ _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "D
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 _CLASS_MISSING = "DRA703"
+_EXACTLY_OR_FIRST = "DRA206"
 # The checks that resolve references to other objects: they run once the objects the API server
 # would refuse are known, against the index of the others (acceptance.py).
 _REFERENCE_CHECKS = (check_registry.pods, check_registry.references)
@@ -132,7 +134,7 @@ class _Emitter:
         user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
         manifest = target.manifest
         doc = manifest.document
-        full = FieldPath(tuple(manifest.base) + tuple(user))
+        full = FieldPath(tuple(manifest.base) + tuple(user if problem.at is None else target.to_user(problem.at)))
         pos = doc.locate_in_scalar(full, problem.scalar_offset) if problem.scalar_offset is not None else doc.locate(full)
         self.emit(problem.rule, problem.message, file=doc.file, line=pos.line, column=pos.column,
                   obj=manifest.display, field_path=user.render(), severity=problem.severity, details=problem.details)
@@ -326,13 +328,16 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
     """Schema and the checks of one object itself (independent of every other object's judgement);
     with ``cross``, the checks that resolve its references instead."""
     manifest = target.canonical.manifest
+    shapes = request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind) if manifest.is_dra else []
     if manifest.is_dra and not cross:
-        _schema(emitter, manifest, work.release, work.strict)
+        _schema(emitter, manifest, work.release, work.strict, shapes)
     modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
     if cross and not modules:
         return
+    # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
+    reshape = _reshaped(shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
     for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
-        _run_checks(emitter, ctx, modules, dropped=not cross)
+        _run_checks(emitter, ctx, modules, dropped=not cross, reshape=reshape)
 
 
 # Objects are dealt to the processes of a split in runs of this many neighbours: balanced, and
@@ -507,7 +512,24 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     return False
 
 
-def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool) -> None:
+def _reshaped(shapes: Sequence[request_shape.Misplaced],
+              covered: bool) -> Callable[[Canonical, Problem], Problem | None] | None:
+    """For a request in the other version's shape, its "neither `exactly` nor `firstAvailable`" error:
+    left out when the schema's finding ``covered`` it, else given the hint."""
+    flat = {shape.request: shape for shape in shapes if shape.nested}
+    if not flat:
+        return None
+
+    def reshape(obj: Canonical, problem: Problem) -> Problem | None:
+        shape = flat.get(problem.user_path or obj.to_user(problem.path)) if problem.rule == _EXACTLY_OR_FIRST else None
+        if shape is None:
+            return problem
+        return None if covered else replace(problem, message=f"{problem.message}; {shape.hint()}")
+    return reshape
+
+
+def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool,
+            shapes: Sequence[request_shape.Misplaced] = ()) -> None:
     doc = manifest.document
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
         pos = doc.locate(manifest.base)
@@ -515,11 +537,33 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
                                f"kubectl's client-side validation refuse it, and the API server would store an empty "
                                f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=name)
+    # Fields written in the other version's shape: one finding per request, at its first field.
+    reshaped = {path: shape for shape in shapes for path in shape.paths()}
+    reported: set[int] = set()
     for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
         rule = "DRA101" if problem.kind == "unknown-field" else "DRA102"
-        pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(problem.path)))
-        emitter.emit(rule, problem.message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+        message = problem.message
+        shape = reshaped.get(problem.path) if rule == "DRA101" else None
+        if shape is not None:
+            if id(shape) in reported:
+                continue
+            reported.add(id(shape))
+            message = shape.hint()
+        full = FieldPath(tuple(manifest.base) + tuple(problem.path))
+        if rule == "DRA102" and "string" in message.split(", found", 1)[0]:  # "expected string, found …"
+            message += quote_hint(doc, full, _value_at(manifest.value, problem.path))
+        pos = doc.locate(full)
+        emitter.emit(rule, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=problem.path.render())
+
+
+def _value_at(value: Any, path: FieldPath) -> Any:
+    for segment in path:
+        try:
+            value = value[segment]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
@@ -541,14 +585,17 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
                            subresource=write, index=index, dropped=tuple(dropped))
 
 
-def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool) -> None:
+def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool,
+                reshape: Callable[[Canonical, Problem], Problem | None] | None = None) -> None:
     obj = ctx.obj
     for problem in ctx.dropped if dropped else ():
         emitter.problem(obj, problem)
     for module in modules:
         try:
             for problem in module.check(ctx):
-                emitter.problem(obj, problem)
+                kept = reshape(obj, problem) if reshape is not None else problem
+                if kept is not None:
+                    emitter.problem(obj, kept)
         except Exception as exc:  # a bug in one check must not cost the user the rest of the run
             _internal_error(emitter, obj, f"{module.__name__.rsplit('.', 1)[-1]}: {exc!r}", exc)
 

@@ -119,6 +119,14 @@ class SourceDocument:
                 self._locator = False
         return self._locator or None
 
+    def scalar_source(self, path: FieldPath) -> tuple[str, str] | None:
+        """The scalar at ``path`` as written, and its style ('' plain, quotes, '|', '>'), or None."""
+        index = self.exact_positions()
+        span = index.spans.get(tuple(path)) if index is not None else None
+        if span is None or span.text is None:
+            return None
+        return span.text, span.style
+
     def locate_in_scalar(self, path: FieldPath, offset: int) -> Position:
         """File position of character ``offset`` of the string at ``path``.
 
