@@ -328,12 +328,12 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
     """Schema and the checks of one object itself (independent of every other object's judgement);
     with ``cross``, the checks that resolve its references instead."""
     manifest = target.canonical.manifest
-    shapes = request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind) if manifest.is_dra else []
-    if manifest.is_dra and not cross:
-        _schema(emitter, manifest, work.release, work.strict, shapes)
     modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
     if cross and not modules:
         return
+    shapes = request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind)
+    if manifest.is_dra and not cross:
+        _schema(emitter, manifest, work.release, work.strict, shapes)
     # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
     reshape = _reshaped(shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
     for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):

@@ -62,9 +62,11 @@ def misplaced(value: Any, api_version: str, kind: str) -> list[Misplaced]:
 
 
 def _misplaced(value: Any, api_version: str, kind: str) -> Iterator[Misplaced]:
-    group, _, version = api_version.rpartition("/")
     path = _REQUESTS.get(kind)
-    if group != "resource.k8s.io" or path is None:
+    if path is None:
+        return
+    group, _, version = api_version.rpartition("/")
+    if group != "resource.k8s.io":
         return
     requests: Any = value
     for segment in path:

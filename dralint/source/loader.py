@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from dralint.paths import FieldPath
-from dralint.source import fastpath
+from dralint.source import fastpath, itemwise
 from dralint.source.composer import ComposedProblem, DocumentComposer
 from dralint.source.jsonc import blank_comments
 from dralint.source.limits import MAX_FILE_BYTES
@@ -66,9 +66,13 @@ def _load(text: str, name: str) -> SourceFile:
     loaded = SourceFile(name, [], [])
     counter = _Counter()
     chunks = split_chunks(text)
-    whole = fastpath.fast_file(text, chunks)
+    # One rapidyaml pass over a whole file is fastest, but its tree takes about twelve times the
+    # text: a large file is read a document at a time, and a large List an item batch at a time.
+    whole = fastpath.fast_file(text, chunks) if len(text) < itemwise.BIG else None
     for number, chunk in enumerate(chunks):
-        values = whole[number] if whole is not None else fastpath.fast_values(chunk.body)
+        listed = itemwise.list_values(chunk.body) if whole is None else None
+        values, items = listed if listed is not None else (
+            whole[number] if whole is not None else fastpath.fast_values(chunk.body), ())
         if values is None:
             _load_exact(chunk, loaded, counter)
             continue
@@ -77,7 +81,8 @@ def _load(text: str, name: str) -> SourceFile:
         for sub, value in enumerate(present):
             loaded.documents.append(SourceDocument(
                 name, counter.take(), line, value,
-                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1))
+                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1,
+                items=items))
     return loaded
 
 
