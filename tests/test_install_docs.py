@@ -61,7 +61,9 @@ def _run_block(block: str, origin: Path, tmp_path: Path, name: str) -> subproces
         subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True)
     else:
         work.mkdir()
-    script = block.replace(project.repository(), f"file://{origin}")
+    # pip wants a host in a file URL (before pip 24, "file:///…@tag" was refused); git takes the path.
+    script = block.replace(f"git+{project.repository()}", f"git+file://localhost{origin}")
+    script = script.replace(project.repository(), str(origin))
     env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ['PATH']}", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
