@@ -43,7 +43,7 @@ def test_every_install_instruction_names_the_repository_the_release_and_its_whee
 
 
 def _clone(tmp_path: Path) -> Path:
-    origin = tmp_path / "origin"
+    origin = tmp_path / "remote" / "dralint"  # named as the repository: `git clone URL` makes ./dralint
     subprocess.run(["git", "clone", "-q", str(REPO), str(origin)], check=True)
     if subprocess.run(["git", "-C", str(origin), "rev-parse", "-q", "--verify", f"refs/tags/{project.release_tag()}"],
                       capture_output=True).returncode != 0:
