@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads stdin")
     parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest known)")
+    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest released; the release "
+                             "under way can be chosen too)")
     parser.add_argument("--feature-gates", default="", metavar="NAME=BOOL,...",
                         help="feature gates of the target cluster, Kubernetes spelling")
     parser.add_argument("--select", action="append", metavar="RULES", help="only these rules (ids, names or id prefixes)")
@@ -71,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes of the findings to the files, then report what remains "
+                             "(docs/migrate.md); with - the fixed text goes to stdout")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
@@ -81,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:  # a subcommand with its own options (docs/migrate.md)
+        from .migrate.cli import main as migrate
+
+        return migrate(argv[1:], out, err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -117,6 +128,14 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
     options, fail_on = _options(args, config, err)
+    if (args.diff or args.unsafe_fixes) and not args.fix:
+        raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
+    if args.fix:
+        from .autofix import apply_and_write
+
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        if fixed is not None:
+            return fixed
     # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
     # the work, never a traceback that CI reads as "findings" (exit 1).
     stream = _open_output(args.output) if args.output else out
@@ -216,11 +235,11 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     from .config import ConfigError
     from .engine import Options
     from .findings import Severity
-    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+    from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
     version = args.kube_version or config.kube_version
-    minor = parse_version(version) if version else NEWEST_MINOR
+    minor = parse_version(version) if version else DEFAULT_MINOR
     gates: dict[str, bool] = {}
     if config.feature_gates:
         text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())

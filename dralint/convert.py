@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 from .manifest import Manifest
 from .paths import FieldPath
+from .schema.core import decode_claims
+from .schema.decode import decoded
 
 FLAT_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
                        "capacity", "derivedAttributes")
@@ -58,8 +60,9 @@ class Canonical:
 
 
 def to_canonical(manifest: Manifest) -> Canonical:
-    """The canonical form of a DRA object (the input is never modified)."""
-    kind, version, value = manifest.kind, manifest.version, manifest.value
+    """The canonical form of a DRA object, as the server decodes it (the input is never modified)."""
+    kind, version = manifest.kind, manifest.version
+    value = _decoded(manifest)
     if version not in _FLAT_VERSIONS:
         return Canonical(manifest, kind, value)
     if kind == "ResourceClaim":
@@ -71,6 +74,20 @@ def to_canonical(manifest: Manifest) -> Canonical:
         bare = _bare_capacities(value)
         return Canonical(manifest, kind, _slice(value), _slice_to_user(bare))
     return Canonical(manifest, kind, value)
+
+
+def _decoded(manifest: Manifest) -> dict:
+    """The object with explicit nulls resolved as the API server's decoder does (schema/decode.py)."""
+    if manifest.is_dra:
+        return decoded(manifest.value, manifest.api_version, manifest.kind)
+    value = manifest.value
+    for base in manifest.pod_spec_paths:
+        spec = _get(value, tuple(base))
+        if isinstance(spec, dict):
+            fixed = decode_claims(spec)
+            if fixed is not spec:
+                value = _replace(value, tuple(base), fixed)
+    return value
 
 
 def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:

@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import NEWEST_MINOR, Release, parse_version
+from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
 
@@ -43,7 +43,7 @@ _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 class Options:
     """What the user asked for; every face builds one of these."""
 
-    kube_version: str = f"1.{NEWEST_MINOR}"
+    kube_version: str = f"1.{DEFAULT_MINOR}"
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     strict: bool = True
     select: tuple[str, ...] = ()
@@ -58,6 +58,14 @@ class Options:
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
     reading: source.Reading = field(default_factory=source.Reading)  # excludes, the size limit
+    # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
+    # the webhook's are the cluster it watches.
+    context: str = "this run"
+    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
+    # (the webhook's policy outranks an object's own annotation).
+    suppressions: bool = True
+    protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -96,14 +104,16 @@ class _Target:
 
     canonical: Canonical
     old: Canonical | None = None
+    stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
 
 
 class _Emitter:
     """Turns problems into findings: rule metadata, user paths, positions, the user's selection."""
 
-    def __init__(self, catalog: Catalog, rules: RuleFilter) -> None:
+    def __init__(self, catalog: Catalog, rules: RuleFilter, context: str = "this run") -> None:
         self.catalog = catalog
         self.rules = rules
+        self.context = context
         self.findings: list[Finding] = []
         self._seen: set[tuple] = set()
 
@@ -115,6 +125,8 @@ class _Emitter:
         if not self.rules.selected(rule):
             return
         sev = self.rules.severity(rule, severity)
+        if self.context != "this run":
+            message = message.replace("this run", self.context)
         key = (rule_id, file, line, column, field_path, message)
         if key in self._seen:
             return
@@ -194,6 +206,10 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split,
            cluster_refused=_refused_state(cluster, options, emitter.rules))
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
 
 
@@ -211,6 +227,15 @@ def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Fi
                        [o for o in objects if id(o) in refused]), emitter.findings
 
 
+def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
+    """One object of a cluster's state (as the API server lists it) in canonical form, for an index the
+    caller builds and keeps (the webhook's live state); None for what is not an object dralint reads."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    manifests = list(_manifests([_single(value, name)], scratch, None, from_cluster=True))
+    return to_canonical(manifests[0]) if len(manifests) == 1 else None
+
+
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
            options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
@@ -218,22 +243,24 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
     """
     catalog = load_catalog()
-    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
+                       options.context)
     result = RunResult(findings=emitter.findings)
     manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []  # accepted already
-    _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None)
+    # The cluster's index is built once (the webhook keeps it, without the objects it would refuse); a
+    # review lays its object over it.
+    _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
+           cluster_given=cluster is not None, base=cluster)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None,
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
            cluster_refused: Collection[int] = frozenset()) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
@@ -242,18 +269,13 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     index, and references and feasibility are judged against the objects that remain.
     """
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
     if split is not None:
         _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
-    refused = acceptance.refused([t.canonical for t in targets], emitter.findings,
-                                 acceptance.refusing_rules(emitter.catalog))
-    refused_ids = {id(obj) for obj in refused} | set(cluster_refused)
-    index = Index.build([t.canonical for t in targets if id(t.canonical) not in refused_ids]
-                        + [obj for obj in cluster if id(obj) not in refused_ids],
-                        refused + [obj for obj in cluster if id(obj) in refused_ids])
+    index = _accepted(targets, cluster, cluster_refused, work.index, emitter, base)
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
@@ -264,9 +286,27 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
+        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
         _feasibility(emitter, result, index, release, options, judged, cluster_given)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _accepted(targets: list[_Target], cluster: list[Canonical], cluster_refused: Collection[int], index: Index,
+              emitter: _Emitter, base: Index | None) -> Index:
+    """The index without the objects the API server would refuse (``index`` itself when there are none)."""
+    refused = {id(obj) for obj in acceptance.refused([t.canonical for t in targets], emitter.findings,
+                                                     acceptance.refusing_rules(emitter.catalog))}
+    if not refused and not cluster_refused:
+        return index
+    stored = [(t.stored or t.canonical, id(t.canonical) in refused) for t in targets]
+    kept = [obj for obj, out in stored if not out]
+    left_out = [obj for obj, out in stored if out] + [obj for obj in cluster if id(obj) in cluster_refused]
+    if base is not None:  # the review's object is refused: the cluster keeps what it has
+        accepted = base.overlay(kept)
+        for obj in left_out:
+            accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
+        return accepted
+    return Index.build(kept + [obj for obj in cluster if id(obj) not in cluster_refused], left_out)
 
 
 def _refused_state(cluster: Sequence[Canonical], options: Options, rules: RuleFilter) -> frozenset[int]:
@@ -300,7 +340,8 @@ def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
 
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
-             options: Options, operation: str | None, subresource: str) -> tuple[list["_Target"], "_Work"]:
+             options: Options, operation: str | None, subresource: str,
+             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -308,8 +349,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         if not _served(emitter, manifest, release):
             continue
         old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-    index = Index.build([t.canonical for t in targets] + cluster)
+        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+    # References and feasibility see each object as the server would store it.
+    stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -336,7 +380,8 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
         _schema(emitter, manifest, work.release, work.strict, shapes)
     # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
     reshape = _reshaped(shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
-    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
+    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
+                         strict=work.strict):
         _run_checks(emitter, ctx, modules, dropped=not cross, reshape=reshape)
 
 
@@ -391,9 +436,12 @@ def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
               options: Options) -> None:
     """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
-    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
-                             report_unused=options.report_unused_ignores)
-    result.findings[:] = outcome.findings
+    if not options.suppressions:
+        return
+    kept = [f for f in result.findings if f.rule in options.protected]
+    outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+    result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 
 
@@ -496,17 +544,23 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+    gate = API_GATES.get(manifest.kind)
+    served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
-    if releases:
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                           f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
@@ -534,7 +588,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
         pos = doc.locate(manifest.base)
         emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
-                               f"kubectl's client-side validation refuse it, and the API server would store an empty "
+                               f"kubectl's client-side validation refuse it; the API server accepts it and stores an empty "
                                f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=name)
     # Fields written in the other version's shape: one finding per request, at its first field.
@@ -567,7 +621,7 @@ def _value_at(value: Any, path: FieldPath) -> Any:
 
 
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "") -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -582,7 +636,7 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
     for write in writes:
         gated, dropped = apply_gates(target.canonical, old, release)
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=tuple(dropped))
+                           subresource=write, index=index, dropped=tuple(dropped), strict=strict)
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool,

@@ -1,8 +1,15 @@
 """Kubernetes releases dralint targets and the DRA feature gates each one knows.
 
 Gate stages per release come from the versioned feature specs of kubernetes/kubernetes
-(``pkg/features``) as summarised in our API notes. Everything here is data; the checks ask
-``Release.gate(name)`` and never compare version numbers themselves.
+(``pkg/features/kube_features.go``) and the feature-gate pages of kubernetes/website
+(``content/en/docs/reference/command-line-tools-reference/feature-gates/<Gate>.md``: stages with
+fromVersion/toVersion). Everything here is data; the checks ask ``Release.gate(name)`` and never
+compare version numbers themselves.
+
+1.38 is known as the release under way (code freeze 2026-11-19, due 2026-12-16): it can be
+targeted with --kube-version 1.38, but the default stays the newest released one. Its gate
+stages are those of 1.37 unless a change is listed: no graduation of a DRA gate to 1.38 could be
+read from the sources available to us (see docs/schemas.md, "1.38").
 """
 from __future__ import annotations
 
@@ -11,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 OLDEST_MINOR = 26
-NEWEST_MINOR = 37
+NEWEST_MINOR = 38
+# The newest released minor: what --kube-version defaults to.
+DEFAULT_MINOR = 37
 
 # Stage codes: A alpha (off), B- beta off by default, B+ beta on, GA on, L GA locked on.
 # A gate is listed from the first release that has it; a gate removed later ends with None.
@@ -35,9 +44,18 @@ _STAGES: dict[str, dict[int, str | None]] = {
     "DRADerivedAttributes": {37: "A"},
     "DRADeviceCompatibilityGroups": {37: "A"},
     "DRAFractionalCapacityRange": {37: "A"},
+    # website feature-gates/DRAResourcePoolStatus.md: alpha from 1.36 (the ResourcePoolStatusRequest API).
+    "DRAResourcePoolStatus": {36: "A"},
+    # website feature-gates/DRAResourceClaimGranularStatusAuthorization.md: beta, on, from 1.36.
+    "DRAResourceClaimGranularStatusAuthorization": {36: "B+"},
+    # website feature-gates/DRAPartitionableDevicesType.md: alpha from 1.37 (partitionTypeAttribute).
+    "DRAPartitionableDevicesType": {37: "A"},
     "KubeletPodResourcesDynamicResources": {27: "A", 34: "B+"},
 }
 _ON = {"B+", "GA", "L"}
+# Kinds whose REST storage the API server only installs while a gate is on (the registry's
+# storage_resource.go: "<gvr> is disabled because the <gate> feature is disabled"): a 404 otherwise.
+API_GATES: dict[str, str] = {"ResourcePoolStatusRequest": "DRAResourcePoolStatus"}
 # Every check asks for gates, often per device: the stage of each gate in each release, worked out
 # once from _STAGES.
 _STAGE_AT: dict[int, dict[str, str | None]] = {
@@ -102,10 +120,11 @@ def parse_version(text: str) -> int:
 def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
     """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
 
-    Returns the overrides and notes (gates that are not DRA gates are ignored; a locked gate turned
-    off is honoured for what-if runs, with a note that a real cluster cannot do it; turning off a gate
-    the release does not have yet changes nothing and gets a note). Turning on a DRA gate the release
-    does not have, a typo of one, or a bad value raises GateError.
+    Returns the overrides and notes (gates that are not DRA gates are ignored; turning off a gate the
+    release does not have yet changes nothing and gets a note). Turning on a DRA gate the release
+    does not have, turning off a gate the release has locked on (the API server refuses to start:
+    "cannot set feature gate ... to false, feature is locked to true"), a typo of one, or a bad value
+    raises GateError.
     """
     overrides: dict[str, bool] = {}
     notes: list[str] = []
@@ -133,7 +152,7 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
             notes.append(f"feature gate {name} does not concern DRA; ignored")
             continue
         if stage == "L" and not on:
-            notes.append(f"{name} is locked on in Kubernetes {release.version}: a real cluster cannot turn it off; "
-                         "judging as if it were off")
+            raise GateError(f"--feature-gates: {name} is locked on in Kubernetes {release.version}: it cannot be set "
+                            "to false there (the API server refuses to start with it)")
         overrides[name] = on
     return overrides, notes

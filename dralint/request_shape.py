@@ -1,7 +1,8 @@
 """Requests written in the other API version's shape: one finding that says where the fields go.
 
 resource.k8s.io/v1 and v1beta2 put a request's device fields under ``exactly:``; v1beta1 and
-v1alpha3 had them directly under the request. Written in the other shape, strict decoding
+v1alpha3 had them directly under the request (reshape.py: the same shapes as text edits, whose
+fixes ``--fix`` attaches to these findings). Written in the other shape, strict decoding
 reports every field as unknown and validation then misses ``exactly`` (three findings, none of
 which says what happened). The schema stage reports one finding instead (DRA101, with the fix),
 and a v1 request's "neither `exactly` nor `firstAvailable`" error (DRA206) is left out, or under
@@ -14,11 +15,8 @@ from typing import Any, Iterator
 
 from .convert import FLAT_REQUEST_FIELDS
 from .paths import FieldPath
+from .reshape import FLAT_VERSIONS, REQUESTS
 
-NESTED_VERSIONS = frozenset({"v1", "v1beta2"})
-FLAT_VERSIONS = frozenset({"v1beta1", "v1alpha3"})
-_REQUESTS = {"ResourceClaim": ("spec", "devices", "requests"),
-             "ResourceClaimTemplate": ("spec", "spec", "devices", "requests")}
 _SHOWN = 30  # characters of a value shown in the suggested fix
 
 
@@ -35,7 +33,7 @@ class Misplaced:
     @property
     def nested(self) -> bool:
         """The object's version wants the fields under ``exactly:`` (they were written flat)."""
-        return self.api_version.rpartition("/")[2] in NESTED_VERSIONS
+        return self.api_version.rpartition("/")[2] not in FLAT_VERSIONS
 
     def paths(self) -> set[FieldPath]:
         """The fields as strict decoding reports them (unknown)."""
@@ -62,7 +60,7 @@ def misplaced(value: Any, api_version: str, kind: str) -> list[Misplaced]:
 
 
 def _misplaced(value: Any, api_version: str, kind: str) -> Iterator[Misplaced]:
-    path = _REQUESTS.get(kind)
+    path = REQUESTS.get(kind)
     if path is None:
         return
     group, _, version = api_version.rpartition("/")
@@ -76,7 +74,7 @@ def _misplaced(value: Any, api_version: str, kind: str) -> Iterator[Misplaced]:
             continue
         name = request.get("name") if isinstance(request.get("name"), str) else str(i)
         where = FieldPath(path).child(i)
-        if version in NESTED_VERSIONS and "exactly" not in request and "firstAvailable" not in request:
+        if version not in FLAT_VERSIONS and "exactly" not in request and "firstAvailable" not in request:
             fields = tuple(f for f in FLAT_REQUEST_FIELDS if f in request)
             if fields:
                 yield Misplaced(where, name, fields, tuple(request[f] for f in fields), api_version)

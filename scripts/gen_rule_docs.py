@@ -33,6 +33,10 @@ def render() -> str:
             # The heading is the id alone, so its anchor is #draNNN: the links of dralint/project.py.
             out += ["", f"### {r.id}", "", f"`{r.name}` · *{r.category.value}, {r.severity.value} by default.* {r.summary}",
                     "", r.rationale, "", f"**Fix.** {r.fix}"]
+            if r.autofix is not None:
+                how = "`dralint --fix` applies it" if r.autofix.value == "safe" else \
+                    "shown by `dralint --fix --diff`, applied with `--unsafe-fixes`"
+                out += ["", f"**Autofix ({r.autofix.value}).** Some findings carry a fix: {how} (docs/migrate.md)."]
             if r.api_server:
                 out += ["", f"**API server.** `{r.api_server}`"]
             if r.kubernetes:
@@ -47,6 +51,8 @@ def render() -> str:
                 flags = f" (`{' '.join(extra)}`)" if extra else ""
                 out += ["", f"{'Fails' if ex.verdict == 'bad' else 'Passes'}: {ex.title}{flags}", "", "```yaml",
                         ex.manifest.rstrip("\n"), "```"]
+                if ex.fixed is not None:
+                    out += ["", "After `dralint --fix`:", "", "```yaml", ex.fixed.rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
 
 

@@ -52,7 +52,7 @@ def test_any_is_not_a_comprehension_range() -> None:
 
 
 @pytest.mark.parametrize("expr,type_name", [
-    ("1", "int"), ("'x'", "string"), ("device.attributes['d']", "map(string, any)"),
+    ("1", "int"), ("'x'", "string"), ("device.attributes['d']", "map(string, google.protobuf.Any)"),
     ("device.capacity['d'].m", "kubernetes.Quantity"), ("[1]", "list(int)"), ("optional.of(1)", "optional_type(int)"),
     ("dyn(1)", "dyn"),
 ])

@@ -45,7 +45,12 @@ def test_unknown_field_points_at_its_line_and_the_users_path():
 def test_not_served_names_the_releases_that_serve_it():
     text = "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n"
     (f,) = lint_text(text, Options(kube_version="1.32"))
-    assert f.rule == "DRA801" and "1.33–1.37" in f.message and f.line == 1
+    assert f.rule == "DRA801" and "1.33–1.38" in f.message and f.line == 1
+    # 1.38 no longer serves v1beta1 (v1beta2 follows in 1.39).
+    old = text.replace("v1beta2", "v1beta1")
+    (f,) = lint_text(old, Options(kube_version="1.38"))
+    assert f.rule == "DRA801" and "1.32–1.37" in f.message
+    assert lint_text(old, Options(kube_version="1.37")) == []
     assert not lint_text(text, Options(kube_version="1.33"))
 
 

@@ -46,7 +46,7 @@ def test_newest_generation_wins_and_older_slices_drop_out():
 def test_pool_spanning_nodes_is_complete_and_keeps_other_nodes_slices_for_counters():
     idx = slices({"nodeName": "node-1", "pool": pool(1, 2), "devices": [dev("a")]},
                  {"nodeName": "node-2", "pool": pool(1, 2), "devices": [dev("b")]})
-    (p,) = gather_pools(idx, NODE1, Features())
+    (p,) = gather_pools(idx, NODE1, ON)
     assert p.usable and [s.name for s in p.slices] == ["s0"] and [s.name for s in p.other_slices] == ["s1"]
 
 
@@ -82,8 +82,12 @@ def test_counter_only_slice_completes_the_pool_and_supplies_counters():
 
 def test_invalid_pools():
     dup = slices({"nodeName": "node-1", "pool": pool(1, 2), "devices": [dev("a")]},
-                 {"nodeName": "node-2", "pool": pool(1, 2), "devices": [dev("a")]})
+                 {"nodeName": "node-1", "pool": pool(1, 2), "devices": [dev("a")]})
     assert "published twice" in gather_pools(dup, NODE1, Features())[0].invalid
+    # Device names are compared only among the slices that target the node (as upstream).
+    apart = slices({"nodeName": "node-1", "pool": pool(1, 2), "devices": [dev("a")]},
+                   {"nodeName": "node-2", "pool": pool(1, 2), "devices": [dev("a")]})
+    assert gather_pools(apart, NODE1, Features())[0].usable
     unknown = slices({"nodeName": "node-1", "devices": [dev("a", consumesCounters=[
         {"counterSet": "nope", "counters": {"mem": {"value": "1"}}}])]})
     assert "does not declare" in gather_pools(unknown, NODE1, ON)[0].invalid

@@ -38,6 +38,12 @@ def test_a_v1beta1_shaped_request_in_v1_is_one_finding_with_the_fix():
     assert "write `exactly: {deviceClassName: gpu.example.com, count: 1}`" in finding.message
 
 
+def test_the_one_finding_carries_the_fix_in_both_directions():
+    (flat,) = lint_text(V1_FLAT, Options(fixes=True))
+    (nested,) = lint_text(V1BETA1_NESTED, Options(kube_version="1.33", fixes=True))
+    assert flat.fix is not None and nested.fix is not None
+
+
 def test_without_strict_decoding_the_missing_exactly_error_carries_the_hint():
     (finding,) = lint_text(V1_FLAT, Options(strict=False))
     assert finding.rule == "DRA206" and "these fields go under `exactly:`" in finding.message

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Mapping
 
+from ..bounded_cache import bounded_cache
 from . import ast as A
 from .env import CelEnv
 from .errors import CelIssue
 from .parser import ParseError, parse
-from .selector import compile_selector
+from .selector import EXPRESSION_CACHE_BYTES, compile_selector
 from .values import Semver, SemverError
 
 Names = Mapping[str, Mapping[str, set[str]]]
@@ -60,7 +60,7 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     return issues
 
 
-@lru_cache(maxsize=2048)
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression: len(expression) + 64)
 def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any] | None:
     """What depends on the expression alone (parsed once, not once per object that uses it):
     the name-independent warnings, the device accesses, and which accesses are guarded."""

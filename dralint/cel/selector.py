@@ -6,13 +6,13 @@ server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+from ..bounded_cache import bounded_cache
 from . import types as T
 from .checker import check
 from .compiler import compile_program
-from .cost import estimate
+from .cost_dra import estimate
 from .device import Device
 from .env import CelEnv, model
 from .errors import CelIssue, CelRuntimeError, issue_text
@@ -40,7 +40,9 @@ class Compiled:
         self.ok = not any(i.severity == "error" for i in issues)
         self._program = program
         self._frame = [MAX_COST, None] + [None] * max(0, slots - 2)
-        self._list_attrs = model(env).attribute_type == T.DYN
+        # With DRAListTypeAttributes off, 1.36 refuses a device with list values at evaluation;
+        # 1.37 (dynamic-resource-allocation @3d03671) passes them through whatever the gate.
+        self._list_attrs = model(env).attribute_type == T.DYN or env.kube_minor >= 37
 
     def __repr__(self) -> str:
         return f"Compiled({self.expression!r}, ok={self.ok}, cost={self.cost})"
@@ -82,6 +84,9 @@ class Compiled:
                               f"type conversion error from '{name}' to 'bool'")
 
 
+EXPRESSION_CACHE_BYTES = 512 * 1024
+
+
 def compile_selector(expression: str, env: CelEnv) -> Compiled:
     """Compile ``expression`` in ``env`` (never raises; problems are in ``Compiled.issues``)."""
     if not isinstance(expression, str):
@@ -89,7 +94,8 @@ def compile_selector(expression: str, env: CelEnv) -> Compiled:
     return _compile_cached(expression, env)
 
 
-@lru_cache(maxsize=2048)
+# Bounded by the expressions' bytes: a compiled 10 KB expression is far larger than a 100-byte one.
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env: len(expression) + 64)
 def _compile_cached(expression: str, env: CelEnv) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",
@@ -116,7 +122,7 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
     out = checked.type_of(parsed.root)
     if not (out == T.BOOL or out == T.ANY or (out == T.DYN and m.attribute_type == T.DYN)):
         return Compiled(expression, env, (CelIssue("output-type", "error",
-                                                   f"must evaluate to bool or the unknown type, not {T.fmt(out)}", None),), None)
+                                                   f"must evaluate to bool or the unknown type, not {T.declared_name(out)}", None),), None)
     cost = estimate(parsed.root, checked, m)[1]
     issues: tuple[CelIssue, ...] = ()
     if cost > MAX_COST:

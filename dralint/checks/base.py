@@ -46,6 +46,7 @@ class CheckContext:
     subresource: str = ""                   # "" or "status"
     index: "Index | None" = None            # every object of the run (linted files and --cluster)
     dropped: tuple["Problem", ...] = ()    # fields the server drops for a gate that is off (DRA802), already gone from obj
+    strict: bool = True                     # fieldValidation=Strict: unknown fields are refused
 
     @property
     def is_update(self) -> bool:

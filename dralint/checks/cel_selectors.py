@@ -76,7 +76,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
             continue  # over the limit the server reports TooMany and validates none of the items
         for j, entry in enumerate(selectors):
             cel = entry.get("cel") if isinstance(entry, dict) else None
-            expr = cel.get("expression") if isinstance(cel, dict) else None
+            # `cel: {}` decodes to an empty expression, which the server compiles (and refuses).
+            expr = cel.get("expression", "") if isinstance(cel, dict) else None
             if not isinstance(expr, str):
                 continue
             verdict = verdicts.get((expr, env))

@@ -2,8 +2,9 @@
 
 Mirrors the API server's ``validateDeviceClaim`` as it runs on CREATE, after the server's
 defaulting (empty ``allocationMode`` → ``ExactCount``, ``count`` 0 → 1) and after the gate-based
-dropping of ``dralint.gating``. On UPDATE the server only checks that the spec did not change
-(see ``claim_status``), so nothing here runs then. Template specs live at ``spec.spec``.
+dropping of ``dralint.gating``. On a claim's UPDATE the server only checks that the spec did not
+change (see ``claim_status``), so nothing here runs then; a template's UPDATE is validated in full
+as well. Template specs live at ``spec.spec``.
 
 Over-long lists give one "too many" problem at the list and their items are not checked, as the
 server does (it short-circuits for DoS protection). CEL expressions are compiled by
@@ -17,6 +18,7 @@ from typing import Any, Iterator, Mapping
 from ..findings import Severity
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
+from . import derived
 from .base import CheckContext, Problem, too_many_problem
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
@@ -67,9 +69,15 @@ def spec_path(kind: str) -> FieldPath:
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
-    """Problems of the spec of a claim or template being created."""
+    """Problems of the spec of a claim being created, or of a template being created or updated.
+
+    The template strategy's ValidateUpdate still runs the full validation before the immutability
+    check, so an unchanged template spec that the release now refuses fails its update too.
+    """
     obj = ctx.obj
-    if obj.version in LEGACY_VERSIONS or ctx.operation != "CREATE" or ctx.subresource:
+    if obj.version in LEGACY_VERSIONS or ctx.subresource:
+        return
+    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate":
         return
     base = spec_path(obj.kind)
     devices = obj.get(*base, "devices")
@@ -86,6 +94,7 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     configs = devices.get("config")
     if isinstance(configs, list):
         yield from _configs(ctx, configs, path.child("config"), names)
+    yield from derived.problems(ctx, devices, path)
 
 
 # --- requests -------------------------------------------------------------------------------------
@@ -241,11 +250,8 @@ def _capacity(capacity: Any, path: FieldPath) -> Iterator[Problem]:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             try:
                 qty = Quantity.parse(value)
-            except QuantityError as exc:
-                yield Problem(R_CAPACITY, kpath,
-                              f"capacity request {value!r} is not a quantity: {exc}; write e.g. `10Gi` or `500m` "
-                              "(the API server refuses to decode the object)")
-                continue
+            except QuantityError:
+                continue  # the schema stage reports what the decoder refuses (DRA102)
             if qty.value <= 0:
                 yield Problem(R_CAPACITY, kpath,
                               f"capacity request {value!r} for {key!r} is not positive; the API server accepts it "
@@ -274,9 +280,9 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                                       R_CONSTRAINT_UNKNOWN_REQUEST)
         match, distinct = constraint.get("matchAttribute"), constraint.get("distinctAttribute")
         if match is not None:
-            yield from _attribute(match, cpath.child("matchAttribute"))
+            yield from _attribute(ctx, match, cpath.child("matchAttribute"))
         elif distinct is not None:
-            yield from _attribute(distinct, cpath.child("distinctAttribute"))
+            yield from _attribute(ctx, distinct, cpath.child("distinctAttribute"))
         elif ctx.gate("DRAConsumableCapacity"):
             yield Problem(R_ATTRIBUTE_REQUIRED, cpath,
                           "a constraint needs `matchAttribute` (all devices share the attribute's value) or "
@@ -290,10 +296,10 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                           "devices must share, e.g. `resource.kubernetes.io/pcieRoot` (API server: Required value)")
 
 
-def _attribute(value: Any, path: FieldPath) -> Iterator[Problem]:
+def _attribute(ctx: CheckContext, value: Any, path: FieldPath) -> Iterator[Problem]:
     if not isinstance(value, str):
         return
-    errs = qualified_attribute_errors(value, fully_qualified=True)
+    errs = qualified_attribute_errors(value, fully_qualified=True, multi_slash_ok=ctx.limits.multi_slash_names)
     for _, msg in errs[:1]:
         hint = (f"; prefix it with the driver's domain, e.g. `gpu.example.com/{value}`"
                 if value and "/" not in value else "")

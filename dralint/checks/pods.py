@@ -15,6 +15,7 @@ import difflib
 from typing import Any, Iterator
 
 from ..paths import FieldPath
+from ..schema import UNKNOWN_FIELD, core
 from .base import CheckContext, Problem
 from .claims import LEGACY_VERSIONS, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
@@ -32,6 +33,8 @@ R_CONTAINER_DUPLICATE = "DRA246"
 R_CONTAINER_REQUEST = "DRA247"
 R_POD_LEVEL = "DRA248"
 R_REQUEST_UNKNOWN = "DRA604"
+R_UNKNOWN_FIELD = "DRA101"
+R_WRONG_TYPE = "DRA102"
 
 SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -45,7 +48,15 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     for base in obj.manifest.pod_spec_paths:
         spec = obj.get(*base)
         if isinstance(spec, dict):
+            yield from _decoding(ctx, spec, FieldPath(base))
             yield from _pod_spec(ctx, spec, FieldPath(base))
+
+
+def _decoding(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Problem]:
+    """What strict decoding refuses in the claim lists: unknown fields (DRA101), wrong types (DRA102)."""
+    for problem in core.validate_claims(spec, ctx.release.minor, strict=ctx.strict):
+        rule = R_UNKNOWN_FIELD if problem.kind == UNKNOWN_FIELD else R_WRONG_TYPE
+        yield Problem(rule, FieldPath(tuple(path) + tuple(problem.path)), problem.message)
 
 
 def _pod_spec(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Problem]:
@@ -187,7 +198,9 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
     elsewhere = f" (the one in {where})" if where != ctx.obj.manifest.document.file else ""
     return Problem(R_REQUEST_UNKNOWN, path,
                    f"{target.kind} {target.name!r}{elsewhere} (pod claim {name!r}) has no request {request!r}{hint}. "
-                   "The API server accepts this, but the container silently gets no device")
+                   "This is dralint's own cross-object check: the API server does not look into the claim and "
+                   "accepts the pod, but the container silently gets no device",
+                   details={"requests": [k for k in known if isinstance(k, str)]})
 
 
 def _target(ctx: CheckContext, entry: dict) -> Any:

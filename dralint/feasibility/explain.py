@@ -64,7 +64,9 @@ def _stages(world: World, alt: Alternative, nodes: list[NodeView]) -> Stages:
     f = world.features
     seen: set[int] = set()
     for node in nodes:
-        for cand in visible.get(node.name, []):
+        for cand, here in visible.get(node.name, []):
+            if not here:
+                continue
             d = cand.device
             if cls is None or not all(world.selection.probe(e, d) for e in cls.selectors if e is not None):
                 continue

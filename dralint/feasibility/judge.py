@@ -120,7 +120,7 @@ def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], No
             out.undecided = max(budget.steps, 1)
             return out
         if trace is None and not world.may_fit(claims, node):
-            out.failures[node.name] = ""
+            out.failures[node.name] = world.plain_failure(node)
             continue
         attempt = Attempt(world.run, node, world.pools(node), claims, budget, trace)
         try:
@@ -273,10 +273,8 @@ def _pool_warnings(world: World, linted: Callable[[Canonical], bool], report: Fe
                 continue
             why = (f"resource pool {pool.label} is invalid: {pool.invalid}" if pool.invalid else
                    f"resource pool {pool.label} (generation {pool.generation}) is incomplete: its slices declare "
-                   "resourceSliceCount "
-                   f"{(pool.slices + pool.other_slices)[0].count if pool.slices + pool.other_slices else '?'}"
-                   " but fewer are published")
-            for s in pool.slices + pool.other_slices:
+                   f"resourceSliceCount {pool.declared_count} but {len(pool.published)} are published")
+            for s in pool.published:
                 if id(s) not in warned and linted(s.obj):
                     warned.add(id(s))
                     report.problems.append((s.obj, Problem(

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from .bound import can_match
 from .capacity import Allocating, consumed_by, fits
 from .constraints import DistinctAttribute, MatchAttribute, trackers
 from .counters import CounterBook, CounterSets
@@ -30,6 +31,16 @@ DONE, FAIL, OVER = 1, 0, 2
 
 class NodeFailure(Exception):
     """This node cannot take the claims, with a reason the scheduler reports (not fatal)."""
+
+
+def invalid_pools_failure(pools: list[Pool]) -> str:
+    """What the allocator reports for a node where the search failed and some pool was invalid."""
+    invalid = [p.label for p in pools if p.invalid]
+    return "invalid resource pools were encountered: " + ", ".join(invalid) if invalid else ""
+
+
+class _Hopeless(Exception):
+    """The rest of the search cannot succeed whatever is picked before it (see ``hopeless_from``)."""
 
 
 class BudgetExceeded(Exception):
@@ -98,7 +109,7 @@ class Attempt:
     """``Allocate(node, claims)``: one node, the pod's claims together."""
 
     def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
-                 trace: Tracer | None = None) -> None:
+                 trace: Tracer | None = None, *, prune: bool = True) -> None:
         self.run = run
         self.f = run.features
         self.node = node
@@ -113,6 +124,11 @@ class Attempt:
         self.counters = CounterBook(run.allocated, run.counter_cache)
         self.capacity = Allocating()
         self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
+        self._slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None = None  # None: not yet worked out
+        self._prune = prune                      # False: the plain exhaustive search (tests compare both)
+        self._bounded = False                    # whether the matching bound may cut the search
+        self._bound_memo: dict[tuple, bool] = {}
+        self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -203,13 +219,19 @@ class Attempt:
     def run_search(self) -> bool:
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
-        if self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE:
+        if self._search_done():
             self.check_node_selectors()
             return True
-        invalid = [p.label for p in self.pools if p.invalid]
-        if invalid:
-            raise NodeFailure("invalid resource pools were encountered: " + ", ".join(invalid))
+        failure = invalid_pools_failure(self.pools)
+        if failure:
+            raise NodeFailure(failure)
         return False
+
+    def _search_done(self) -> bool:
+        try:
+            return self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE
+        except _Hopeless:
+            return False
 
     def check_node_selectors(self) -> None:
         """``createNodeSelector`` per claim: a picked network-attached device whose node selector has
@@ -240,6 +262,11 @@ class Attempt:
             return DONE
         claim = self.claims[c]
         if r >= len(claim.requests):
+            if c + 1 < len(self.claims) and self.hopeless_from(c + 1):
+                if self.trace is not None:
+                    self._say(f"claims from {self.claims[c + 1].display} on cannot be allocated even on their own; "
+                              "no choice for the earlier claims helps")
+                raise _Hopeless()
             res = self.one(c + 1, 0, 0, 0, False, (0, 0, 0))
             return FAIL if res == OVER else res
         req = claim.requests[r]
@@ -264,6 +291,11 @@ class Attempt:
             return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
         if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
+        if d == 0 and not self.may_continue(c, r, s):
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: the requests from here on cannot all get distinct "
+                          "devices; step back")
+            return FAIL
         if alt.mode == "All":
             cand = data.all_devices[d]
             undo = self.allocate(c, data, cand, must=True)
@@ -309,6 +341,106 @@ class Attempt:
                     if res == OVER:
                         return OVER
         return FAIL
+
+    # ------------------------------------------------------------------ bound (see bound.py)
+
+    def may_continue(self, c: int, r: int, s: int) -> bool:
+        """False when the requests from (c, r, s) on cannot all get distinct free devices.
+
+        Only used where cutting a branch cannot hide anything the scheduler would report: no
+        selector fails on a device of the node, and no ``All`` request of a claim with constraints
+        (whose constraint violation is an error) is left to be reached.
+        """
+        if self._slots is None:
+            self._slots = self._request_slots()
+        if not self._bounded:
+            return True
+        in_use = frozenset(k for k, claims in self.allocating.items() if claims)
+        key = (c, r, s, in_use)
+        have = self._bound_memo.get(key)
+        if have is None:
+            if len(self._bound_memo) > 100_000:
+                self._bound_memo.clear()
+            have = self._bound_memo[key] = can_match(self._remaining(c, r, s), in_use)
+        return have
+
+    def hopeless_from(self, c: int) -> bool:
+        """True when claims ``c``.. cannot be allocated on this node even with nothing else taken.
+
+        Devices taken by earlier claims only take options away (one exception: a shareable device
+        that consumes counters skips the counter check once its capacity is in use, so then this is
+        not used), so the whole search then fails, whatever the earlier claims pick.
+        """
+        have = self._hopeless.get(c)
+        if have is None:
+            have = False
+            if self._slots is None:
+                self._slots = self._request_slots()
+            relaxing = self.f.consumable_capacity and any(
+                d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
+            if self._bounded and not relaxing:
+                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget)
+                rest.validate()
+                have = not rest._search_done()
+            self._hopeless[c] = have
+        return have
+
+    def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]]:
+        assert self._slots is not None
+        out = []
+        for ci in range(c, len(self.claims)):
+            for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
+                subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
+                sets = [self._slots.get((ci, ri, si)) for si in subs]
+                if any(x is None for x in sets):
+                    continue  # not bounded: admin access or shareable devices
+                need = min(self.data[(ci, ri, si)].num for si in subs)
+                out.append((frozenset().union(*sets), need))  # type: ignore[misc]
+        return out
+
+    def _request_slots(self) -> dict[tuple[int, int, int], frozenset[DeviceKey]]:
+        """Per request alternative, the free devices of the node it could ever take."""
+        f = self.f
+        slots: dict[tuple[int, int, int], frozenset[DeviceKey]] = {}
+        for (c, r, s), data in self.data.items():
+            if data.alt.mode == "All" and self.claims[c].constraints:
+                return slots
+        devices = [(pool, sl, d) for pool in self.pools if pool.usable for sl in pool.slices for d in sl.devices]
+        multi = {d.key for _, _, d in devices if d.allow_multiple} if f.consumable_capacity else set()
+        probe = self.run.selection.probe
+        for (c, r, s), data in self.data.items():
+            alt = data.alt
+            keys = []
+            for pool, sl, d in devices:
+                ok = True
+                for expr in data.cls.selectors + alt.selectors:
+                    if expr is None:
+                        continue
+                    verdict = probe(expr, d)
+                    if verdict is None:
+                        return slots          # a selector fails here: the search must meet it where it does
+                    if not verdict:
+                        ok = False
+                        break
+                if not ok or (not f.binding_conditions and d.binding_conditions):
+                    continue
+                if sl.per_device and not node_matches(self.node, d.node_name, d.all_nodes, d.node_selector):
+                    continue
+                if alt.mode == "All":
+                    continue
+                if d.key in self.run.allocated.dedicated or (d.consumes and not f.partitionable):
+                    continue
+                if f.taints and blocking_taint(d, alt) is not None:
+                    continue
+                if f.consumable_capacity and not fits(alt, d, self.run.allocated.consumed.get(d.key), None):
+                    continue
+                keys.append(d.key)
+            if alt.mode == "All":
+                keys = [cand.device.key for cand in data.all_devices]
+            if not alt.admin and multi.isdisjoint(keys):
+                slots[(c, r, s)] = frozenset(keys)
+        self._bounded = self._prune
+        return slots
 
     def allocate(self, c: int, data: RequestData, cand: Candidate, must: bool) -> Callable[[], None] | None:
         """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused."""

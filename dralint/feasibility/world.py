@@ -16,7 +16,7 @@ from ..releases import Release
 from .model import AllocatedState, Alternative, ClaimSpec, Device, Slice, read_allocated, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
-from .search import Candidate, RunContext
+from .search import Candidate, RunContext, invalid_pools_failure
 from .selection import DeviceClassInfo, Evaluator, Selection, class_lookup
 from .taints import rule_taints
 
@@ -69,8 +69,14 @@ class World:
             pools = self._pools[node.name] = gather_pools(self.slices, node, self.features)
         return pools
 
-    def visible(self) -> dict[str, list[Candidate]]:
-        """Per node, the devices of its usable pools that it can be given, in search order."""
+    def plain_failure(self, node: NodeView) -> str:
+        """The per-node message of a search that fails on ``node`` ("" for none)."""
+        return invalid_pools_failure(self.pools(node))
+
+    def visible(self) -> dict[str, list[tuple[Candidate, bool]]]:
+        """Per node, the devices of its usable pools the search walks, in search order, each with
+        whether the node can be given it (a device of a per-device slice may target another node;
+        its selectors are still evaluated before that is checked)."""
         if self._visible is None:
             self._visible = {}
             for node in self.nodes:
@@ -80,19 +86,19 @@ class World:
                         continue
                     for s in pool.slices:
                         for d in s.devices:
-                            if not s.per_device or node_matches(node, d.node_name, d.all_nodes, d.node_selector):
-                                out.append(Candidate(d, s, pool))
+                            here = not s.per_device or node_matches(node, d.node_name, d.all_nodes, d.node_selector)
+                            out.append((Candidate(d, s, pool), here))
                 self._visible[node.name] = out
         return self._visible
 
-    def visible_of_driver(self, driver: str) -> dict[str, list[Candidate]]:
+    def visible_of_driver(self, driver: str) -> dict[str, list[tuple[Candidate, bool]]]:
         """``visible()`` restricted to the devices of one driver."""
         if self._visible_by_driver is None:
             self._visible_by_driver = {}
             for node_name, cands in self.visible().items():
-                for cand in cands:
-                    per_node = self._visible_by_driver.setdefault(cand.device.key[0], {})
-                    per_node.setdefault(node_name, []).append(cand)
+                for entry in cands:
+                    per_node = self._visible_by_driver.setdefault(entry[0].device.key[0], {})
+                    per_node.setdefault(node_name, []).append(entry)
         return self._visible_by_driver.get(driver, {})
 
     def _required_driver(self, expressions: tuple[str | None, ...]) -> str | None:
@@ -121,7 +127,7 @@ class World:
         driver = self._required_driver(cls.selectors + alt.selectors)
         visible = self.visible() if driver is None else self.visible_of_driver(driver)
         for node_name, cands in visible.items():
-            for cand in cands:
+            for cand, here in cands:
                 d = cand.device
                 if not alt.admin and d.key in self.allocated.dedicated:
                     continue
@@ -129,7 +135,7 @@ class World:
                 verdict[d.uid] = ok
                 if ok is None:
                     errors.add(node_name)
-                elif ok:
+                elif ok and here:
                     counts[node_name] += 1
         have = self._reach[key] = Reach(counts, frozenset(errors))
         return have
@@ -148,28 +154,36 @@ class World:
         return True
 
     def may_fit(self, claims: list[ClaimSpec], node: NodeView) -> bool:
-        """False only when some request certainly cannot get enough devices on ``node``."""
-        need: defaultdict = defaultdict(int)
+        """False only when the search on ``node`` certainly ends in a plain "cannot allocate".
+
+        Requests with allocationMode All are settled while validating, before the search, from
+        every device of the node: nodes are never skipped for them. A selector that fails on a
+        device of the node may surface anywhere in the search: such a node is always searched.
+        """
+        reaches = []
         for claim in claims:
             for req in claim.requests:
-                best = False
+                per_alt = []
                 for alt in req.alternatives:
                     if alt.mode != "ExactCount":
-                        best = True
-                        break
+                        return True
                     reach = self.reach(claim, alt)
-                    if reach is None or node.name in reach.error_nodes or reach.counts[node.name] >= alt.count:
-                        best = True
-                        break
-                if not best:
-                    return False
-                if req.exactly is not None and req.exactly.mode == "ExactCount" and not req.exactly.admin:
-                    need[(req.exactly.class_name, req.exactly.selectors)] += req.exactly.count
+                    if reach is None or node.name in reach.error_nodes:
+                        return True
+                    per_alt.append((alt, reach))
+                reaches.append(per_alt)
+        need: defaultdict = defaultdict(int)
+        for per_alt in reaches:
+            if not any(reach.counts[node.name] >= alt.count for alt, reach in per_alt):
+                return False
+            if len(per_alt) == 1 and not per_alt[0][0].admin:
+                alt = per_alt[0][0]
+                need[(alt.class_name, alt.selectors)] += alt.count
         # Identical requests compete for the same devices (unless devices can be shared).
         if self.features.consumable_capacity:
             return True
         for (cls, selectors), total in need.items():
             reach = self._reach.get((cls, selectors, False))
-            if reach is not None and node.name not in reach.error_nodes and reach.counts[node.name] < total:
+            if reach is not None and reach.counts[node.name] < total:
                 return False
         return True

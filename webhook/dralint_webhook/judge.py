@@ -14,6 +14,7 @@ from dralint.index import Index
 
 from . import org_rules
 from .admission import AdmissionRequest, with_identity
+from .cluster import ClusterState
 from .policy import Policy
 from .verdict import ALLOWED, Verdict, from_findings
 
@@ -24,16 +25,18 @@ INTERNAL_ERROR_RULE = "DRA000"
 SETTLED_BY_SERVER = frozenset({"DRA217"})
 
 
-def judge(request: AdmissionRequest, policy: Policy, cluster: Index | None) -> Verdict:
-    """The verdict on ``request`` under ``policy``, with ``cluster`` for references and feasibility."""
+def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None) -> Verdict:
+    """The verdict on ``request`` under ``policy``, with the cluster ``state`` for references and feasibility."""
     if request.operation not in JUDGED_OPERATIONS or request.obj is None:
         return ALLOWED
     if request.namespace in policy.exempt_namespaces:
         return ALLOWED
     obj = with_identity(request, request.obj)
     old = with_identity(request, request.old_obj) if request.operation == "UPDATE" and request.old_obj else None
+    cluster = state.index if state is not None else None
     use_cluster = cluster if policy.feasibility != "off" else None
-    findings = [f for f in review(obj, old, request.operation, request.sub_resource, policy.options,
+    options = replace(policy.options, context=state.context) if use_cluster is not None and state else policy.options
+    findings = [f for f in review(obj, old, request.operation, request.sub_resource, options,
                                   cluster=use_cluster, name=request.display)
                 if f.rule not in SETTLED_BY_SERVER]
     if policy.feasibility == "warn":
@@ -54,7 +57,12 @@ def judge(request: AdmissionRequest, policy: Policy, cluster: Index | None) -> V
 
 def internal_error(request: AdmissionRequest, policy: Policy) -> Verdict:
     """The answer when judging ``request`` failed: allow with a warning, or deny, as configured."""
-    what = f"dralint could not judge {request.display} (internal error, logged by the webhook)"
+    return aborted(request, policy, "internal error, logged by the webhook")
+
+
+def aborted(request: AdmissionRequest, policy: Policy, reason: str) -> Verdict:
+    """The answer when ``request`` was not judged (an internal error, its deadline, the memory ceiling)."""
+    what = f"dralint could not judge {request.display} ({reason})"
     if policy.on_internal_error == "allow":
         return Verdict(allowed=True, notes=(f"{what}; allowed by the webhook's policy",), internal_error=True)
     return Verdict(allowed=False, code=500, reason="InternalError", message=f"{what}; refused by the webhook's policy",
