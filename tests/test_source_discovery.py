@@ -205,3 +205,42 @@ def load_file_text(text: str):
         path = Path(folder) / "settings.json"
         path.write_text(text)
         return load_file(str(path))
+
+
+# Robustness: what no file should make raise ----------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dralint.source import kustomize  # noqa: E402
+
+JSONISH = st.text(alphabet=list('{}[],:"/*\\ \n\ta1#-{{}}'), max_size=60)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=JSONISH)
+def test_json_with_comments_and_templates_never_raise(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    blanked = blank_comments(text)
+    assert blanked is None or (len(blanked) == len(text) and blanked.count("\n") == text.count("\n"))
+    folder = tmp_path_factory.mktemp("j")
+    for name in ("x.json", "templates/y.yaml"):
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
+        loaded = load_file(str(folder / name))
+        assert loaded.skipped or loaded.documents is not None
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                              st.sampled_from(["patches", "path", "patchesStrategicMerge", "patchesJson6902",
+                                               "helmCharts", "valuesFile", "openapi", "replacements", "x"]),
+                              inner, max_size=4), max_leaves=12))
+def test_any_kustomization_is_read_without_raising(tmp_path_factory: pytest.TempPathFactory, value) -> None:
+    import yaml
+
+    folder = tmp_path_factory.mktemp("k")
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(value))
+    (folder / "patch.yaml").write_text("a: 1\n")
+    found = kustomize.non_manifests([str(folder / "kustomization.yaml"), str(folder / "patch.yaml")])
+    assert found.get(str(folder / "kustomization.yaml")) == "kustomization"
