@@ -263,10 +263,12 @@ def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
 
 
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
-           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
+           options: Options, *, cluster: Index | None = None, name: str = "<request>",
+           world: Any = None) -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
 
-    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
+    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility, against
+    ``world`` when given (the feasibility fleet view of ``cluster``, kept current by the caller).
     """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
@@ -279,7 +281,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     # The cluster's index is built once (the webhook keeps it, without the objects it would refuse); a
     # review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None, base=cluster)
+           cluster_given=cluster is not None, base=cluster, world=world)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
@@ -287,7 +289,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           cluster_refused: Collection[int] = frozenset()) -> None:
+           cluster_refused: Collection[int] = frozenset(), world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
@@ -313,7 +315,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
         judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
-        _feasibility(emitter, result, index, release, options, judged, cluster_given)
+        _feasibility(emitter, result, index, release, options, judged, cluster_given, world)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -690,14 +692,14 @@ def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseExcep
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool) -> None:
+                 linted_ids: set[int], cluster_given: bool, world: Any = None) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
                                           max_seconds=options.max_seconds, together=options.together)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash
