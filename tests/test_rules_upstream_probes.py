@@ -106,3 +106,103 @@ POOL_STATUS = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "ResourcePoolSt
 def test_served_kinds(obj, version, gates, served):
     got = errors(obj, version, gates)
     assert (("DRA801", "apiVersion") not in got) == served, got
+
+
+# --- requests of 1.33: the internal request is still flat (validation.go of 1.33) --------------------
+
+SUB = [{"name": "s", "deviceClassName": "gpu"}]
+PRIO = {"DRAPrioritizedList": True, "DRADeviceTaints": True, "DRAAdminAccess": True}
+
+
+@pytest.mark.parametrize("request_, version, want_133, want_134", [
+    # request-level fields next to firstAvailable: 1.33 names the field, 1.34+ the request.
+    ({"name": "r", "firstAvailable": SUB, "count": 2}, "v1beta1",
+     [("DRA206", "spec.devices.requests[0].count")], [("DRA206", "spec.devices.requests[0]")]),
+    ({"name": "r", "firstAvailable": SUB, "selectors": []}, "v1beta1",
+     [("DRA206", "spec.devices.requests[0].selectors")], [("DRA206", "spec.devices.requests[0]")]),
+    ({"name": "r", "firstAvailable": SUB, "adminAccess": True}, "v1beta1",
+     [("DRA206", "spec.devices.requests[0].adminAccess")], [("DRA206", "spec.devices.requests[0]")]),
+    ({"name": "r", "firstAvailable": SUB, "deviceClassName": "gpu"}, "v1beta1",
+     [("DRA206", "spec.devices.requests[0]")], [("DRA206", "spec.devices.requests[0]")]),
+    # Tolerations are checked on every 1.33 request and never conflict; 1.34 builds `exactly` from them.
+    ({"name": "r", "firstAvailable": SUB, "tolerations": [{"key": "k", "operator": "Exists"}]}, "v1beta1",
+     [], [("DRA206", "spec.devices.requests[0]")]),
+    # Zero values do not count as set (hasAnyMainRequestFieldsSet of 1.34+ and the 1.33 checks).
+    ({"name": "r", "firstAvailable": SUB, "count": 0, "deviceClassName": ""}, "v1beta1", [], []),
+    # An empty `exactly` of v1beta2 is no class to 1.33, but a request type to 1.34.
+    ({"name": "r", "exactly": {}}, "v1beta2",
+     [("DRA206", "spec.devices.requests[0]")], [("DRA207", "spec.devices.requests[0].exactly.deviceClassName")]),
+    ({"name": "r", "exactly": {}, "firstAvailable": SUB}, "v1beta2", [], [("DRA206", "spec.devices.requests[0]")]),
+    ({"name": "r"}, "v1beta1", [("DRA206", "spec.devices.requests[0]")], [("DRA206", "spec.devices.requests[0]")]),
+])
+def test_requests_of_1_33_and_1_34(request_, version, want_133, want_134):
+    assert errors(claim([request_], version), "1.33", PRIO) == want_133
+    assert errors(claim([request_], version), "1.34", PRIO) == want_134
+
+
+# --- map keys: validateMap names the entry, its key shortened in the middle past the limit -----------
+
+def test_map_key_errors_name_the_entry_before_declarative_validation():
+    # 1.33-1.35 return validateMap's errors at the entry (1.33 test "bad-key-too-long": 98 > 63 + 1 + 32,
+    # "..." in the middle); from 1.36 declarative validation reports keys at the map (1.37 tests).
+    long_key = "x" * 64 + "/" + "y" * 33
+    shown = "x" * 47 + "..." + "x" * 12 + "/" + "y" * 33
+    bad_long = resource_slice([device(attributes={long_key: {"string": "z"}})], "v1beta2")
+    assert set(errors(bad_long, "1.35")) == {("DRA413", f"spec.devices[0].attributes[{shown}]")}
+    assert set(errors(bad_long, "1.36")) == {("DRA413", "spec.devices[0].attributes")}
+    bad_name = resource_slice([device(attributes={"!@#$%^": {}})], "v1beta2")
+    assert errors(bad_name, "1.34") == [("DRA413", "spec.devices[0].attributes[!@#$%^]"),
+                                        ("DRA414", "spec.devices[0].attributes[!@#$%^]")]
+    counters = {"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                "spec": {"driver": "gpu.example.com", "pool": {"name": "p", "resourceSliceCount": 1},
+                         "nodeName": "node-1", "sharedCounters": [{"name": "set", "counters": {"Bad_Name": {"value": "1"}}}]}}
+    gates = {"DRAPartitionableDevices": True}
+    assert errors(counters, "1.35", gates) == [("DRA421", "spec.sharedCounters[0].counters[Bad_Name]")]
+    assert errors(counters, "1.37") == [("DRA421", "spec.sharedCounters[0].counters")]
+
+
+# --- consumable capacity ranges: validateRequestPolicyRange of 1.35 and of 1.37 ----------------------
+
+def _policy(valid_range: dict, default: str = "4") -> dict:
+    cap = {"value": "16", "requestPolicy": {"default": default, "validRange": valid_range}}
+    return resource_slice([device(allowMultipleAllocations=True, capacity={"slots": cap})])
+
+
+RANGE = "spec.devices[0].capacity[slots].requestPolicy.validRange"
+
+
+@pytest.mark.parametrize("valid_range, default, before_137, from_137", [
+    ({"min": "0", "step": "-2"}, "4", [], ["step"]),                 # a negative step dividing: fine before 1.37
+    ({"min": "0", "step": "-3"}, "4", ["step"], ["step"]),
+    ({"min": "0", "step": "0"}, "4", ["step"], ["step"]),           # 1.36.2 panics on it: refused either way
+    ({"min": "-2", "step": "2"}, "4", [], ["min"]),                 # no sign check before 1.37
+    ({"min": "8"}, "4", ["min"], ["default"]),                      # the default below min
+    ({"min": "0", "max": "2"}, "4", ["max"], ["default"]),          # the default above max
+    ({"min": "0", "max": "8", "step": "2"}, "4", [], []),
+    ({"min": "1", "max": "16", "step": "2"}, "4", ["step", "step"], ["step", "step"]),
+])
+def test_capacity_ranges_by_release(valid_range, default, before_137, from_137):
+    gates = {"DRAConsumableCapacity": True}
+    for version in ("1.35", "1.36"):
+        want = sorted(("DRA416", f"{RANGE}.{f}") for f in before_137)
+        assert errors(_policy(valid_range, default), version, gates) == want, version
+    assert errors(_policy(valid_range, default), "1.37") == sorted(("DRA416", f"{RANGE}.{f}") for f in from_137)
+
+
+def test_unchanged_capacities_are_rechecked_before_1_37():
+    bad = _policy({"min": "0", "step": "-3"})
+    assert errors(bad, "1.36", {"DRAConsumableCapacity": True}, old=bad) == [("DRA416", f"{RANGE}.step")]
+    assert errors(bad, "1.37", old=bad) == []
+
+
+# --- allocation results: tolerations only checked from 1.37 -------------------------------------------
+
+def test_result_tolerations_are_checked_from_1_37():
+    old = claim([{"name": "r", "exactly": {"deviceClassName": "gpu"}}])
+    new = dict(old, status={"allocation": {"devices": {"results": [
+        {"request": "r", "driver": "gpu.example.com", "pool": "p", "device": "d",
+         "tolerations": [{"key": "k", "operator": "Bogus"}]}]}}})
+    path = "status.allocation.devices.results[0].tolerations[0].operator"
+    assert errors(new, "1.37", old=old) == [("DRA214", path)]
+    assert errors(new, "1.36", {"DRADeviceTaints": True}, old=old) == []
+    assert errors(new, "1.35", {"DRADeviceTaints": True}, old=old) == []
