@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
+from .releases import DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
 
@@ -572,8 +572,8 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    gate = API_GATES.get(manifest.kind)
     served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    gate = release.serving_gate(manifest.kind) if served else None
     if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
