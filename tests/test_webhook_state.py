@@ -322,3 +322,46 @@ def test_snapshot_rows_keep_their_bytes(tmp_path):
     generation, rows = read_state(tmp_path)
     assert [orjson.loads(r.data)["metadata"]["labels"] for r in rows] == [{"a": "b\tc\nd"}]
     assert Path(tmp_path / "state").read_bytes().count(b"\n") == 2
+
+
+def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp_path):
+    from dralint_webhook.cluster import ClusterState as State
+    from dralint_webhook.judge import judge
+    from dralint_webhook.admission import parse_review
+    import json as _json
+
+    folder = tmp_path / "state"
+    folder.mkdir()
+    store = Store()
+    cls = dict(CLASS, metadata={"name": "gpu.example.com", "resourceVersion": "1"})
+    store.replace("deviceclasses", [cls], "5", "resource.k8s.io/v1")
+    slices = [dict(slice_obj(f"node-{i}"), metadata={"name": f"node-{i}-gpu", "resourceVersion": "2"}) for i in range(3)]
+    store.replace("resourceslices", slices, "5", "resource.k8s.io/v1")
+    policy = parse_policy({"feasibility": "deny"})
+    live = LiveCluster(str(folder), release_of=lambda: policy.options.release)
+    write_state(folder, *store.view()[::2])
+    live.refresh()
+
+    def allowed(count: int) -> bool:
+        body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
+            "operation": "CREATE", "namespace": "ml", "name": "train", "object": claim_obj(count)}}
+        state = live._state
+        fresh = State(state.index, (), context=LIVE_CONTEXT)     # no kept view: the engine builds one
+        kept = judge(parse_review(_json.dumps(body).encode()), policy, state).allowed
+        assert kept == judge(parse_review(_json.dumps(body).encode()), policy, fresh).allowed
+        return kept
+
+    assert allowed(2) and not allowed(3)
+    bigger = dict(slice_obj("node-1", 4), metadata={"name": "node-1-gpu", "resourceVersion": "9"})
+    store.apply("resourceslices", "MODIFIED", bigger, "resource.k8s.io/v1")
+    time.sleep(0.01)
+    write_state(folder, *store.view()[::2])
+    live.refresh()
+    assert allowed(4) and not allowed(5)
+    store.apply("resourceslices", "DELETED", bigger, "resource.k8s.io/v1")
+    time.sleep(0.01)
+    write_state(folder, *store.view()[::2])
+    live.refresh()
+    assert allowed(2) and not allowed(3)
+    assert live.fleet.builds == 1          # changed in place, never built again

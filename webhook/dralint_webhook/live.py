@@ -20,7 +20,10 @@ import orjson
 from dralint.engine import cluster_object
 from dralint.index import Index
 
+from dralint.releases import Release
+
 from .cluster import LIVE_CONTEXT, ClusterState
+from .fleet import Change, FleetView
 from .logs import LOGGER, log
 from .snapshot import Row, read_state, read_status, state_identity
 from .store import RESOURCES, permission
@@ -35,8 +38,11 @@ class LiveCluster:
     """The current :class:`ClusterState` of a worker, following the watcher's files."""
 
     def __init__(self, folder: str, *, interval: float = 0.5,
-                 on_swap: Callable[[ClusterState], None] | None = None) -> None:
+                 on_swap: Callable[[ClusterState], None] | None = None,
+                 release_of: Callable[[], Release | None] | None = None) -> None:
         self.folder = Path(folder)
+        # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
+        self.fleet = FleetView(release_of) if release_of is not None else None
         self.interval = interval
         self._state: ClusterState | None = None
         self._objects: dict[tuple[str, str], tuple[str, Any]] = {}   # (resource, key) → (version, Canonical)
@@ -77,7 +83,8 @@ class LiveCluster:
         while not self._stop.wait(self.interval):
             try:
                 with self._loading:
-                    self.refresh()
+                    if not self.refresh() and self.fleet is not None and self._state is not None:
+                        self.fleet.update(self._state.index, [])   # a policy edit may have changed the release
             except Exception:  # the previous state stays in force; the next change is tried again
                 log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
 
@@ -93,8 +100,13 @@ class LiveCluster:
         self._identity = identity
         objects = self._convert(rows)
         index = Index.build(obj for _, obj in objects.values() if obj is not None)
+        changes = [Change(resource, key, entry[1]) for (resource, key), entry in objects.items()
+                   if self._objects.get((resource, key)) is not entry]
+        changes += [Change(resource, key, None) for (resource, key) in self._objects.keys() - objects.keys()]
         self._objects = objects
-        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation)
+        if self.fleet is not None:
+            self.fleet.update(index, changes)
+        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation, fleet=self.fleet)
         self._state = state
         self.swaps += 1
         if self._on_swap is not None:
@@ -151,6 +163,8 @@ class LiveCluster:
             problems.append("cluster state not published yet")
         elif not problems and (self._state is None or self._state.generation < synced_at):
             problems.append("cluster state not loaded by this worker yet")
+        elif not problems and self.fleet is not None and not self.fleet.ready():
+            problems.append("building the feasibility view of the cluster's devices")
         return problems
 
     def metric_lines(self) -> list[str]:
