@@ -231,12 +231,16 @@ class Surroundings:
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
     """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
-    (as cluster state), for ``lint_files(surroundings=...)``; their own findings are not made."""
+    (as cluster state), for ``lint_files(surroundings=...)``; their findings are not reported, but the
+    objects the API server would refuse are left out, as :func:`lint_files` leaves them out."""
     catalog = load_catalog()
-    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
-    _, work = _targets(scratch, linted, olds, cluster, options, None, "")
-    return Surroundings(work.index, bool(cluster_files))
+    targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
+    for target in targets:
+        _judge_one(scratch, target, work)
+    index = _accepted(targets, cluster, _refused_state(cluster, options, scratch.rules), work.index, scratch, None)
+    return Surroundings(index, bool(cluster_files))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
