@@ -187,7 +187,8 @@ def claims_only(out: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--context-docs", type=int, default=400, help="documents of the workspace besides the edited file")
+    parser.add_argument("--context-docs", type=int, default=400,
+                        help="documents of the workspace besides the edited file")
     parser.add_argument("--context-files", type=int, default=40)
     parser.add_argument("--edits", type=int, default=40)
     args = parser.parse_args()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,11 +149,19 @@ def claims(draw, most: int = 2):
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cluster(), claims(), st.booleans())
-def test_fleet_shortcuts_change_nothing(state, mine, together):
+# A few examples in the default suite; the slow suite runs many more.
+FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MANY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _shortcuts_change_nothing(state, mine, together):
     fleet, exhaustive = both(state, mine, together=together)
     assert fleet == exhaustive
+
+
+test_fleet_shortcuts_change_nothing = FEW(given(cluster(), claims(), st.booleans())(_shortcuts_change_nothing))
+test_fleet_shortcuts_change_nothing_at_length = pytest.mark.slow(
+    MANY(given(cluster(), claims(), st.booleans())(_shortcuts_change_nothing)))
 
 
 @st.composite
@@ -172,11 +181,14 @@ def one_node(draw):
     return objs
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(one_node(), claims(most=3))
-def test_cutting_search_branches_changes_nothing(state, mine):
+def _cuts_change_nothing(state, mine):
     fleet, exhaustive = both(state, mine)
     assert fleet == exhaustive
+
+
+test_cutting_search_branches_changes_nothing = FEW(given(one_node(), claims(most=3))(_cuts_change_nothing))
+test_cutting_search_branches_changes_nothing_at_length = pytest.mark.slow(
+    MANY(given(one_node(), claims(most=3))(_cuts_change_nothing)))
 
 
 def test_counts_skip_nodes_where_nothing_fits():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Coroutine, Iterator, TypeVar
 
 import pytest
 
@@ -40,6 +40,7 @@ FRAGMENTS = ["\n", "  ", "- ", ": ", ":", "count: ", "-1", "0", "expression: ", 
              "\r\n", "\r", "\U0001F600", "é", "---\n", "...\n", "|\n  ", ">-\n  ", "kind: ResourceClaim\n",
              "apiVersion: resource.k8s.io/v1\n", "deviceClassName: ", "\x00", "\ufeff", "\u2028"]
 CATALOG = load_catalog()
+T = TypeVar("T")
 
 
 class Session:
@@ -60,7 +61,7 @@ class Session:
         assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
         assert result.capabilities.text_document_sync.change == types.TextDocumentSyncKind.Full
 
-    def run(self, coroutine):  # type: ignore[no-untyped-def]
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(asyncio.wait_for(coroutine, timeout=60))
 
     def close(self) -> None:
@@ -102,37 +103,41 @@ def inside(text: str, rng: types.Range) -> bool:
     return ok(rng.start) and ok(rng.end) and (rng.start.line, rng.start.character) <= (rng.end.line, rng.end.character)
 
 
+Edit = tuple[float, int, list[str], bool]  # where (fraction of the text), characters removed, inserted, hover?
 edits = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 12), st.lists(st.sampled_from(FRAGMENTS), max_size=4),
                            st.booleans()), min_size=1, max_size=8)
 
 
-async def scenario(session: Session, seed: str, changes: list) -> None:  # type: ignore[type-arg]
+async def scenario(session: Session, seed: str, changes: list[Edit]) -> None:
     client = session.client
     session.count += 1
     uri = (session.root / f"doc-{session.count}.yaml").as_uri()
     text, version = seed, 1
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="yaml", version=version, text=text)))
-    for where, removed, inserted, ask_hover in changes:
-        start = int(where * len(text))
-        text = text[:start] + "".join(inserted) + text[start + removed:]
-        version += 1
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            [types.TextDocumentContentChangeWholeDocument(text=text)]))  # the server syncs whole documents
-        if ask_hover:
-            hover = await client.text_document_hover_async(types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, start)))
-            assert hover is None or (hover.range is None or isinstance(hover.range, types.Range))
-    quick = await first(session.published, uri, version)
-    whole = await settled(session.published, uri, version)
-    for diagnostic in quick + whole:
-        assert inside(text, diagnostic.range), (diagnostic, text)
-        assert diagnostic.code in CATALOG.rules
-        assert "language server" not in diagnostic.message, diagnostic.message
-    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="yaml", version=version, text=text)))
+    try:
+        for where, removed, inserted, ask_hover in changes:
+            start = int(where * len(text))
+            text = text[:start] + "".join(inserted) + text[start + removed:]
+            version += 1
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=text)]))  # the server syncs whole documents
+            if ask_hover:
+                hover = await client.text_document_hover_async(types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, start)))
+                assert hover is None or (hover.range is None or isinstance(hover.range, types.Range))
+        quick = await first(session.published, uri, version)
+        whole = await settled(session.published, uri, version)
+        for diagnostic in quick + whole:
+            assert inside(text, diagnostic.range), (diagnostic, text)
+            assert diagnostic.code in CATALOG.rules
+            assert "language server" not in diagnostic.message, (diagnostic.message, text)
+    finally:  # a failing example leaves no document open to fail the next ones
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
 
-def check(session: Session, seed: str, changes: list) -> None:  # type: ignore[type-arg]
+def check(session: Session, seed: str, changes: list[Edit]) -> None:
     session.run(scenario(session, seed, changes))
     assert session.client.error is None
     assert session.client._server is not None and session.client._server.returncode is None
@@ -141,12 +146,12 @@ def check(session: Session, seed: str, changes: list) -> None:  # type: ignore[t
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.sampled_from(SEEDS), changes=edits)
-def test_random_edits_never_break_the_server(session: Session, seed: str, changes: list) -> None:  # type: ignore[type-arg]
+def test_random_edits_never_break_the_server(session: Session, seed: str, changes: list[Edit]) -> None:
     check(session, seed, changes)
 
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(seed=st.sampled_from(SEEDS), changes=edits)
-def test_random_edits_never_break_the_server_long(session: Session, seed: str, changes: list) -> None:  # type: ignore[type-arg]
+def test_random_edits_never_break_the_server_long(session: Session, seed: str, changes: list[Edit]) -> None:
     check(session, seed, changes)

@@ -111,3 +111,13 @@ def test_cluster_paths_are_relative_to_the_configuration(project: Path) -> None:
     (project / ".dralint.yaml").write_text("cluster: nowhere/\n")
     workspace = Workspace([project], load_catalog())
     assert workspace.settings.notes == [f"cluster: {project / 'nowhere'}: no such file or directory"]
+
+
+def test_tool_dralint_in_pyproject_is_honoured_and_read_again(project: Path) -> None:
+    (project / ".dralint.yaml").unlink()
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dralint]\nignore = ["DRA501"]\n')
+    workspace = Workspace([project], load_catalog())
+    path = str(project / "manifests" / "mistakes" / "bad-cel.yaml")
+    assert workspace.lint([path], {})[path].findings == []
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dralint]\nseverity = {DRA501 = "info"}\n')
+    assert {f.severity.value for f in workspace.lint([path], {})[path].findings} == {"info"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .bound import can_match
 from .capacity import Allocating, consumed_by, fits
@@ -132,10 +132,16 @@ class Attempt:
         # The search without the scheduler's leaks (counters taken by a refused device stay taken):
         # its answer only depends on what is free, which ``hopeless_from`` needs.
         self.ideal = ideal
-        self._leaky: set[tuple[int, int, int]] = set()
+        self._selectable: dict[tuple[int, int, int], set[DeviceKey]] = {}
+        # Per request alternative, the devices that may take counters and then be refused.
+        self._leaky: dict[tuple[int, int, int], list[Candidate]] = {}
         self._bounded = False                    # whether the matching bound may cut the search
         self._bound_memo: dict[tuple, bool] = {}
         self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
+        # The search from a request on failed in this state: it is a function of what is free, taken
+        # and matched so far (and it left the counters as they were), so it fails again.
+        self._failed_from: dict[tuple, int] = {}
+        self._relevant: dict[tuple[int, int], frozenset[DeviceKey]] = {}
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -226,13 +232,29 @@ class Attempt:
     def run_search(self) -> bool:
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
-        if self._search_done():
+        if self._search_done() if not self._ideal_first() else self._ideal_done() and self._search_done():
             self.check_node_selectors()
             return True
         failure = invalid_pools_failure(self.pools)
         if failure:
             raise NodeFailure(failure)
         return False
+
+    def _ideal_first(self) -> bool:
+        """Whether to search without the scheduler's leaks first: where branches that may leak cannot
+        be cut, a claim that fails anyway is shown to fail far faster that way."""
+        if self.ideal:
+            return False
+        if self._slots is None:
+            self._slots = self._request_slots()
+        return self._bounded and bool(self._leaky)
+
+    def _ideal_done(self) -> bool:
+        """The search without leaks. A solution the scheduler finds also passes it (leaked counters
+        only refuse more), so when it fails the scheduler's search fails too."""
+        ideal = Attempt(self.run, self.node, self.pools, self.claims, self.budget, relax=self.relax, ideal=True)
+        ideal.validate()
+        return ideal._search_done()
 
     def _search_done(self) -> bool:
         try:
@@ -269,12 +291,14 @@ class Attempt:
             return DONE
         claim = self.claims[c]
         if r >= len(claim.requests):
-            if c + 1 < len(self.claims) and self.hopeless_from(c + 1):
+            if c + 1 == len(self.claims):
+                return DONE
+            if self.hopeless_from(c + 1):
                 if self.trace is not None:
                     self._say(f"claims from {self.claims[c + 1].display} on cannot be allocated even on their own; "
                               "no choice for the earlier claims helps")
                 raise _Hopeless()
-            res = self.one(c + 1, 0, 0, 0, False, (0, 0, 0))
+            res = self._enter(c + 1, 0)
             return FAIL if res == OVER else res
         req = claim.requests[r]
         if not in_sub and req.first_available:
@@ -295,7 +319,7 @@ class Attempt:
                 self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
             return FAIL
         if d >= data.num:
-            return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
+            return self._enter(c, r + 1)
         if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
         if d == 0 and not self.may_continue(c, r, s):
@@ -404,6 +428,48 @@ class Attempt:
                 or any(applies(con.requests, base, sub) for con in self.claims[c].constraints)
                 or (f.consumable_capacity and (d.allow_multiple or alt.mode == "All")))
 
+    def _enter(self, c: int, r: int) -> int:
+        """Start request ``r`` of claim ``c`` (the claim's end when past its requests)."""
+        key = self._boundary_key(c, r)
+        if key is not None:
+            have = self._failed_from.get(key)
+            if have is not None:
+                if self.trace is not None:
+                    self._say(f"{self.claims[c].display}: the search from request #{r} on failed before with the "
+                              "same devices free")
+                return have
+            before = self.counters.snapshot()
+        res = self.one(c, r, 0, 0, False, (0, 0, 0))
+        if key is not None and res != DONE and self.counters.snapshot() == before:
+            if len(self._failed_from) > 200_000:
+                self._failed_from.clear()
+            self._failed_from[key] = res
+        return res
+
+    def _boundary_key(self, c: int, r: int) -> tuple | None:
+        """What the search from request ``r`` of claim ``c`` on depends on: the devices it could take
+        that are in use (and by which claim), the counters and capacity taken so far, the constraints
+        of claim ``c`` so far and its device count. None where that is not all (selectors may fail)."""
+        if self._slots is None:
+            self._slots = self._request_slots()
+        if not self._bounded or any(t.count for trackers in self.trackers[c + 1:] for t in trackers):
+            return None
+        relevant = self._relevant.get((c, r))
+        if relevant is None:
+            relevant = self._relevant[(c, r)] = frozenset(
+                k for (ci, ri, _), keys in self._selectable.items() if (ci, ri) >= (c, r) for k in keys)
+        in_use = tuple(sorted((k, tuple(sorted(v))) for k, v in self.allocating.items() if v and k in relevant))
+        capacity = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.capacity.by_device.items()
+                                if k in relevant))
+        matched = tuple(t.state() for t in self.trackers[c]) if c < len(self.trackers) else ()
+        count = len(self.results[c]) if c < len(self.results) else 0
+        return (c, r, in_use, self.counters.snapshot(), capacity, matched, count)
+
+    def _may_leak_now(self, devices: Iterable[Candidate]) -> bool:
+        """Whether one of these devices could still take counters (once a pool's counters are used
+        up by what leaked, nothing more leaks there and branches can be cut again)."""
+        return any(not self.in_use(c.device.key) and self.counters.would_take(c.pool, c.device) for c in devices)
+
     def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]] | None:
         """What the requests from (c, r, s) on need; None when trying them may leave counters taken
         (the scheduler's leak), which a cut branch would not do."""
@@ -412,7 +478,7 @@ class Attempt:
         for ci in range(c, len(self.claims)):
             for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
                 subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
-                if not self.ideal and any((ci, ri, si) in self._leaky for si in subs):
+                if not self.ideal and any(self._may_leak_now(self._leaky.get((ci, ri, si), ())) for si in subs):
                     return None
                 sets = [self._slots.get((ci, ri, si)) for si in subs]
                 if any(x is None for x in sets):
@@ -435,6 +501,9 @@ class Attempt:
             alt = data.alt
             keys = []
             for pool, sl, d in devices:
+                held = d.key in self.run.allocated.dedicated and not alt.admin
+                if held and alt.mode != "All":
+                    continue  # the search skips a device in use before evaluating anything on it
                 ok = True
                 for expr in data.cls.selectors + alt.selectors:
                     if expr is None:
@@ -449,9 +518,9 @@ class Attempt:
                     continue
                 if sl.per_device and not node_matches(self.node, d.node_name, d.all_nodes, d.node_selector):
                     continue
-                held = d.key in self.run.allocated.dedicated and not alt.admin
+                self._selectable.setdefault((c, r, s), set()).add(d.key)
                 if not held and self._may_leak(c, alt, d):
-                    self._leaky.add((c, r, s))
+                    self._leaky.setdefault((c, r, s), []).append(Candidate(d, sl, pool))
                 if alt.mode == "All" or held or (d.consumes and not f.partitionable):
                     continue
                 if f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None:

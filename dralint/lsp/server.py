@@ -73,6 +73,7 @@ class DralintServer(LanguageServer):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dralint-lint")
         self._settings_seen: object = None
         self.shut_down = False                      # the client asked to shut down before exit
+        self._told_truncated = False
 
     # -- scheduling ----------------------------------------------------------------------------
 
@@ -117,23 +118,35 @@ class DralintServer(LanguageServer):
         snapshot = {uri: (doc.version, doc.source) for uri, doc in documents.items()}
         # Findings a quick run does not make stay shown from the last whole run until the next.
         kept = {} if feasibility else {uri: translate.whole_run_only(p.shown) for uri, p in self.published.items()}
-        try:
-            results = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._judge, uris, snapshot, feasibility, kept)
-        except Exception:  # our bug: say so in the log and in the documents, keep serving
-            self.window_log_message(types.LogMessageParams(types.MessageType.Error, traceback.format_exc()))
-            results = {uri: _Published(snapshot[uri][0], Lines(snapshot[uri][1]), [internal_error(self.catalog)])
-                       for uri in uris}
+        results = await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._judge_each, uris, snapshot, feasibility, kept)
         self._report_settings()
-        for uri, published in results.items():
-            if uri in self.open and self.workspace.get_text_document(uri).version == published.version:
-                self.published[uri] = published
+        for uri, outcome in results.items():
+            if isinstance(outcome, str):  # our bug: say so in the log and in the document, keep serving
+                self.window_log_message(types.LogMessageParams(types.MessageType.Error, outcome))
+                outcome = _Published(snapshot[uri][0], Lines(snapshot[uri][1]), [internal_error(self.catalog)])
+            if uri in self.open and self.workspace.get_text_document(uri).version == outcome.version:
+                self.published[uri] = outcome
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                    uri=uri, version=published.version, diagnostics=[s.diagnostic for s in published.shown]))
+                    uri=uri, version=outcome.version, diagnostics=[s.diagnostic for s in outcome.shown]))
+
+    def _judge_each(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]], feasibility: bool,
+                    kept: dict[str, list[translate.Shown]]) -> dict[str, _Published | str]:
+        """On the worker thread: the documents judged together, or, when that fails, each alone, so
+        that one document the server fails on costs the others nothing (a traceback for that one)."""
+        try:
+            return dict(self._judge(uris, snapshot, feasibility, kept))
+        except Exception:
+            if len(uris) == 1:
+                return {uri: traceback.format_exc() for uri in uris}
+        out: dict[str, _Published | str] = {}
+        for uri in uris:
+            out.update(self._judge_each({uri}, snapshot, feasibility, kept))
+        return out
 
     def _judge(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]], feasibility: bool,
                kept: dict[str, list[translate.Shown]]) -> dict[str, _Published]:
-        """On the worker thread: lint ``uris`` with the editor's texts of every open document."""
+        """Lint ``uris`` with the editor's texts of every open document."""
         assert self.project is not None
         texts = {self.open[uri]: text for uri, (_, text) in snapshot.items()}
         linted = self.project.lint([self.open[u] for u in uris], texts, feasibility=feasibility)
@@ -147,8 +160,14 @@ class DralintServer(LanguageServer):
         return out
 
     def _report_settings(self) -> None:
-        """Tell the user once about each new reading of the configuration that had something to say."""
+        """Tell the user once about each new reading of the configuration that had something to say,
+        and once that the workspace is too large to be read whole."""
         assert self.project is not None
+        if self.project.truncated and not self._told_truncated:
+            self._told_truncated = True
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, (
+                f"dralint: the workspace has more than {MAX_CONTEXT_FILES} YAML/JSON files; "
+                "only the first are read as context")))
         settings = self.project.settings
         if settings is self._settings_seen:
             return
@@ -201,10 +220,6 @@ def build_server() -> DralintServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DralintServer, params: types.InitializedParams) -> None:
         ls._report_settings()
-        if ls.project is not None and ls.project.truncated:
-            ls.window_log_message(types.LogMessageParams(types.MessageType.Warning, (
-                f"dralint: the workspace has more than {MAX_CONTEXT_FILES} YAML/JSON files; "
-                "only the first are read as context")))
         watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
         if watched and watched.dynamic_registration:
             try:
@@ -272,9 +287,9 @@ def build_server() -> DralintServer:
         span = Span(translate.from_position(params.range.start, lines, codec),
                     translate.from_position(params.range.end, lines, codec))
         edits = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
-        return translate.code_actions(
-            published.shown, span, lines, codec, types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-            only=params.context.only, versioned=bool(edits and edits.document_changes)) or None
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        return translate.code_actions(published.shown, span, lines, codec, document, only=params.context.only,
+                                      versioned=bool(edits and edits.document_changes)) or None
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DralintServer, params: None) -> None:

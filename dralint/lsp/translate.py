@@ -135,7 +135,7 @@ def code_actions(shown: Sequence[Shown], span: Span, lines: Lines, codec: Positi
     """
     fixable = [s for s in shown if s.finding.fix is not None and _in_document(s.finding.fix, s.finding.file)]
     actions = []
-    if _wanted(types.CodeActionKind.QuickFix, only):
+    if _wanted(types.CodeActionKind.QuickFix.value, only):
         for s in fixable:
             if s.span.start <= span.end and span.start <= s.span.end:
                 fix = s.finding.fix
@@ -160,7 +160,8 @@ def _in_document(fix: Fix, file: str) -> bool:
 
 def _wanted(kind: str, only: Sequence[str] | None) -> bool:
     """Whether the client asked for actions of ``kind`` (a kind asked for covers its sub-kinds)."""
-    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+    asked = [str(getattr(k, "value", k)) for k in only or ()]  # enum members or plain strings
+    return not asked or any(kind == k or kind.startswith(f"{k}.") for k in asked)
 
 
 def _workspace_edit(document: types.OptionalVersionedTextDocumentIdentifier, edits: Sequence[TextEdit],
