@@ -98,8 +98,9 @@ spec:
 
 
 def test_a_list_item_or_document_covers_its_line() -> None:
-    text = "- just\n- a list\n"
-    assert spans_of(text) == [("DRA003", "- just")]
+    # A list of objects where one object was meant (a list that is not of objects is not ours: no finding).
+    text = "- kind: ResourceClaim\n  apiVersion: resource.k8s.io/v1\n"
+    assert spans_of(text) == [("DRA003", "- kind: ResourceClaim")]
 
 
 def test_lines_follow_lsp_line_breaks() -> None:
