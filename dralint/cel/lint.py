@@ -131,8 +131,10 @@ def selector_domain(expressions: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression: len(expression) + 64)
 def _driver_literal(expression: str) -> str | None:
-    """X of a ``device.driver == "X"`` in the expression."""
+    """X of a ``device.driver == "X"`` in the expression (parsed once per expression: every object
+    naming a class with it asks again)."""
     try:
         nodes = A.walk(parse(expression).root)
     except (ParseError, RecursionError):
