@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node", help="judge feasibility on this node only")
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
+    parser.add_argument("--together", action="store_true",
+                        help="judge all claims and pods of the run at once, one beside the other in file order")
     parser.add_argument("--max-steps", type=int, default=1_000_000,
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
     parser.add_argument("--max-seconds", type=float, default=10.0,
@@ -92,6 +94,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .migrate.cli import main as migrate
 
         return migrate(argv[1:], out, err)
+    if argv[:1] == ["lsp"]:  # the editor face (docs/editors.md); a folder named lsp is ./lsp
+        from .lsp import main as lsp_main
+
+        return lsp_main(argv[1:], err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -264,12 +270,19 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
     report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
     options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
-                      select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
+                      select=select, ignore=ignore, severities=severities,
+                      cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
+                      together=args.together,
                       max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused,
                       reading=_reading(args, config))
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
     return options, fail_on
+
+
+def config_options(config: Config, err: TextIO) -> Options:
+    """The engine options a run without command-line options would use (``dralint lsp``'s settings)."""
+    return _options(build_parser().parse_args([]), config, err)[0]
 
 
 def _reading(args: argparse.Namespace, config: Config) -> Reading:

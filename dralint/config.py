@@ -26,7 +26,7 @@ YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"
 ALL_RULES = "all"
 KEYS = ("kube-version", "feature-gates", "select", "ignore", "severity", "per-path-ignores", "strict",
-        "fail-on", "report-unused-ignores", "exclude", "max-file-size")
+        "fail-on", "report-unused-ignores", "cluster", "exclude", "max-file-size")
 _SIZE = re.compile(r"(\d+)\s*(|[KMG]i?B?|B)", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024, "m": 1000**2, "mb": 1000**2,
           "mi": 1024**2, "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gi": 1024**3, "gib": 1024**3}
@@ -64,6 +64,7 @@ class Config:
     strict: bool | None = None
     fail_on: Severity | None = None
     report_unused_ignores: bool | None = None
+    cluster: tuple[str, ...] = ()  # --cluster paths, resolved against the configuration's folder
     exclude: tuple[str, ...] = ()  # globs relative to the file's folder
     max_file_size: int | None = None
 
@@ -242,6 +243,7 @@ def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
         strict=boolean("strict"),
         fail_on=Severity(fail_on) if fail_on else None,
         report_unused_ignores=boolean("report-unused-ignores"),
+        cluster=_cluster(raw, path, lines),
         exclude=_tokens(raw.get("exclude", []), lambda: lines.error(("exclude",), "exclude must be a list of globs")),
         max_file_size=_config_size(raw.get("max-file-size"), lines),
     )
@@ -271,6 +273,16 @@ def _tokens(value: Any, error: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise error()
     return tuple(v.strip() for v in value if v.strip())
+
+
+def _cluster(raw: Mapping[str, Any], path: Path, lines: _Lines) -> tuple[str, ...]:
+    """``cluster``: files or folders of cluster state, resolved against the configuration's folder
+    (the editor's server and a run from a subfolder read the same state)."""
+    value = raw.get("cluster")
+    if value is None:
+        return ()
+    tokens = _tokens(value, lambda: lines.error(("cluster",), "cluster must be a list of files or folders"))
+    return tuple(str(path.parent / token) for token in tokens)
 
 
 def _mapping(raw: Mapping[str, Any], key: str, lines: _Lines) -> Mapping[str, Any]:

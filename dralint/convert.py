@@ -97,7 +97,7 @@ def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
         return value
     converted = []
     for req in requests:
-        if isinstance(req, dict) and any(f in req for f in FLAT_REQUEST_FIELDS):
+        if isinstance(req, dict) and any(_flat_field_set(req, f) for f in FLAT_REQUEST_FIELDS):
             exactly = {f: req[f] for f in FLAT_REQUEST_FIELDS if f in req}
             rest = {k: v for k, v in req.items() if k not in FLAT_REQUEST_FIELDS}
             rest["exactly"] = exactly
@@ -105,6 +105,20 @@ def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
         else:
             converted.append(req)
     return _replace(value, spec_path + ("devices", "requests"), converted)
+
+
+# Zero values of the flat scalar fields: the server's conversion only builds `exactly` when a field
+# is set in Go terms (hasAnyMainRequestFieldsSet in pkg/apis/resource/v1beta1/conversion.go): a
+# non-empty class or mode, a non-zero count, or a list or pointer field that is present at all.
+_FLAT_ZERO: dict[str, Any] = {"deviceClassName": "", "allocationMode": "", "count": 0}
+
+
+def _flat_field_set(request: dict, name: str) -> bool:
+    if name not in request:
+        return False
+    value = request[name]
+    zero = _FLAT_ZERO.get(name)
+    return not (zero is not None and type(value) is type(zero) and value == zero)
 
 
 def _requests_to_user(requests: tuple[str, ...]) -> Callable[[FieldPath], FieldPath]:

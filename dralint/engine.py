@@ -21,7 +21,7 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import API_GATES, DEFAULT_MINOR, Release, parse_version
+from .releases import DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
 
@@ -54,6 +54,7 @@ class Options:
     node: str | None = None
     trace: tuple[str, ...] = ()
     show_allocation: bool = False
+    together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
@@ -184,8 +185,12 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
-               split: Split | None = None) -> RunResult:
-    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
+               split: Split | None = None, surroundings: Surroundings | None = None) -> RunResult:
+    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
+
+    With ``surroundings`` (from :func:`index_surroundings`), the objects of other files count for
+    references and feasibility as if they were linted too, without being read or judged again.
+    """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     result = RunResult(findings=emitter.findings, files=len(files))
@@ -203,13 +208,38 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
+    _judge(emitter, result, linted, olds, cluster, options, split=split,
+           cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
+           base=surroundings.index if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
 
         result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """The objects around the files a run lints (an editor's other files, the cluster state), indexed
+    once: each run that lints one changed document lays its objects over this index."""
+
+    index: Index
+    cluster_given: bool
+
+
+def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
+    """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
+    (as cluster state), for ``lint_files(surroundings=...)``; their findings are not reported, but the
+    objects the API server would refuse are left out, as :func:`lint_files` leaves them out."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
+    targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
+    for target in targets:
+        _judge_one(scratch, target, work)
+    index = _accepted(targets, cluster, work.index, scratch, None)
+    return Surroundings(index, bool(cluster_files))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
@@ -234,10 +264,12 @@ def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
 
 
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
-           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
+           options: Options, *, cluster: Index | None = None, name: str = "<request>",
+           world: Any = None) -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
 
-    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
+    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility, against
+    ``world`` when given (the feasibility fleet view of ``cluster``, kept current by the caller).
     """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
@@ -249,14 +281,15 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
     # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None, base=cluster)
+           cluster_given=cluster is not None, base=cluster, world=world)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None, base: Index | None = None) -> None:
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
+           world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
@@ -283,7 +316,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
         judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
-        _feasibility(emitter, result, index, release, options, judged, cluster_given)
+        _feasibility(emitter, result, index, release, options, judged, cluster_given, world)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -526,8 +559,8 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    gate = API_GATES.get(manifest.kind)
     served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    gate = release.serving_gate(manifest.kind) if served else None
     if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
@@ -646,14 +679,16 @@ def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseExcep
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool) -> None:
+                 linted_ids: set[int], cluster_given: bool, world: Any = None) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
-                                          max_seconds=options.max_seconds)
+                                          max_seconds=options.max_seconds, together=options.together)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world)
+    except feasibility.UnknownNode:
+        raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash
         first = next(obj for obj in index.all_objects() if id(obj) in linted_ids)
         _internal_error(emitter, first, f"feasibility: {exc!r}", exc)

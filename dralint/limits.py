@@ -48,6 +48,21 @@ class Limits:
     # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.36
     # (validateQualifiedName has no case for them); 1.37 refuses them.
     multi_slash_names: bool = False
+    # 1.33's internal request still carries the `exactly` fields flat next to `firstAvailable`
+    # (validation.go of 1.33): a class and `firstAvailable` conflict at the request, the other fields
+    # at themselves ("must not be specified when firstAvailable is set"), tolerations never.
+    flat_requests: bool = False
+    # 1.37 guards consumable-capacity ranges (step > 0, bounds within int64, default errors at
+    # `default`) and skips a device's unchanged capacities on update; 1.34-1.36 do none of it
+    # (their step check divides by a zero step and panics).
+    capacity_range_guards: bool = True
+    # The tolerations of allocation results are only validated from 1.37 (validation.go of 1.33
+    # and 1.35 checks a result's request, driver, pool, device, binding conditions and shareID).
+    result_tolerations_checked: bool = True
+    # Where a bad map key is reported: declarative validation (GA from 1.36) reports the keys of
+    # attribute, capacity and counter maps at the map; 1.33-1.35 return the hand-written errors,
+    # at the entry (validateMap's fldPath.Key, the key shortened in the middle past its limit).
+    keys_at_map: bool = True
     # v1alpha2 (1.27-1.30)
     alpha2_reserved_for: int = 32
     alpha2_resource_handles: int = 32
@@ -62,18 +77,20 @@ _COUNTERS_1_33: dict = dict(counter_sets_per_slice=None, counters_per_set=None, 
                             shared_counters_per_slice=32, counters_per_device=32, device_counters_per_slice=1024)
 
 
+# What 1.37 tightened, as the releases before it had it.
+_BEFORE_1_37: dict = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
+
+
 @functools.lru_cache(maxsize=16)  # one entry per release dralint knows; asked once per object
 def limits_for(minor: int) -> Limits:
     """The limits the API server of Kubernetes 1.<minor> enforces."""
-    if minor <= 32:
-        return Limits(reserved_for=32, taints_per_device=4, **_COUNTERS_1_33,
-                      devices_per_slice_advanced=None, attribute_values=None, consumptions_per_device=None,
-                      multi_slash_names=True)
     if minor <= 34:
         return Limits(taints_per_device=4, **_COUNTERS_1_33, devices_per_slice_advanced=None,
-                      attribute_values=None, consumptions_per_device=None, multi_slash_names=True)
+                      attribute_values=None, consumptions_per_device=None, **_BEFORE_1_37,
+                      reserved_for=32 if minor <= 32 else Limits.reserved_for, flat_requests=minor == 33,
+                      keys_at_map=False)
     if minor == 35:
-        return Limits(attribute_values=None, multi_slash_names=True)
+        return Limits(attribute_values=None, **_BEFORE_1_37, keys_at_map=False)
     if minor == 36:
-        return Limits(multi_slash_names=True)
+        return Limits(**_BEFORE_1_37)
     return Limits()

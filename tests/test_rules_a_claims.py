@@ -76,7 +76,7 @@ def test_v1beta1_request_without_class_is_not_defaulted():
 
 def test_before_prioritized_lists_a_bare_request_only_lacks_its_class():
     body = "requests:\n- name: gpu\n"
-    assert errors(claim(body, version="v1beta1"), "1.32") == [("DRA207", "spec.devices.requests[0].deviceClassName")]
+    assert errors(claim(body, version="v1beta1"), "1.32", DynamicResourceAllocation=True) == [("DRA207", "spec.devices.requests[0].deviceClassName")]
     assert errors(claim(body, version="v1beta1"), "1.34") == [("DRA206", "spec.devices.requests[0]")]
 
 

@@ -76,6 +76,18 @@ def too_many(rule: str, items: Any, limit: int | None, path: FieldPath, what: st
     return too_many_problem(rule, path, len(items), limit, what, fix)
 
 
+def map_key(limits: Limits, path: FieldPath, key: str, max_len: int) -> FieldPath:
+    """The path the server gives a bad map key: the map (declarative validation, 1.36+), or the entry
+    (validateMap of 1.33-1.35), a key longer than ``max_len`` (at least 16) shortened in the middle."""
+    if limits.keys_at_map:
+        return path
+    max_len = max(max_len, 16)
+    if len(key) > max_len:
+        remaining = max_len - 3
+        key = key[:(remaining + 1) // 2] + "..." + key[len(key) - remaining // 2:]
+    return path.key(key)
+
+
 def p(*segments: str | int) -> FieldPath:
     """Shorthand for building a canonical path in checks."""
     return FieldPath(segments)

@@ -130,6 +130,9 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
     if exactly is None and not has_first and ctx.release.stage("DRAPrioritizedList") is None:
         # Before 1.33 a request had its fields directly (no `exactly`): only the class is missing.
         exactly = {}
+    if ctx.limits.flat_requests and isinstance(exactly, dict):
+        yield from _flat_request(ctx, name, exactly, first if has_first else None, path)
+        return
     has_exactly = exactly is not None
     if not has_exactly and not has_first:
         why = (" because the server drops its `firstAvailable` (feature gate DRAPrioritizedList is off, see the "
@@ -149,6 +152,38 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
         yield from _first_available(ctx, first, path.child("firstAvailable"))
     elif isinstance(exactly, dict):
         yield from _exact(ctx, exactly, path.child("exactly"))
+
+
+_FLAT_CONFLICTS = (("selectors", None), ("allocationMode", ""), ("count", 0), ("adminAccess", None))
+
+
+def _flat_request(ctx: CheckContext, name: Any, exactly: dict, first: list | None,
+                  path: FieldPath) -> Iterator[Problem]:
+    """1.33: the request's own fields are flat, so `exactly` only counts with a class in it."""
+    has_class = exactly.get("deviceClassName") not in (None, "")
+    epath = path.child("exactly")
+    if has_class and first is None:
+        yield from _exact(ctx, exactly, epath)
+        return
+    if has_class:
+        yield Problem(R_EXACTLY_OR_FIRST, path,
+                      f"request {name!r} sets both `deviceClassName` and `firstAvailable`; exactly one of them is "
+                      "allowed (API server of 1.33: Invalid value, \"exactly one of `deviceClassName` or "
+                      "`firstAvailable` must be specified\")")
+    elif first is None:
+        yield Problem(R_EXACTLY_OR_FIRST, path,
+                      f"request {name!r} has neither `deviceClassName` nor `firstAvailable`; exactly one of them is "
+                      "required (API server of 1.33: Required value)")
+    else:
+        for field, zero in _FLAT_CONFLICTS:
+            if field in exactly and exactly[field] != zero:
+                yield Problem(R_EXACTLY_OR_FIRST, epath.child(field),
+                              f"`{field}` must not be set on request {name!r}, which has `firstAvailable`: set it on "
+                              "the subrequests instead (API server of 1.33: Invalid value, \"must not be specified "
+                              "when firstAvailable is set\")")
+        yield from _first_available(ctx, first, path.child("firstAvailable"))
+    if isinstance(exactly.get("tolerations"), list):
+        yield from check_tolerations(exactly["tolerations"], epath.child("tolerations"), ctx.release, ctx.limits)
 
 
 def _exact(ctx: CheckContext, exactly: dict, path: FieldPath) -> Iterator[Problem]:

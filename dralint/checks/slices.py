@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
 from ..releases import Release
-from .base import CheckContext, Problem, p, too_many, too_many_problem
+from .base import CheckContext, Problem, map_key, p, too_many, too_many_problem
 from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
                       pool_name_errors, qualified_attribute_errors, qualified_name_errors)
 from .nodeselector import ONE_TERM, node_selector_problems
@@ -381,7 +381,8 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                       "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
     yield from attribute_problems
     # An existing device whose capacities did not change is not re-validated (as the server does).
-    if capacity and (old is None or old.get("capacity") != device.get("capacity")):
+    if capacity and (old is None or old.get("capacity") != device.get("capacity")
+                     or not ctx.limits.capacity_range_guards):
         yield from _capacities(ctx, capacity, device.get("allowMultipleAllocations") is True, path.child("capacity"))
     taints = device.get("taints")
     if taints is not None and (old is None or old.get("taints") != taints):
@@ -453,8 +454,9 @@ def _key_errors(ctx: CheckContext, key: str) -> list[tuple[str, str]]:
 
 def _qualified_key(ctx: CheckContext, key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
     # The server reports the map (the finding's field); the position is the bad key itself.
+    key_path = map_key(ctx.limits, map_path, key, _MAX_KEY_LENGTH)
     for kind, msg in _key_errors(ctx, key):
-        yield Problem(ATTRIBUTE_NAME_INVALID, map_path,
+        yield Problem(ATTRIBUTE_NAME_INVALID, key_path,
                       f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
                       f"optionally prefixed by a domain ({_name_hint(key)}) (API server: {_ERROR_WORDS[kind]})",
                       at=map_path.child(key))
@@ -532,7 +534,8 @@ def _taints(ctx: CheckContext, taints: Any, path: FieldPath) -> Iterator[Problem
         yield from taint_problems(taint, path.child(i), ctx.release)
 
 
-def _counter_map(rule: str, counters: Any, limit: int | None, path: FieldPath, owner: str) -> Iterator[Problem]:
+def _counter_map(ctx: CheckContext, rule: str, counters: Any, limit: int | None, path: FieldPath,
+                 owner: str) -> Iterator[Problem]:
     if counters is None or counters == {}:
         yield Problem(rule, path, f"`counters` is required and must not be empty in {owner} (API server: Required "
                                   "value)")
@@ -546,8 +549,8 @@ def _counter_map(rule: str, counters: Any, limit: int | None, path: FieldPath, o
         return
     for key in counters:
         for msg in dns_label_errors(str(key)):
-            yield Problem(rule, path, f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid "
-                                      "value)")
+            yield Problem(rule, map_key(ctx.limits, path, str(key), 63),
+                          f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid value)")
 
 
 def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iterator[Problem]:
@@ -572,7 +575,7 @@ def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iter
             for msg in dns_label_errors(counter_set):
                 yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
                               f"counter set name {counter_set!r} is not a DNS label: {msg} (API server: Invalid value)")
-        yield from _counter_map(COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
+        yield from _counter_map(ctx, COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
                                 entry_path.child("counters"), "a counter consumption")
         if isinstance(entry.get("compatibilityGroups"), list):
             yield from _compatibility_groups(entry["compatibilityGroups"], entry_path.child("compatibilityGroups"))
@@ -732,7 +735,7 @@ def _shared_counters(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
             for msg in dns_label_errors(name):
                 yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
                               f"counter set name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
-        yield from _counter_map(SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
+        yield from _counter_map(ctx, SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
                                 set_path.child("counters"), "a counter set")
         if isinstance(name, str):
             if name in seen:
@@ -938,8 +941,10 @@ def _request_policy(ctx: CheckContext, raw_value: Any, policy: dict, path: Field
     fractional = ctx.gate("DRAFractionalCapacityRange")
     if has_values:
         yield from _valid_values(ctx, default, capacity, values, path.child("validValues"), fractional)
-    else:
+    elif ctx.limits.capacity_range_guards:
         yield from _valid_range(default, capacity, valid_range, path.child("validRange"), fractional)
+    else:
+        yield from _unguarded_range(default, capacity, valid_range, path.child("validRange"))
 
 
 def _valid_values(ctx: CheckContext, default: Quantity, capacity: Quantity, raw: list, path: FieldPath,
@@ -1031,6 +1036,45 @@ def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPa
     scale = 1000 if use_milli else 1
     for value in (default, high):
         if value is not None and (_ceil(value.value * scale) - _ceil(low.value * scale)) % _ceil(step.value * scale):
+            yield _range_problem(path.child("step"), f"{value} is not min {low} plus a multiple of step {step}")
+
+
+def _unguarded_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath) -> Iterator[Problem]:
+    """validateRequestPolicyRange of 1.34-1.36 (validation.go of 1.35): no sign or int64 checks, the
+    default's errors at `min` and `max`, whole numbers only (Quantity.Value, rounded up)."""
+    low = _quantity(rng.get("min"))
+    if rng.get("min") is None:
+        yield Problem(REQUEST_POLICY_INVALID, path.child("min"),
+                      "`min` is required when validRange is defined (API server: Required value)")
+        return
+    high, step = _quantity(rng.get("max")), _quantity(rng.get("step"))
+    if low is None or (rng.get("max") is not None and high is None) or (rng.get("step") is not None and step is None):
+        return
+    if low > capacity:
+        yield _range_problem(path.child("min"), f"min {low} is larger than the capacity value {capacity}")
+    if default < low:
+        yield _range_problem(path.child("min"), f"the default {default} is less than min {low}")
+    if high is not None:
+        if low > high:
+            yield _range_problem(path.child("max"), f"min {low} is larger than max {high}")
+        if high > capacity:
+            yield _range_problem(path.child("max"), f"max {high} is larger than the capacity value {capacity}")
+        if default > high:
+            yield _range_problem(path.child("max"), f"the default {default} is more than max {high}")
+    if step is None:
+        return
+    if low.value + step.value > capacity.value:
+        yield _range_problem(path.child("step"), f"one step from min ({low} + {step}) is larger than the capacity "
+                                                 f"value {capacity}")
+    divisor = _ceil(step.value)
+    if divisor == 0:
+        yield _range_problem(path.child("step"), f"step {step} is zero: this release's API server divides by it and "
+                                                 "fails the request (fixed in 1.37, which wants a step greater than "
+                                                 "zero)")
+        return
+    for value in (default, high):
+        # Go's remainder keeps the dividend's sign; only whether it is zero matters here.
+        if value is not None and (_ceil(value.value) - _ceil(low.value)) % abs(divisor):
             yield _range_problem(path.child("step"), f"{value} is not min {low} plus a multiple of step {step}")
 
 
