@@ -206,3 +206,30 @@ def test_result_tolerations_are_checked_from_1_37():
     assert errors(new, "1.37", old=old) == [("DRA214", path)]
     assert errors(new, "1.36", {"DRADeviceTaints": True}, old=old) == []
     assert errors(new, "1.35", {"DRADeviceTaints": True}, old=old) == []
+
+
+# --- pods: the core/v1 claim fields of each release ----------------------------------------------------
+
+def _pod(pod_claims: list, container_claims: list) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"resourceClaims": pod_claims,
+                     "containers": [{"name": "c", "image": "busybox", "resources": {"claims": container_claims}}]}}
+
+
+@pytest.mark.parametrize("version, pod_claim, container_claim, want", [
+    # Before 1.31 a pod claim has a `source`, and a container names a whole claim (no `request`).
+    ("1.30", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu"}, []),
+    ("1.30", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu", "request": "r"},
+     [("DRA101", "spec.containers[0].resources.claims[0].request")]),
+    ("1.30", {"name": "gpu", "resourceClaimName": "x"}, {"name": "gpu"},
+     [("DRA101", "spec.resourceClaims[0].resourceClaimName"), ("DRA242", "spec.resourceClaims[0]")]),
+    # From 1.31 the source fields are flat and a container may pick one request.
+    ("1.31", {"name": "gpu", "resourceClaimName": "x"}, {"name": "gpu", "request": "r"}, []),
+    ("1.31", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu"},
+     [("DRA101", "spec.resourceClaims[0].source"), ("DRA242", "spec.resourceClaims[0]")]),
+    ("1.34", {"name": "gpu", "resourceClaimName": "x", "resourceClaimTemplateName": "t"}, {"name": "gpu"},
+     [("DRA242", "spec.resourceClaims[0]")]),
+])
+def test_pod_claim_fields_by_release(version, pod_claim, container_claim, want):
+    gates = {"DynamicResourceAllocation": True} if version < "1.34" else {}
+    assert errors(_pod([pod_claim], [container_claim]), version, gates) == want
