@@ -233,3 +233,28 @@ def _pod(pod_claims: list, container_claims: list) -> dict:
 def test_pod_claim_fields_by_release(version, pod_claim, container_claim, want):
     gates = {"DynamicResourceAllocation": True} if version < "1.34" else {}
     assert errors(_pod([pod_claim], [container_claim]), version, gates) == want
+
+
+# --- admin access: the namespace label of each release (the claim strategies) --------------------------
+
+ADMIN = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+         "metadata": {"name": "c", "namespace": "ops"},
+         "spec": {"devices": {"requests": [{"name": "r", "deviceClassName": "g", "adminAccess": True}]}}}
+
+
+def _namespace(label: str) -> str:
+    return f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ops\n  labels: {{{label}: 'true'}}\n"
+
+
+@pytest.mark.parametrize("version, label, refused", [
+    ("1.32", "unrelated", False),                   # no namespace check yet
+    ("1.33", "resource.k8s.io/admin-access", False),
+    ("1.33", "resource.kubernetes.io/admin-access", True),
+    ("1.34", "resource.kubernetes.io/admin-access", False),
+    ("1.34", "resource.k8s.io/admin-access", True),
+])
+def test_admin_access_namespace_label(version, label, refused):
+    gates = {"DRAAdminAccess": True, "DynamicResourceAllocation": True} if version < "1.34" else {}
+    text = yaml.safe_dump(ADMIN, sort_keys=False) + _namespace(label)
+    got = errors(text, version, gates)
+    assert (("DRA216", "spec.devices.requests[0].adminAccess") in got) == refused, got

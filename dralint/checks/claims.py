@@ -31,7 +31,6 @@ LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 # Versions whose requests are flat (converted to ``exactly``); their defaulting differs (see _exact).
 FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 ALLOCATION_MODES = ("All", "ExactCount")
-ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 
 R_REQUESTS_TOO_MANY = "DRA200"
 R_COUNT_POSITIVE = "DRA201"
@@ -433,16 +432,19 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
 
 def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
     """Admin access needs the namespace label: an error when the namespace is known without it, else a warning."""
+    key = ctx.limits.admin_access_label
+    if key is None:
+        return None
     namespace = ctx.obj.namespace
     labels = ctx.index.namespace_labels(namespace) if ctx.index is not None and namespace else None
-    label = f"`{ADMIN_NAMESPACE_LABEL}: \"true\"`"
+    label = f"`{key}: \"true\"`"
     if labels is None:
         where = f"namespace {namespace!r}" if namespace else "the namespace it is created in"
         return Problem(R_ADMIN_UNVERIFIED, path,
                        f"admin access is only granted when {where} carries the label {label}; the namespace is not "
                        "part of this run, so dralint cannot check it (the API server refuses the object with "
                        "Forbidden when the label is missing)")
-    if labels.get(ADMIN_NAMESPACE_LABEL) != "true":
+    if labels.get(key) != "true":
         return Problem(R_ADMIN_FORBIDDEN, path,
                        f"admin access to devices requires the label {label} on namespace {namespace!r}, which does "
                        "not have it; ask a cluster admin to label the namespace, or drop `adminAccess` "
