@@ -66,6 +66,9 @@ class Limits:
     # The namespace label that admin access needs (the claim strategies' namespace check, from 1.33;
     # 1.33 spelled it resource.k8s.io/admin-access, as its strategy tests show).
     admin_access_label: str | None = "resource.kubernetes.io/admin-access"
+    # ValidateResourceClaimUpdate of 1.33 re-validates the (immutable) spec; from 1.35 (validation.go
+    # of 1.35 and 1.37) an update only checks that the spec did not change.
+    claim_update_revalidates: bool = False
     # v1alpha2 (1.27-1.30)
     alpha2_reserved_for: int = 32
     alpha2_resource_handles: int = 32
@@ -93,7 +96,8 @@ def limits_for(minor: int) -> Limits:
         return Limits(taints_per_device=4, **_COUNTERS_1_33, devices_per_slice_advanced=None,
                       attribute_values=None, consumptions_per_device=None, **_BEFORE_1_37,
                       reserved_for=32 if minor <= 32 else Limits.reserved_for, flat_requests=minor == 33,
-                      keys_at_map=False, admin_access_label=_ADMIN_LABELS.get(minor, Limits.admin_access_label))
+                      keys_at_map=False, admin_access_label=_ADMIN_LABELS.get(minor, Limits.admin_access_label),
+                      claim_update_revalidates=minor <= 33)
     if minor == 35:
         return Limits(attribute_values=None, **_BEFORE_1_37, keys_at_map=False)
     if minor == 36:

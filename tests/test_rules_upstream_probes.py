@@ -258,3 +258,12 @@ def test_admin_access_namespace_label(version, label, refused):
     text = yaml.safe_dump(ADMIN, sort_keys=False) + _namespace(label)
     got = errors(text, version, gates)
     assert (("DRA216", "spec.devices.requests[0].adminAccess") in got) == refused, got
+
+
+def test_claim_updates_recheck_the_spec_up_to_1_33():
+    # ValidateResourceClaimUpdate of 1.33 calls validateResourceClaimSpec(stored=true); 1.35 and 1.37
+    # only compare the spec with the stored one.
+    bad = claim([{"name": "Bad_Name", "exactly": {"deviceClassName": "gpu"}}], "v1beta2")
+    relabelled = dict(bad, metadata={"name": "c", "namespace": "default", "labels": {"a": "b"}})
+    assert errors(relabelled, "1.33", old=bad) == [("DRA205", "spec.devices.requests[0].name")]
+    assert errors(relabelled, "1.35", old=bad) == []

@@ -71,12 +71,13 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     """Problems of the spec of a claim being created, or of a template being created or updated.
 
     The template strategy's ValidateUpdate still runs the full validation before the immutability
-    check, so an unchanged template spec that the release now refuses fails its update too.
+    check, so an unchanged template spec that the release now refuses fails its update too; so does
+    a claim's up to 1.33.
     """
     obj = ctx.obj
     if obj.version in LEGACY_VERSIONS or ctx.subresource:
         return
-    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate":
+    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate" and not ctx.limits.claim_update_revalidates:
         return
     base = spec_path(obj.kind)
     devices = obj.get(*base, "devices")
