@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .config import Config
     from .engine import Options
     from .findings import Severity
+    from .source import Reading
 
 EXIT_USAGE = 2
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
@@ -55,10 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node", help="judge feasibility on this node only")
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
+    parser.add_argument("--together", action="store_true",
+                        help="judge all claims and pods of the run at once, one beside the other in file order")
     parser.add_argument("--max-steps", type=int, default=1_000_000,
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
     parser.add_argument("--max-seconds", type=float, default=10.0,
                         help="time budget of the whole feasibility stage, in seconds (default 10)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="do not read paths matching GLOB (.gitignore style, relative to the current folder); "
+                             "repeatable. node_modules, vendor, third_party and hidden folders are never walked into")
+    parser.add_argument("--max-file-size", metavar="SIZE",
+                        help="the largest file read, in bytes or as 64MiB, 1GiB... (default 16MiB)")
     parser.add_argument("--config", metavar="FILE", help="read settings from FILE instead of the nearest .dralint.yaml")
     parser.add_argument("--no-config", action="store_true", help="read no configuration file")
     parser.add_argument("--report-unused-ignores", action="store_true",
@@ -86,6 +94,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .migrate.cli import main as migrate
 
         return migrate(argv[1:], out, err)
+    if argv[:1] == ["lsp"]:  # the editor face (docs/editors.md); a folder named lsp is ./lsp
+        from .lsp import main as lsp_main
+
+        return lsp_main(argv[1:], err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -167,6 +179,8 @@ def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options
     from .rule_filter import UsageError
 
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
+    for note in skip_notes(result.skipped):
+        err.write(f"dralint: note: {note}\n")
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
     result = dataclasses.replace(result, findings=kept)
@@ -185,6 +199,26 @@ def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options
             raise  # stdout: a closed pipe is the console script's to handle
         raise UsageError(f"--output: cannot write {args.output}: {exc.strerror or exc}") from None
     return code
+
+
+# What to lint instead of the files that are no manifests: one note per run for each.
+_HELM = "lint what the chart renders: helm template RELEASE CHART | dralint -"
+_KUSTOMIZE = "lint what kustomize builds: kustomize build DIR | dralint -"
+_INSTEAD = {"helm-template": ("Go templates (Helm), not YAML until rendered", _HELM),
+            "kustomize-patch": ("kustomize patches or kustomization files, not whole objects", _KUSTOMIZE),
+            "kustomization": ("kustomize patches or kustomization files, not whole objects", _KUSTOMIZE)}
+
+
+def skip_notes(skipped: dict[str, list[str]]) -> list[str]:
+    """One line for each kind of file read but not judged: how many, the first, what to lint instead."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for why, files in skipped.items():
+        grouped.setdefault(_INSTEAD.get(why, (why, "")), []).extend(files)
+    notes = []
+    for (what, instead), files in grouped.items():
+        first = files[0] + (f" and {len(files) - 1} more" if len(files) > 1 else "")
+        notes.append(f"skipped {len(files)} file(s) that are {what} ({first})" + (f"; {instead}" if instead else ""))
+    return notes
 
 
 def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
@@ -236,11 +270,37 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
     report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
     options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
-                      select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
+                      select=select, ignore=ignore, severities=severities,
+                      cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
-                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused)
+                      together=args.together,
+                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused,
+                      reading=_reading(args, config))
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
     return options, fail_on
+
+
+def config_options(config: Config, err: TextIO) -> Options:
+    """The engine options a run without command-line options would use (``dralint lsp``'s settings)."""
+    return _options(build_parser().parse_args([]), config, err)[0]
+
+
+def _reading(args: argparse.Namespace, config: Config) -> Reading:
+    """Excludes of the command line (relative to the current folder) and of the configuration file
+    (relative to its folder), and the size limit: the command line's, else the file's."""
+    from .config import parse_size
+    from .rule_filter import UsageError
+    from .source import Exclude, Reading
+
+    excludes = tuple(Exclude(g, os.getcwd()) for g in _csv(args.exclude)) + tuple(
+        Exclude(g, str(config.root)) for g in config.exclude)
+    limit = config.max_file_size
+    if args.max_file_size is not None:
+        try:
+            limit = parse_size(args.max_file_size)
+        except ValueError as exc:
+            raise UsageError(f"--max-file-size: {exc}") from None
+    return Reading(excludes, limit) if limit else Reading(excludes)
 
 
 # A run builds millions of small containers that live until it ends (the parsed documents), so

@@ -1,14 +1,23 @@
 """Every object of one run, indexed for the checks that look across objects.
 
 Objects come from the linted files and from ``--cluster``; both count as "present" for
-references and feasibility. The index is built once per run and only read afterwards.
+references and feasibility, unless the API server would refuse them (the engine leaves those
+out and lists them in ``refused``). The index is built once per run and only read afterwards.
+
+Two objects may share a kind, namespace and name (two example files that both define
+``demo/gpus``): ``find`` resolves a reference to the one in the referrer's own file, then its
+folder, then the first of the run; the tables hold the first of each.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable
 
 from .convert import Canonical
+
+# The kinds whose objects other objects name: (kind, namespace, name) → every such object.
+REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
 
 
 @dataclass
@@ -22,6 +31,10 @@ class Index:
     nodes: dict[str, dict] = field(default_factory=dict)
     namespaces: dict[str, dict] = field(default_factory=dict)
     context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
+    refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    """(kind, namespace, name) → file of an object left out because the API server would refuse it."""
+    same: dict[tuple[str, str, str], list[Canonical]] = field(default_factory=dict, repr=False)
+    """(kind, namespace, name) → every referable object of that identity, in run order."""
     # Facts derived from the whole index (e.g. every attribute name the slices publish), computed once
     # per run instead of once per object; it lives and dies with the index. Each entry remembers which
     # of the index's collections it was computed from, so that an overlay can reuse the entries whose
@@ -73,10 +86,13 @@ class Index:
         if keyed is not None:
             name, k = keyed
             target = getattr(self, name)
+            identity = (obj.kind, obj.namespace, obj.name)
             if replace:
                 target[k] = obj
+                self.same[identity] = [obj]  # a new list: an overlay's lists are its base's
             else:
                 target.setdefault(k, obj)
+                self.same.setdefault(identity, []).append(obj)
             return name
         listed = {"ResourceSlice": "slices", "DeviceTaintRule": "taint_rules"}.get(obj.kind, "")
         if listed:
@@ -84,15 +100,39 @@ class Index:
         return listed
 
     @classmethod
-    def build(cls, objects: Iterable[Canonical]) -> "Index":
+    def build(cls, objects: Iterable[Canonical], refused: Iterable[Canonical] = ()) -> "Index":
+        """The index of ``objects``; ``refused`` are named in :attr:`refused` only."""
         index = cls()
         for obj in objects:
             index.add(obj)
+        for obj in refused:
+            index.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
         return index
+
+    def find(self, kind: str, namespace: str, name: str, near: Canonical | None = None) -> Canonical | None:
+        """The ``kind`` object a reference from ``near`` means: among the run's objects of that
+        namespace and name, the one in ``near``'s file, else in its folder, else the first."""
+        for space in namespaces_of(namespace) if kind != "DeviceClass" else ("",):
+            found = self.same.get((kind, space, name))
+            if found:
+                return closest(found, near)
+        return None
+
+    def every(self, kind: str) -> list[Canonical]:
+        """Every claim, template or class of the run, duplicates included, in run order."""
+        return [obj for (k, _, _), objs in self.same.items() if k == kind for obj in objs]
+
+    def refused_file(self, kind: str, namespace: str, name: str) -> str | None:
+        """The file of a refused ``kind`` object of that namespace and name, if the run had one."""
+        for space in namespaces_of(namespace) if kind != "DeviceClass" else ("",):
+            file = self.refused.get((kind, space, name))
+            if file is not None:
+                return file
+        return None
 
     def all_objects(self) -> list[Canonical]:
         """Every DRA object and workload of the run."""
-        return (list(self.classes.values()) + list(self.claims.values()) + list(self.templates.values())
+        return (self.every("DeviceClass") + self.every("ResourceClaim") + self.every("ResourceClaimTemplate")
                 + self.slices + self.taint_rules + self.workloads)
 
     def namespace_labels(self, namespace: str) -> dict | None:
@@ -106,7 +146,24 @@ class Index:
 
 
 _COLLECTIONS = ("classes", "claims", "templates", "slices", "taint_rules", "workloads", "nodes", "namespaces",
-                "context_objects")
+                "context_objects", "refused", "same")
+
+
+def namespaces_of(namespace: str) -> tuple[str, ...]:
+    """An object without a namespace lands in the context's namespace, usually ``default``."""
+    return ("", "default") if namespace in ("", "default") else (namespace,)
+
+
+def closest(candidates: list[Canonical], near: Canonical | None) -> Canonical:
+    """The candidate in ``near``'s file, else in its folder, else the first."""
+    if near is None or len(candidates) == 1:
+        return candidates[0]
+    file = near.manifest.document.file
+    same_file = [c for c in candidates if c.manifest.document.file == file]
+    if same_file:
+        return same_file[0]
+    folder = os.path.dirname(file)
+    return next((c for c in candidates if os.path.dirname(c.manifest.document.file) == folder), candidates[0])
 
 
 def _copy(value: Any) -> Any:

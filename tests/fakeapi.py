@@ -201,6 +201,9 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(server.faults.delay)
             if server.faults.token is not None and \
                     self.headers.get("Authorization") != f"Bearer {server.faults.token}":
+                if server.replay is not None:
+                    recorded = server.replay.load("list-resourceslices-unauthorized.json")
+                    return self.send_json(recorded["status"], recorded["body"])
                 return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
             if url.path == f"/apis/{GROUP}":
                 return self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP,
@@ -212,6 +215,9 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
             expected = f"/apis/{GROUP}/{VERSION}/{resource}" if group else f"/api/v1/{resource}"
             if resource not in KINDS or url.path != expected:
                 return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
+            if resource in server.faults.forbidden and server.replay is not None:
+                recorded = server.replay.load(f"list-{resource}-forbidden.json")
+                return self.send_json(recorded["status"], recorded["body"])
             if resource in server.faults.forbidden:
                 where = f'"{resource}" in API group "{group}"' if group else f'"{resource}" in API group ""'
                 return self.send_json(403, status(

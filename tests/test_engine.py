@@ -54,9 +54,14 @@ def test_not_served_names_the_releases_that_serve_it():
     assert not lint_text(text, Options(kube_version="1.33"))
 
 
-def test_non_kubernetes_documents_are_skipped_and_scalars_reported():
+def test_non_kubernetes_documents_are_skipped_and_mistaken_objects_reported():
     assert not lint_text("just: a config\n---\nkind: ConfigMap\napiVersion: v1\n", Options())
-    assert rules(lint_text("- a\n- b\n", Options())) == {"DRA003"}
+    # A playbook or a list of settings is no Kubernetes object, and not ours to judge.
+    assert not lint_text("- hosts: all\n  tasks: []\n", Options())
+    assert not lint_text("just a string\n", Options())
+    # A list of objects, or a stray scalar in a file of objects, was meant to be objects.
+    assert rules(lint_text("- apiVersion: v1\n  kind: Pod\n", Options())) == {"DRA003"}
+    assert rules(lint_text("apiVersion: v1\nkind: Pod\n---\noops\n", Options())) == {"DRA003"}
 
 
 def test_select_and_ignore_by_id_name_and_prefix():

@@ -219,3 +219,10 @@ def test_without_strict_decoding_the_exactly_or_first_available_finding_carries_
     new, findings = _fixed(V1_CLAIM_FLAT, Options(strict=False, fixes=True))
     assert [f.rule for f in findings if f.fix] == ["DRA206"]
     assert "      exactly:\n        # which class\n" in new
+
+
+def test_an_unknown_key_that_spells_no_path_gets_no_fix_and_no_crash():
+    # `[` in a key: the finding's field cannot be read back as a path (found by tests/test_lsp_robustness.py).
+    text = 'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: x\nspec:\n  "a[": 1\n'
+    findings = lint_text(text, Options(fixes=True))
+    assert [(f.rule, f.field, f.fix) for f in findings] == [("DRA101", "spec.a[", None)]

@@ -107,11 +107,11 @@ def test_stalled_handshakes_and_idle_connections_starve_nothing(server, certs):
             s.close()
 
 
-def test_a_stalled_request_head_and_body_are_closed(server, certs):
+def test_a_stalled_request_head_is_closed(server, certs):
     client = Client(server.port, certs / "ca.crt")
     conn = client._connection()
     conn.connect()
-    conn.sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")   # and stalls
+    conn.sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Le")   # and stalls
     conn.sock.settimeout(30)
     started = time.monotonic()
     assert conn.sock.recv(1) == b""          # the server closes it (its request deadline)

@@ -5,6 +5,7 @@ thread with a kubeconfig pointing at it, and stops both. Waits are polls bounded
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -254,3 +255,104 @@ def test_backoff_grows_with_jitter_and_is_capped():
     assert low.next() == 0.4
     backoff.reset()
     assert backoff.next() == 0.8
+
+
+# --- replayed: the responses of a real kube-apiserver v1.36.2 ----------------------------------------
+
+@pytest.fixture
+def replayed(shared: Path) -> Iterator[FakeApiServer]:
+    with FakeApiServer(replay=shared / "fixtures" / "apiserver-1.36") as srv:
+        yield srv
+
+
+def test_replayed_lists_watch_and_expiry(tmp_path, replayed):
+    running = Running(tmp_path, replayed, timing=Timing(watch_seconds=(1, 1), read_margin=2.0, list_timeout=5.0,
+                                                         backoff_initial=0.05, backoff_max=0.4))
+    try:
+        wait_for(running.synced, what="first full sync")
+        assert set(running.objects("namespaces")) == {"default", "kube-node-lease", "kube-public", "kube-system", "ml"}
+        assert set(running.objects("nodes")) == {"node-0", "node-1", "node-2"}
+        assert set(running.objects("deviceclasses")) == {"gpu.example.com", "nic.example.com"}
+        claim = running.objects("resourceclaims")["ml/train"]
+        assert claim["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+        assert "managedFields" not in claim["metadata"]
+        # The recorded watch (ADDED, MODIFIED, DELETED, BOOKMARK) and then the recorded expiry: a relist.
+        status = wait_for(lambda: (running.live.status() or {}).get("resources", {}).get("resourceslices", {}).get(
+            "relists", 0) >= 1 and running.live.status()["resources"]["resourceslices"], what="relist after 410")
+        assert status["events"] >= 5 and status["synced"]
+        assert set(running.objects("resourceslices")) == {"node-0-gpu", "node-1-gpu", "node-2-gpu"}
+        watches = replayed.calls("resourceslices", watch=True)
+        assert watches[0]["resourceVersion"] == "225" and watches[1]["resourceVersion"] == "228"
+        pages = replayed.calls("namespaces", watch=False)
+        assert [bool(p.get("continue")) for p in pages[:3]] == [False, True, True]
+        live = LiveCluster(str(running.folder))
+        live.refresh()
+        assert live.current().index.namespace_labels("ml") == {"kubernetes.io/metadata.name": "ml",
+                                                               "resource.kubernetes.io/admin-access": "true"}
+    finally:
+        running.close()
+
+
+def test_replayed_forbidden_and_unauthorized(tmp_path, replayed):
+    replayed.faults.forbidden = {"resourceslices"}
+    running = Running(tmp_path / "a", replayed) if (tmp_path / "a").mkdir() is None else None
+    try:
+        problems = wait_for(lambda: [p for p in running.live.readiness() if "403" in p], what="403 reported")
+        assert 'cannot list resource \\"resourceslices\\"' in problems[0] or "cannot list resource" in problems[0]
+    finally:
+        running.close()
+    replayed.faults.forbidden = set()
+    replayed.faults.token = "the-right-one"
+    running = Running(tmp_path / "b", replayed, token="wrong") if (tmp_path / "b").mkdir() is None else None
+    try:
+        wait_for(lambda: [p for p in running.live.readiness() if "401" in p], what="401 reported")
+    finally:
+        running.close()
+
+
+# --- the real server with --watch: one watcher per replica, reviews follow the cluster ------------------
+
+def test_serve_watch_judges_against_the_live_cluster(tmp_path, cluster):
+    from test_webhook_server import Client, Server, claim, free_port, make_certs
+
+    certs = make_certs(tmp_path / "certs")
+    with FakeApiServer(cluster, tls=(str(certs / "tls.crt"), str(certs / "tls.key"))) as api:
+        api.faults.token = TOKEN
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": api.url, "certificate-authority": str(certs / "ca.crt"),
+                                                      "tls-server-name": "dralint-webhook.dralint.svc"}}],
+            "users": [{"name": "fake", "user": {"token": TOKEN}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
+        policy = tmp_path / "policy.yaml"
+        policy.write_text("feasibility: deny\n")
+        health = free_port()
+        srv = Server(tmp_path, certs / "tls.crt", certs / "tls.key", "--config", str(policy), "--watch",
+                     "--kubeconfig", str(config), "--health-port", str(health))
+        try:
+            srv.wait_ready(certs / "ca.crt")
+            client = Client(srv.port, certs / "ca.crt")
+
+            def verdict(obj: dict) -> dict:
+                return client.review(obj)
+
+            big = claim(count=4)
+            assert verdict(big)["allowed"] is False                      # node-0 has 2 devices
+            cluster.create("resourceslices", slice_of("node-1", 8))
+            wait_for(lambda: verdict(big)["allowed"], seconds=5, what="the new slice to count")
+            nic = claim(device_class="nic.example.com")
+            assert "DRA703" in verdict(nic)["status"]["message"]         # the class does not exist yet
+            cluster.create("deviceclasses", {"metadata": {"name": "nic.example.com"}, "spec": {}})
+            wait_for(lambda: "DRA703" not in json.dumps(verdict(nic)), seconds=5, what="the new class to count")
+            client.close()
+            import http.client as hc
+            conn = hc.HTTPConnection("127.0.0.1", health, timeout=5)
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+            assert 'dralint_webhook_cluster_synced{resource="resourceslices"} 1' in text
+            assert "dralint_webhook_cluster_last_event_age_seconds" in text
+            # One list and one watch stream per resource for the replica, whatever the number of workers.
+            assert len(api.calls("resourceslices", watch=False)) == 1
+        finally:
+            assert srv.stop() == 0

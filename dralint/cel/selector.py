@@ -23,9 +23,11 @@ from .validators import validate
 MAX_LENGTH = 10 * 1024          # CELSelectorExpressionMaxLength, in bytes
 MAX_COST = 1_000_000            # CELSelectorExpressionMaxCost
 
-_QUANTITY_HINT = ("; quantities and semantic versions have no relational operators: "
+_QUANTITY_HINT = ("quantities and semantic versions have no relational operators: "
                   "use a.compareTo(b) < 0, a.isLessThan(b) or a.isGreaterThan(b)")
-_DEVICE_FIELDS_HINT = "; a device has the fields driver, attributes, capacity"
+_DEVICE_FIELDS_HINT = "a device has the fields driver, attributes, capacity"
+_ALLOW_MULTI_HINT = "allowMultipleAllocations needs Kubernetes 1.34+ with the DRAConsumableCapacity feature gate"
+_EQUALS_HINT = "CEL compares with '==' ('=' is no CEL operator)"
 
 
 class Compiled:
@@ -46,6 +48,11 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"Compiled({self.expression!r}, ok={self.ok}, cost={self.cost})"
+
+    @property
+    def runnable(self) -> bool:
+        """A program exists: the expression compiled (perhaps over the estimated cost)."""
+        return self._program is not None
 
     def error_text(self) -> str:
         """Kubernetes' text for the first error issue (``compilation failed: ERROR: ...``)."""
@@ -110,11 +117,12 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
     try:
         parsed = parse(expression)
     except ParseError as exc:
-        return Compiled(expression, env, (CelIssue("syntax", "error", exc.message, exc.offset),), None)
+        hint = _EQUALS_HINT if "token recognition error at: '=" in exc.message else ""
+        return Compiled(expression, env, (CelIssue("syntax", "error", exc.message, exc.offset, hint),), None)
     m = model(env)
     checked = check(parsed.root, m)
     if checked.errors:
-        issues = tuple(CelIssue("check", "error", _teach(msg), off) for off, msg in checked.errors)
+        issues = tuple(CelIssue("check", "error", msg, off, _teach(msg)) for off, msg in checked.errors)
         return Compiled(expression, env, issues, None)
     found = validate(parsed.root, checked, m)
     if found:
@@ -132,13 +140,14 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
 
 
 def _teach(message: str) -> str:
-    """cel-go's message plus a hint where the fix is not obvious from it."""
+    """A hint for cel-go's message where the fix is not obvious from it ("" when none)."""
     if message.startswith("found no matching overload for '_") and ("kubernetes.Quantity" in message or
                                                                      "kubernetes.Semver" in message):
         op = message.split("'")[1]
         if op in ("_<_", "_<=_", "_>_", "_>=_"):
-            return message + _QUANTITY_HINT
+            return _QUANTITY_HINT
+    if message == "undefined field 'allowMultipleAllocations'":
+        return _ALLOW_MULTI_HINT
     if message.startswith("undefined field '"):
-        return message + _DEVICE_FIELDS_HINT if message != "undefined field 'allowMultipleAllocations'" else (
-            message + "; allowMultipleAllocations needs Kubernetes 1.34+ with the DRAConsumableCapacity feature gate")
-    return message
+        return _DEVICE_FIELDS_HINT
+    return ""

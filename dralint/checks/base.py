@@ -31,6 +31,7 @@ class Problem:
     details: Mapping[str, Any] | None = None
     scalar_offset: int | None = None       # a position inside the string at ``path`` (CEL errors)
     user_path: FieldPath | None = None     # already in the user's spelling (e.g. a field the server drops)
+    at: FieldPath | None = None            # where to point, when not at ``path`` (canonical): a bad key of a map
 
 
 @dataclass(frozen=True)

@@ -194,8 +194,10 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
     close = difflib.get_close_matches(request, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else \
         f"; its requests are {', '.join(str(k) for k in known)}" if known else "; it has no requests"
+    where = target.manifest.document.file
+    elsewhere = f" (the one in {where})" if where != ctx.obj.manifest.document.file else ""
     return Problem(R_REQUEST_UNKNOWN, path,
-                   f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}{hint}. "
+                   f"{target.kind} {target.name!r}{elsewhere} (pod claim {name!r}) has no request {request!r}{hint}. "
                    "This is dralint's own cross-object check: the API server does not look into the claim and "
                    "accepts the pod, but the container silently gets no device",
                    details={"requests": [k for k in known if isinstance(k, str)]})
@@ -206,15 +208,8 @@ def _target(ctx: CheckContext, entry: dict) -> Any:
     if index is None:
         return None
     source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
-    for field, table in (("resourceClaimName", index.claims), ("resourceClaimTemplateName", index.templates)):
+    for field, kind in (("resourceClaimName", "ResourceClaim"), ("resourceClaimTemplateName", "ResourceClaimTemplate")):
         target_name = source.get(field)
         if isinstance(target_name, str):
-            for namespace in namespaces_of(ctx.obj.namespace):
-                if (namespace, target_name) in table:
-                    return table[(namespace, target_name)]
+            return index.find(kind, ctx.obj.namespace, target_name, near=ctx.obj)
     return None
-
-
-def namespaces_of(namespace: str) -> tuple[str, ...]:
-    """An object without a namespace lands in the context's namespace, usually ``default``."""
-    return ("", "default") if namespace in ("", "default") else (namespace,)

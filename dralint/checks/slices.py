@@ -27,6 +27,7 @@ node selectors via nodeselector.py (DRA405, DRA406).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Iterator
 
 from ..paths import FieldPath
@@ -452,11 +453,25 @@ def _key_errors(ctx: CheckContext, key: str) -> list[tuple[str, str]]:
 
 
 def _qualified_key(ctx: CheckContext, key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
+    # The server reports the map (the finding's field); the position is the bad key itself.
     key_path = map_key(ctx.limits, map_path, key, _MAX_KEY_LENGTH)
     for kind, msg in _key_errors(ctx, key):
         yield Problem(ATTRIBUTE_NAME_INVALID, key_path,
                       f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
-                      f"optionally prefixed by a domain (e.g. gpu.example.com/model) (API server: {_ERROR_WORDS[kind]})")
+                      f"optionally prefixed by a domain ({_name_hint(key)}) (API server: {_ERROR_WORDS[kind]})",
+                      at=map_path.child(key))
+
+
+def _name_hint(key: str) -> str:
+    """A valid spelling of ``key`` (``gpu.example.com/pcie-root`` → ``gpu.example.com/pcieRoot``), and
+    for a PCIe root the standard attribute every driver can publish."""
+    domain, _, name = key.rpartition("/")
+    words = [w for w in re.split(r"[^A-Za-z0-9_]+", name) if w]
+    fixed = (words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])) if words else "model"
+    hint = f"e.g. {domain + '/' if domain else ''}{fixed}"
+    if fixed.lower() == "pcieroot":
+        hint += "; for the PCIe root, use the standard attribute `resource.kubernetes.io/pcieRoot`"
+    return hint
 
 
 def _attribute(attribute: Any, path: FieldPath, ctx: CheckContext) -> Iterator[Problem]:

@@ -6,7 +6,7 @@ order, and explains the narrowest reason when nothing fits.
 """
 from __future__ import annotations
 
-from .judge import judge
+from .judge import UnknownNode, judge
 from .report import FeasibilityOptions, FeasibilityReport
 
-__all__ = ["FeasibilityOptions", "FeasibilityReport", "judge"]
+__all__ = ["FeasibilityOptions", "FeasibilityReport", "UnknownNode", "judge"]

@@ -50,6 +50,11 @@ def _scalar(attr: Mapping[str, Any]) -> tuple[str, Any] | None:
     return None
 
 
+def _frozen_attr(attr: Mapping[str, Any] | None) -> tuple:
+    return tuple(sorted((k, _hashable(v) if not isinstance(v, list) else tuple(_hashable(x) for x in v))
+                        for k, v in (attr or {}).items()))
+
+
 def applies(names: frozenset[str], request: str, subrequest: str) -> bool:
     """An empty list means every request; a parent name covers all its subrequests."""
     if not names:
@@ -102,6 +107,12 @@ class MatchAttribute:
         if self.lists:
             self.stack.pop()
 
+    def state(self) -> tuple:
+        """What decides the next ``add`` (comparable)."""
+        if self.lists:
+            return (self.count, self.stack[-1] if self.stack else None)
+        return (self.count, _scalar(self.first_attr or {}) if self.count else None)
+
 
 class DistinctAttribute:
     """Every device in scope has a value no other one has (lists: pairwise disjoint).
@@ -145,6 +156,10 @@ class DistinctAttribute:
             return
         self.values.pop(request, None)
         self.count -= 1
+
+    def state(self) -> tuple:
+        """What decides the next ``add`` (comparable)."""
+        return (self.count, tuple(sorted((k, _frozen_attr(v)) for k, v in self.values.items())))
 
 
 def trackers(constraints: tuple[Constraint, ...], list_attributes: bool) -> list[MatchAttribute | DistinctAttribute]:

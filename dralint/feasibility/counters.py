@@ -54,6 +54,20 @@ class CounterBook:
                     return False
         return True
 
+    def snapshot(self) -> tuple:
+        """What this attempt has taken, as a comparable value (pools with nothing taken left out)."""
+        return tuple(sorted((key, tuple(sorted((name, tuple(sorted((c, v) for c, v in counters.items() if v)))
+                                               for name, counters in sets.items())))
+                            for key, sets in self.consumed.items()
+                            if any(v for counters in sets.values() for v in counters.values())))
+
+    def would_take(self, pool: Pool, device: Device) -> bool:
+        """Whether ``take`` would say yes now (nothing changes)."""
+        if self.take(pool, device):
+            self.give_back(pool, device)
+            return True
+        return False
+
     def give_back(self, pool: Pool, device: Device) -> None:
         _add(self.consumed[(pool.key, pool.generation)], device.consumes, -1)
 

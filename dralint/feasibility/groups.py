@@ -1,13 +1,19 @@
-"""What is allocated together: the claims of one pod (or pod template), or a claim on its own."""
+"""What is allocated together: the claims of one pod (or pod template), or a claim on its own.
+
+A workload asks for its pod as many times as it has replicas (``replicas`` of a Deployment,
+ReplicaSet, StatefulSet or ReplicationController, ``parallelism`` of a Job or a CronJob's job);
+each pod gets its own claims from the templates and shares the claims named directly.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from ..convert import Canonical
 from ..index import Index
 from ..paths import FieldPath
 from .model import ClaimSpec, read_claim
+from .placement import Placement, read_placement
 
 
 @dataclass(frozen=True)
@@ -17,6 +23,7 @@ class Member:
     spec: ClaimSpec
     ref_path: FieldPath | None     # the pod's ``resourceClaims[i]`` entry, None for a lone claim
     linted: bool
+    shared: bool = False           # named directly (resourceClaimName): one claim for every replica
 
 
 @dataclass
@@ -24,6 +31,9 @@ class Group:
     owner: Canonical                       # the workload, or the claim/template judged alone
     members: list[Member] = field(default_factory=list)
     pinned: list[Canonical] = field(default_factory=list)   # already-allocated claims of the pod
+    placement: Placement = field(default_factory=Placement)
+    replicas: int = 1
+    spec_path: FieldPath | None = None     # the pod spec inside the owner
 
     @property
     def is_workload(self) -> bool:
@@ -32,14 +42,6 @@ class Group:
     @property
     def label(self) -> str:
         return self.owner.manifest.display
-
-
-def _lookup(table: Mapping[tuple[str, str], Canonical], namespace: str, name: str) -> Canonical | None:
-    for ns in dict.fromkeys((namespace, namespace or "default", "" if namespace == "default" else namespace)):
-        obj = table.get((ns, name))
-        if obj is not None:
-            return obj
-    return None
 
 
 def _allocated(claim: Canonical) -> bool:
@@ -58,13 +60,15 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Grou
         if not linted(work):
             continue
         for spec_path in work.manifest.pod_spec_paths:
-            group = Group(owner=work)
+            pod_spec = work.get(*spec_path, default={})
+            group = Group(owner=work, placement=read_placement(pod_spec if isinstance(pod_spec, dict) else {}),
+                          replicas=replicas(work), spec_path=spec_path)
             entries = work.get(*spec_path, "resourceClaims", default=[])
             for i, entry in enumerate(entries if isinstance(entries, list) else []):
                 _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
-            if group.members:
+            if group.members or group.pinned:
                 groups.append(group)
-    for obj in list(index.claims.values()) + list(index.templates.values()):
+    for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
         if linted(obj) and id(obj) not in used and not _allocated(obj):
             groups.append(Group(owner=obj, members=[Member(read_claim(obj, claim_display(obj)), None, True)]))
     return groups
@@ -77,18 +81,38 @@ def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, ent
     ns = work.namespace
     claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
     if isinstance(claim_name, str) and claim_name:
-        obj = _lookup(index.claims, ns, claim_name)
+        obj = index.find("ResourceClaim", ns, claim_name, near=work)
         if obj is None:
             return  # the reference check reports the missing claim
         used.add(id(obj))
         if _allocated(obj):
             group.pinned.append(obj)
         else:
-            group.members.append(Member(read_claim(obj, claim_display(obj)), path, linted(obj)))
+            group.members.append(Member(read_claim(obj, claim_display(obj)), path, linted(obj), shared=True))
     elif isinstance(template_name, str) and template_name:
-        obj = _lookup(index.templates, ns, template_name)
+        obj = index.find("ResourceClaimTemplate", ns, template_name, near=work)
         if obj is None:
             return
         used.add(id(obj))
         display = f"{ns or 'default'}/{work.name}-{entry.get('name', '')}"
         group.members.append(Member(read_claim(obj, display), path, linted(obj)))
+
+
+_REPLICAS = {"Deployment": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
+             "StatefulSet": ("spec", "replicas"), "ReplicationController": ("spec", "replicas"),
+             "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
+
+
+def replicas_path(work: Canonical) -> FieldPath | None:
+    """Where the workload says how many pods it runs at once."""
+    path = _REPLICAS.get(work.manifest.kind)
+    return FieldPath(path) if path else None
+
+
+def replicas(work: Canonical) -> int:
+    """How many pods the workload asks for at once (1 when it does not say, or says nonsense)."""
+    path = _REPLICAS.get(work.manifest.kind)
+    if path is None:
+        return 1
+    value = work.get(*path, default=1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1

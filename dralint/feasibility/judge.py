@@ -1,9 +1,19 @@
-"""The feasibility stage: can the linted claims and pods be allocated on the cluster's devices?"""
+"""The feasibility stage: can the linted claims and pods be allocated on the cluster's devices?
+
+Groups (a pod's claims, or a claim alone) are judged against the fleet view: the counts say on
+which nodes the search can be skipped (precheck.py), the search runs on the others in node
+order, and an explanation is worked out for what does not fit. A workload with replicas asks for
+its pod once per replica, one beside the other; ``--together`` judges the whole run that way.
+"""
 from __future__ import annotations
 
+import difflib
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import numpy as np
 
 from ..checks.base import Problem
 from ..convert import Canonical
@@ -11,11 +21,14 @@ from ..findings import Severity
 from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
+from ..rule_filter import UsageError
+from .counts import Counts
 from .explain import Explainer, Explanation, explain_together
 from .fatal import FatalError
-from .groups import Group, build_groups
-from .model import ClaimSpec
-from .nodes import NodeView, selector_matches
+from .groups import Group, Member, build_groups, replicas_path
+from .model import ClaimSpec, DeviceKey
+from .nodes import NodeView, node_matches, selector_key, selector_matches
+from .precheck import must_search
 from .report import FeasibilityOptions, FeasibilityReport
 from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
 from .selection import Evaluator, cel_evaluator, cel_required_driver
@@ -28,60 +41,92 @@ RULE_UNDECIDED = "DRA709"
 
 @dataclass
 class Outcome:
-    """How one group fared: on which node it fits, why not, or what stopped the search."""
+    """How one pod (or lone claim) fared: on which node it fits, why not, or what stopped the search."""
 
     node: NodeView | None = None
     picks: list[list[Pick]] = field(default_factory=list)
-    failures: dict[str, str] = field(default_factory=dict)   # node -> per-node failure ("" plain, "-" skipped)
+    failures: dict[str, str] = field(default_factory=dict)   # node -> per-node failure, non-empty ones, node order
+    tried: int = 0                                           # nodes the pod may run on
+    refused: Counter = field(default_factory=Counter)        # why the other nodes cannot run it
     fatal: FatalError | None = None
     undecided: int = 0                                       # steps taken when the budget ran out
 
 
+@dataclass(frozen=True)
+class Placed:
+    """One replica of a group: the claims it was judged with, and how it fared (with the reasons,
+    worked out while the replicas before it held their devices, when it does not fit beside them)."""
+
+    members: list[Member]
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """The nodes a pod may run on, in order, with their slots in the fleet's arrays."""
+
+    nodes: list[NodeView]
+    slots: np.ndarray
+    unusable: np.ndarray          # per node: it sees an incomplete or invalid pool
+    key: Any
+    refused: Counter
+
+
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
-          evaluate: Evaluator | None = None) -> FeasibilityReport:
+          evaluate: Evaluator | None = None, *, world: World | None = None,
+          exhaustive: bool = False) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
     There is something to judge against when the run has a ResourceSlice or any cluster state
     (an object not from the linted files): a cluster without slices has no devices to give.
 
     ``evaluate`` replaces dralint's CEL (tests); by default selectors run in the scheduler's
-    StoredExpressions environment of ``release``.
+    StoredExpressions environment of ``release``. ``world``: a fleet view kept elsewhere (the
+    webhook's); else one is built from ``index``. ``exhaustive`` searches every node without
+    the fleet's shortcuts (the property tests compare both).
     """
     report = FeasibilityReport()
-    if not index.slices and not _cluster_state(index, linted):
-        return report
-    world = World(index, release, evaluate or cel_evaluator(release), options.node,
-                  None if evaluate else cel_required_driver(release))
-    deadline = time.monotonic() + options.max_seconds
-    _pool_warnings(world, linted, report)
-    explainer = Explainer(world, deadline)
+    if world is None:
+        if not index.slices and not _cluster_state(index, linted):
+            return report
+        world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
+                                 None if evaluate else cel_required_driver(release))
+        _check_node(world, options.node)
+    run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
+    run.pool_warnings(linted, report)
     groups = build_groups(index, linted)
-    for n, group in enumerate(groups):
-        if time.monotonic() > deadline:
-            _report_unjudged(groups[n:], options, linted, report)
-            break
-        traced = [m.spec.display for m in group.members if _traced(m.spec, options.trace)]
-        lines: list[str] | None = [] if traced else None
-        budget = Budget(options.max_steps, deadline)
-        outcome = decide(world, group, budget, lines.append if lines is not None else None)
-        for name in traced:
-            report.traces[name] = list(lines or []) + [_summary(outcome)]
-        _report(explainer, group, outcome, options, linted, report)
+    run.judge_groups(groups, linted, report)
+    _missing_traces(groups, options.trace, report)
     return report
 
 
-def _report_unjudged(groups: list[Group], options: FeasibilityOptions, linted: Callable[[Canonical], bool],
-                     report: FeasibilityReport) -> None:
-    """One warning, on the first claim or pod not judged, when the run's time budget is used up."""
-    targets = [g.owner if linted(g.owner) else next((m.spec.obj for m in g.members if m.linted), None) for g in groups]
-    targets = [t for t in targets if t is not None]
-    if not targets:
+class UnknownNode(UsageError):
+    """``--node`` names a node the cluster state does not have."""
+
+
+def _check_node(world: World, node: str | None) -> None:
+    """When the cluster state lists its nodes (Node objects), ``--node`` must be one of them."""
+    if not node or not world.has_node_objects():
         return
-    total = len(targets)
-    msg = (f"feasibility undecided: the time budget of {options.max_seconds:g} s (--max-seconds) was used up before "
-           f"{total} claim(s) and pod(s) were judged, this one first; raise --max-seconds, or lint fewer claims "
-           "against the cluster at once")
-    report.problems.append((targets[0], Problem(RULE_UNDECIDED, FieldPath(), msg, details={"unjudged": total})))
+    known = world.known_node_names()
+    if node in known:
+        return
+    close = difflib.get_close_matches(node, known, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    raise UnknownNode(f"--node: the cluster state has no node {node!r}{hint} (its nodes: {shown})")
+
+
+def _missing_traces(groups: list[Group], names: frozenset[str], report: FeasibilityReport) -> None:
+    """A ``--trace`` name that matches no claim of the run gets a trace saying so."""
+    for name in sorted(names):
+        if any(name in report.traces or _traced(m.spec, frozenset({name})) for g in groups for m in g.members):
+            continue
+        judged = sorted({m.spec.display for g in groups for m in g.members})
+        shown = ", ".join(judged[:10]) + ("…" if len(judged) > 10 else "")
+        report.traces[name] = [f"no claim {name!r} is judged in this run" +
+                               (f" (claims judged: {shown})" if judged else " (it judges no claims)")]
 
 
 def _cluster_state(index: Index, linted: Callable[[Canonical], bool]) -> bool:
@@ -94,72 +139,467 @@ def _traced(spec: ClaimSpec, names: frozenset[str]) -> bool:
     return spec.display in names or spec.display.split("/", 1)[1] in names
 
 
-def _nodes_for(world: World, group: Group) -> list[NodeView]:
-    """Nodes the group may use: already-allocated claims of the pod pin it to their nodes."""
-    nodes = world.nodes
-    for claim in group.pinned:
-        selector = claim.get("status", "allocation", "nodeSelector")
-        if isinstance(selector, dict):
-            nodes = [n for n in nodes if n.placeholder or selector_matches(selector, n)]
-    return nodes
+class Judge:
+    """One judgement of many groups against one world."""
 
+    def __init__(self, world: World, options: FeasibilityOptions, deadline: float, exhaustive: bool = False) -> None:
+        self.world = world
+        self.options = options
+        self.deadline = deadline
+        self.exhaustive = exhaustive
+        self.counts = Counts(world)
+        self.explainer = Explainer(self, deadline)
+        self._node_sets: dict[Any, NodeSet] = {}
+        self._outcomes: dict[Any, Outcome] = {}
+        self._reported: set[tuple] = set()
 
-def decide(world: World, group: Group, budget: Budget, trace: Callable[[str], None] | None) -> Outcome:
-    """Try the group's claims together on each node until one takes them."""
-    claims = [m.spec for m in group.members]
-    out = Outcome()
-    try:
-        # Node-independent input errors first, exactly as the allocator validates.
-        Attempt(world.run, NodeView("<validation>"), [], claims, budget).validate()
-    except FatalError as exc:
-        out.fatal = exc
-        return out
-    nodes = _nodes_for(world, group)
-    for i, node in enumerate(nodes):
-        if time.monotonic() > budget.deadline:
-            out.undecided = max(budget.steps, 1)
-            return out
-        if trace is None and not world.may_fit(claims, node):
-            out.failures[node.name] = world.plain_failure(node)
-            continue
-        attempt = Attempt(world.run, node, world.pools(node), claims, budget, trace)
+    # ------------------------------------------------------------------ nodes
+
+    def node_set(self, group: Group, pins: tuple = ()) -> NodeSet:
+        """The nodes the group's pod may run on: its placement, and the nodes of claims it uses
+        that are already allocated (``pins``: more (description, predicate) pairs)."""
+        world = self.world
+        nodes = world.node_list()
+        selectors = [c.get("status", "allocation", "nodeSelector") for c in group.pinned]
+        key = (group.placement if group.is_workload else None,
+               tuple(selector_key(s) if isinstance(s, dict) else "" for s in selectors),
+               tuple(p[0] for p in pins), len(world.node_log))
+        have = self._node_sets.get(key)
+        if have is not None:
+            return have
+        kept, refused = [], Counter()
+        pod = group.is_workload  # a claim on its own has no pod yet: nothing about nodes is known
+        for node in nodes:
+            why = group.placement.refuses(node) if pod else ""
+            if not why:
+                for s in selectors:
+                    if isinstance(s, dict) and not node.placeholder and not selector_matches(s, node):
+                        why = "its allocated claims' node"
+                        break
+            if not why:
+                for _, admits in pins:
+                    if not admits(node):
+                        why = "the node of its shared claims"
+                        break
+            if why:
+                refused[why] += 1
+            else:
+                kept.append(node)
+        states = [world.state(n) for n in kept]
+        have = self._node_sets[key] = NodeSet(kept, np.array([st.slot for st in states], np.int64),
+                                              np.array([st.unusable for st in states], bool), key, refused)
+        return have
+
+    # ------------------------------------------------------------------ deciding
+
+    def decide(self, claims: list[ClaimSpec], nodes: NodeSet, budget: Budget,
+               trace: Callable[[str], None] | None, relaxed: bool = False) -> Outcome:
+        """Try the claims together on each node until one takes them."""
+        world = self.world
+        out = Outcome(tried=len(nodes.nodes), refused=nodes.refused)
         try:
-            if attempt.run_search():
-                out.node, out.picks = node, attempt.results
-                out.fatal = _errors_elsewhere(world, claims, nodes[i + 1:], budget)
-                return out
-            out.failures[node.name] = ""
-        except NodeFailure as exc:
-            out.failures[node.name] = str(exc)
+            # Node-independent input errors first, exactly as the allocator validates.
+            Attempt(world.run, NodeView("<validation>"), [], claims, budget).validate()
         except FatalError as exc:
             out.fatal = exc
             return out
-        except BudgetExceeded:
-            out.undecided = budget.steps
+        if not claims:
+            out.node = nodes.nodes[0] if nodes.nodes else None
             return out
-    return out
+        if trace is not None or self.exhaustive:
+            must = np.ones(len(nodes.nodes), bool)
+        else:
+            must = must_search(self.counts, claims, nodes.slots, nodes.unusable)
+        searched: dict[str, str] = {}
+        for i in np.nonzero(must)[0]:
+            node = nodes.nodes[int(i)]
+            if time.monotonic() > budget.deadline:
+                out.undecided = max(budget.steps, 1)
+                return out
+            attempt = Attempt(world.run, node, world.pools(node), claims, budget, trace, prune=not self.exhaustive)
+            try:
+                if attempt.run_search():
+                    out.node, out.picks = node, attempt.results
+                    out.fatal = self._errors_elsewhere(claims, nodes, int(i) + 1, budget)
+                    return out
+                searched[node.name] = ""
+            except NodeFailure as exc:
+                searched[node.name] = str(exc)
+            except FatalError as exc:
+                out.fatal = exc
+                return out
+            except BudgetExceeded:
+                out.undecided = budget.steps
+                return out
+        out.failures = self._failures(nodes, searched)
+        return out
+
+    def _failures(self, nodes: NodeSet, searched: dict[str, str]) -> dict[str, str]:
+        """The per-node messages of a failed search, in node order (skipped nodes fail plainly)."""
+        failing = {name for name, msg in searched.items() if msg}
+        failing |= {n.name for n in self.world.failing_nodes() if n.name not in searched}
+        if not failing:
+            return {}
+        return {n.name: searched.get(n.name) or self.world.plain_failure(n) for n in nodes.nodes if n.name in failing}
+
+    def _errors_elsewhere(self, claims: list[ClaimSpec], nodes: NodeSet, start: int, budget: Budget) -> FatalError | None:
+        """The scheduler filters every node: an error on a later node still aborts the pod. Only
+        nodes where something could fail need a look."""
+        rest = nodes.nodes[start:]
+        if not rest:
+            return None
+        if self.exhaustive or self.world.has_multi_term_selectors():
+            risky = np.ones(len(rest), bool)
+        else:
+            risky = must_search(self.counts, claims, nodes.slots[start:], nodes.unusable[start:], risky_only=True)
+        for i in np.nonzero(risky)[0]:
+            node = rest[int(i)]
+            try:
+                Attempt(self.world.run, node, self.world.pools(node), claims, budget).run_search()
+            except FatalError as exc:
+                return exc
+            except (NodeFailure, BudgetExceeded):
+                continue
+        return None
+
+    def decide_cached(self, claims: list[ClaimSpec], nodes: NodeSet, budget: Budget) -> Outcome:
+        """``decide`` for a group judged without a trace; equal questions share the answer."""
+        world = self.world
+        key = (tuple(c.shape for c in claims), nodes.key, len(world.node_log), world.held_token,
+               len(world.class_log))
+        have = self._outcomes.get(key)
+        if have is not None:
+            return have
+        out = self.decide(claims, nodes, budget, None)
+        if out.fatal is None and not out.undecided:
+            self._outcomes[key] = out
+        return out
+
+    # ------------------------------------------------------------------ groups and replicas
+
+    def judge_groups(self, groups: list[Group], linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
+        alone: list[list[Placed]] = []
+        for n, group in enumerate(groups):
+            if time.monotonic() > self.deadline:
+                self._report_unjudged(groups[n:], linted, report)
+                return
+            outcomes = self.place(group, report, keep=False)
+            alone.append(outcomes)
+            if not self.options.together:
+                self.report(group, outcomes, linted, report)
+        if self.options.together:
+            self.together(groups, alone, linted, report)
+
+    def place(self, group: Group, report: FeasibilityReport | None, keep: bool) -> list[Placed]:
+        """The group's pod once per replica, each beside the ones before it; stops at the first that
+        does not fit. ``keep``: the devices stay taken afterwards (``--together``)."""
+        outcomes: list[Placed] = []
+        taken: list[tuple[set[DeviceKey], dict]] = []
+        pins: tuple = ()
+        for k in range(group.replicas):
+            members = group.members if k == 0 else [m for m in group.members if not m.shared]
+            outcome = self._decide_replica(group, members, pins, report if k == 0 else None)
+            if outcome.node is not None or outcome.fatal is not None or outcome.undecided or (k == 0 and not keep):
+                outcomes.append(Placed(members, outcome))
+            else:
+                outcomes.append(Placed(members, outcome, self._reasons(group, members, pins, outcome)))
+            if outcome.node is None or outcome.fatal is not None or outcome.undecided:
+                break
+            if k + 1 < group.replicas or keep:
+                taken.append(self._hold(outcome))
+            if k == 0:
+                pins = tuple(_shared_pins(members, outcome))
+        if not keep:
+            for dedicated, shares in reversed(taken):
+                self.world.release(dedicated, shares)
+        return outcomes
+
+    def _reasons(self, group: Group, members: list[Member], pins: tuple, outcome: Outcome) -> tuple[str, ...]:
+        """Why a replica does not fit beside what is taken now."""
+        nodes = self.node_set(group, pins)
+        return tuple(f"claim {m.spec.display}: {self.explainer.claim(m.spec, nodes, outcome.failures).message}"
+                     for m in members)
+
+    def _decide_replica(self, group: Group, members: list[Member], pins: tuple,
+                        report: FeasibilityReport | None) -> Outcome:
+        claims = [m.spec for m in members]
+        nodes = self.node_set(group, pins)
+        traced = [m.spec.display for m in members if _traced(m.spec, self.options.trace)] if report else []
+        budget = Budget(self.options.max_steps, self.deadline)
+        if not traced:
+            return self.decide_cached(claims, nodes, budget)
+        lines: list[str] = []
+        outcome = self.decide(claims, nodes, budget, lines.append)
+        assert report is not None
+        for name in traced:
+            report.traces[name] = lines + [_summary(outcome)]
+        return outcome
+
+    def _hold(self, outcome: Outcome) -> tuple[set[DeviceKey], dict]:
+        dedicated: set[DeviceKey] = set()
+        shares: dict = {}
+        for picks in outcome.picks:
+            for p in picks:
+                if p.alt.admin:
+                    continue  # admin access never blocks anyone
+                if p.shared:
+                    agg = shares.setdefault(p.device.key, {})
+                    for name, q in (p.consumed or {}).items():
+                        agg[name] = agg.get(name, 0) + q
+                else:
+                    dedicated.add(p.device.key)
+        self.world.hold(dedicated, shares)
+        return dedicated, shares
+
+    def together(self, groups: list[Group], alone: list[list[Placed]], linted: Callable[[Canonical], bool],
+                 report: FeasibilityReport) -> None:
+        """``--together``: every group in order, each keeping what it got; a group that fits on its
+        own but not beside the ones before it is reported so."""
+        holders: list[str] = []
+        for group, placed_alone in zip(groups, alone):
+            if not _fits(group, placed_alone):
+                self.report(group, placed_alone, linted, report)
+                continue
+            placed = self.place(group, None, keep=True)
+            if _fits(group, placed):
+                holders.append(group.label)
+                if self.options.show_allocation:
+                    for k, p in enumerate(placed):
+                        report.allocations.extend(_allocations(group, p, k))
+                continue
+            self._report_beside(group, placed, placed_alone, holders, linted, report)
+
+    # ------------------------------------------------------------------ reporting
+
+    def report(self, group: Group, placed: list[Placed], linted: Callable[[Canonical], bool],
+               report: FeasibilityReport) -> None:
+        if not placed:
+            return
+        first = placed[0].outcome
+        where = f" on node {self.options.node}" if self.options.node else ""
+        if first.fatal is not None:
+            _report_fatal(group, first.fatal, linted, report)
+            return
+        if first.undecided:
+            self._report_undecided(group, first, linted, report)
+            return
+        if first.node is None:
+            self._report_infeasible(group, first, linted, report, where)
+            return
+        last = placed[-1]
+        if not _fits(group, placed):
+            if last.outcome.fatal is not None:
+                _report_fatal(group, last.outcome.fatal, linted, report)
+            elif last.outcome.undecided:
+                self._report_undecided(group, last.outcome, linted, report)
+            else:
+                self._report_replica(group, len(placed), last, linted, report, where)
+            return
+        if self.options.show_allocation:
+            for k, p in enumerate(placed):
+                report.allocations.extend(_allocations(group, p, k))
+
+    def _add(self, report: FeasibilityReport, obj: Canonical, problem: Problem) -> None:
+        """One finding per object, field and message (a template shared by many pods is told once)."""
+        key = (id(obj), problem.rule, str(problem.path), problem.message)
+        if key not in self._reported:
+            self._reported.add(key)
+            report.problems.append((obj, problem))
+
+    def _report_undecided(self, group: Group, outcome: Outcome, linted: Callable[[Canonical], bool],
+                          report: FeasibilityReport) -> None:
+        msg = (f"undecided after {outcome.undecided} steps: the allocator's search for {group.label} ran past its "
+               "budget (raise --max-steps to search further)")
+        target = group.owner if linted(group.owner) else next((m.spec.obj for m in group.members if m.linted), None)
+        if target is not None:
+            self._add(report, target, Problem(RULE_UNDECIDED, FieldPath(), msg))
+
+    def _report_infeasible(self, group: Group, outcome: Outcome, linted: Callable[[Canonical], bool],
+                           report: FeasibilityReport, where: str) -> None:
+        nodes = self.node_set(group)
+        owner_linted = linted(group.owner)
+        if not nodes.nodes:
+            if group.is_workload and owner_linted:
+                spec = group.spec_path or FieldPath()
+                top = nodes.refused.most_common(1)[0][0] if nodes.refused else ""
+                field = _PLACEMENT_FIELDS.get(top.split(" ")[0], "")
+                self._add(report, group.owner, Problem(
+                    RULE_INFEASIBLE, spec.child(field) if field else spec,
+                    f"{group.label} cannot run on any node{where}: {_refusals(nodes.refused)}",
+                    details={"nodes_refused": dict(nodes.refused)}))
+            return
+        alone: dict[str, Explanation] = {}
+        for m in group.members:
+            if len(group.members) == 1:
+                alone[m.spec.display] = self.explainer.claim(m.spec, nodes, outcome.failures)
+            else:
+                single = self.decide_cached([m.spec], nodes, Budget(200_000, self.deadline))
+                if single.node is None and single.fatal is None and not single.undecided:
+                    alone[m.spec.display] = self.explainer.claim(m.spec, nodes, single.failures)
+        placed = _placement_note(nodes)
+        for m in group.members:
+            why = alone.get(m.spec.display)
+            if why is not None and m.linted:
+                path = m.spec.spec_path.child(*why.path_suffix) if why.path_suffix else m.spec.devices_path
+                self._add(report, m.spec.obj, Problem(
+                    RULE_INFEASIBLE, path, f"claim {m.spec.display} cannot be allocated{where}{placed}: {why.message}",
+                    details=_details(why, nodes)))
+        if not (group.is_workload and owner_linted):
+            return
+        if alone:
+            for m in group.members:
+                why = alone.get(m.spec.display)
+                if why is None:
+                    continue
+                if m.linted:
+                    # Told where it is caused (the claim or template); the pod refers to it.
+                    msg = (f"claim {m.spec.display} cannot be allocated{where}{placed}: see the finding on "
+                           f"{m.spec.obj.manifest.display} ({_location(m.spec.obj)})")
+                    details = {"see": m.spec.obj.manifest.display}
+                else:
+                    msg = f"claim {m.spec.display} cannot be allocated{where}{placed}: {why.message}"
+                    details = _details(why, nodes)
+                self._add(report, group.owner, Problem(RULE_INFEASIBLE, m.ref_path or FieldPath(), msg, details=details))
+        else:
+            failures = sorted({v for v in outcome.failures.values() if v})
+            extra = f" ({'; '.join(failures[:3])})" if failures else ""
+            first = group.members[0].ref_path or FieldPath()
+            why_text = explain_together(self.explainer, [m.spec for m in group.members], nodes)
+            self._add(report, group.owner, Problem(
+                RULE_INFEASIBLE, first.parent if first else first,
+                f"{group.label} cannot get its devices{where}{placed}: {why_text}{extra}",
+                details={"nodes_tried": len(nodes.nodes)}))
+
+    def _report_replica(self, group: Group, count: int, last: Placed, linted: Callable[[Canonical], bool],
+                        report: FeasibilityReport, where: str) -> None:
+        """Replica ``count`` of the workload does not fit beside the ones before it."""
+        if not linted(group.owner):
+            return
+        text = "; ".join(last.reasons) or "no node can run it beside the others"
+        path = replicas_path(group.owner) or group.spec_path or FieldPath()
+        self._add(report, group.owner, Problem(
+            RULE_INFEASIBLE, path,
+            f"{group.label} asks for {group.replicas} pods, but only {count - 1} can get their devices at once{where} "
+            f"(with the devices of the first {count - 1} taken, pod {count}: {text})",
+            details={"replicas": group.replicas, "placed": count - 1}))
+
+    def _report_beside(self, group: Group, placed: list[Placed], alone: list[Placed], holders: list[str],
+                       linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
+        """``--together``: fits on its own, not beside the groups judged before it."""
+        target = group.owner if linted(group.owner) else next((m.spec.obj for m in group.members if m.linted), None)
+        if target is None:
+            return
+        last = placed[-1]
+        if last.outcome.fatal is not None:
+            _report_fatal(group, last.outcome.fatal, linted, report)
+            return
+        if last.outcome.undecided:
+            self._report_undecided(group, last.outcome, linted, report)
+            return
+        reasons = last.reasons
+        first = alone[0].outcome.node if alone else None
+        fits_on = f"on {first.name}" if first is not None else "somewhere"
+        shown = ", ".join(holders[:3]) + ("…" if len(holders) > 3 else "")
+        if target is group.owner and group.is_workload:
+            path = (group.spec_path or FieldPath()).child("resourceClaims")
+        else:
+            path = next(m.spec.devices_path for m in group.members if m.spec.obj is target)
+        self._add(report, target, Problem(
+            RULE_INFEASIBLE, path,
+            f"{group.label} does not fit beside the claims and pods judged before it (--together): on its own it "
+            f"fits ({fits_on}), but with the devices of {shown} taken: {'; '.join(reasons)}",
+            details={"together": True, "taken_by": holders[-20:]}))
+
+    def _report_unjudged(self, groups: list[Group], linted: Callable[[Canonical], bool],
+                         report: FeasibilityReport) -> None:
+        """One warning, on the first claim or pod not judged, when the run's time budget is used up."""
+        targets = [g.owner if linted(g.owner) else next((m.spec.obj for m in g.members if m.linted), None)
+                   for g in groups]
+        targets = [t for t in targets if t is not None]
+        if not targets:
+            return
+        total = len(targets)
+        msg = (f"feasibility undecided: the time budget of {self.options.max_seconds:g} s (--max-seconds) was used up "
+               f"before {total} claim(s) and pod(s) were judged, this one first; raise --max-seconds, or lint fewer "
+               "claims against the cluster at once")
+        report.problems.append((targets[0], Problem(RULE_UNDECIDED, FieldPath(), msg, details={"unjudged": total})))
+
+    def pool_warnings(self, linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
+        """Warn once per linted slice of a pool that no node can allocate from (invalid or incomplete)."""
+        warned: set[int] = set()
+        for state in self.world.states():
+            for pool in state.pools or []:
+                if pool.usable:
+                    continue
+                why = (f"resource pool {pool.label} is invalid: {pool.invalid}" if pool.invalid else
+                       f"resource pool {pool.label} (generation {pool.generation}) is incomplete: its slices declare "
+                       f"resourceSliceCount {pool.declared_count} but {len(pool.published)} are published")
+                for s in pool.published:
+                    if id(s) not in warned and linted(s.obj):
+                        warned.add(id(s))
+                        report.problems.append((s.obj, Problem(
+                            RULE_POOL, FieldPath(("spec", "pool")),
+                            f"{why}; the scheduler allocates nothing from it", severity=Severity.WARNING)))
 
 
-def _errors_elsewhere(world: World, claims: list[ClaimSpec], rest: list[NodeView], budget: Budget) -> FatalError | None:
-    """The scheduler filters every node: a selector failing on a device of a later node still
-    aborts the pod. Only nodes where some selector fails on a visible device need a look."""
-    suspects: set[str] = set()
-    for claim in claims:
-        for req in claim.requests:
-            for alt in req.alternatives:
-                reach = world.reach(claim, alt)
-                if reach is not None:
-                    suspects |= reach.error_nodes
-    for node in rest:
-        if node.name not in suspects:
+def _fits(group: Group, placed: list[Placed]) -> bool:
+    """Every replica got its devices."""
+    return len(placed) == group.replicas and all(
+        p.outcome.node is not None and p.outcome.fatal is None and not p.outcome.undecided for p in placed)
+
+
+def _shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Callable[[NodeView], bool]]]:
+    """Later replicas use the claims named directly as the first one allocated them: on its node
+    when a device is node-local, else where the devices' node selectors reach."""
+    pins = []
+    for m, picks in zip(members, outcome.picks):
+        if not m.shared or not picks or outcome.node is None:
             continue
-        try:
-            Attempt(world.run, node, world.pools(node), claims, budget).run_search()
-        except FatalError as exc:
-            return exc
-        except (NodeFailure, BudgetExceeded):
-            continue
-    return None
+        node = outcome.node.name
+        local = False
+        selectors = []
+        for p in picks:
+            s, d = p.candidate.slice, p.device
+            name, selector = (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
+            if name or d.binds_to_node:
+                local = True
+            elif selector is not None:
+                selectors.append(selector)
+        if local:
+            pins.append((f"{m.spec.display}@{node}", lambda n, node=node: n.name == node))
+        elif selectors:
+            key = "|".join(sorted(selector_key(s) for s in selectors))
+            pins.append((f"{m.spec.display}@{key}",
+                         lambda n, sels=tuple(selectors): all(node_matches(n, "", False, s) for s in sels)))
+    return pins
+
+
+_PLACEMENT_FIELDS = {"nodeName": "nodeName", "nodeSelector": "nodeSelector", "node": "affinity",
+                     "taint": "tolerations", "cordoned": "tolerations"}
+_REFUSAL_TEXT = {"nodeName": "are not its nodeName", "nodeSelector": "do not match its nodeSelector",
+                 "node affinity": "do not match its required node affinity", "cordoned": "are cordoned",
+                 "its allocated claims' node": "are not where its allocated claims are",
+                 "the node of its shared claims": "are not where its shared claims were allocated"}
+
+
+def _refusals(refused: Counter) -> str:
+    if not refused:
+        return "the cluster state has no nodes"
+    parts = [f"{n} {_REFUSAL_TEXT.get(why) or f'have {why} that it does not tolerate'}"
+             for why, n in refused.most_common()]
+    return f"none of the {sum(refused.values())} nodes can run it: " + ", ".join(parts)
+
+
+def _placement_note(nodes: NodeSet) -> str:
+    if not nodes.refused:
+        return ""
+    return f" (on the {len(nodes.nodes)} of {len(nodes.nodes) + sum(nodes.refused.values())} nodes the pod can run on)"
+
+
+def _location(obj: Canonical) -> str:
+    doc = obj.manifest.document
+    pos = doc.locate(obj.manifest.base)
+    return f"{doc.file}:{pos.line}"
 
 
 def _summary(outcome: Outcome) -> str:
@@ -169,69 +609,11 @@ def _summary(outcome: Outcome) -> str:
         return f"result: undecided after {outcome.undecided} steps"
     if outcome.node is not None:
         return f"result: allocated on {outcome.node.name}"
-    return f"result: cannot be allocated on any of {len(outcome.failures)} nodes"
+    return f"result: cannot be allocated on any of {outcome.tried} nodes"
 
 
-def _where(options: FeasibilityOptions) -> str:
-    return f" on node {options.node}" if options.node else ""
-
-
-def _report(explainer: Explainer, group: Group, outcome: Outcome, options: FeasibilityOptions,
-            linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
-    world = explainer.world
-    owner_linted = linted(group.owner)
-    if outcome.fatal is not None:
-        _report_fatal(group, outcome.fatal, linted, report)
-        return
-    if outcome.undecided:
-        msg = (f"undecided after {outcome.undecided} steps: the allocator's search for {group.label} ran past its "
-               "budget (raise --max-steps to search further)")
-        target = group.owner if owner_linted else next((m.spec.obj for m in group.members if m.linted), None)
-        if target is not None:
-            report.problems.append((target, Problem(RULE_UNDECIDED, FieldPath(), msg)))
-        return
-    if outcome.node is not None:
-        if options.show_allocation:
-            report.allocations.extend(_allocations(group, outcome))
-        return
-    nodes = _nodes_for(world, group)
-    alone = {}
-    for m in group.members:
-        if len(group.members) == 1:
-            alone[m.spec.display] = explainer.claim(m.spec, nodes, outcome.failures)
-        else:
-            single = decide(world, Group(group.owner, [m], group.pinned), Budget(200_000, explainer.deadline), None)
-            if single.node is None and single.fatal is None and not single.undecided:
-                alone[m.spec.display] = explainer.claim(m.spec, nodes, single.failures)
-    where = _where(options)
-    for m in group.members:
-        why = alone.get(m.spec.display)
-        if why is not None and m.linted:
-            path = m.spec.spec_path.child(*why.path_suffix) if why.path_suffix else m.spec.devices_path
-            report.problems.append((m.spec.obj, Problem(
-                RULE_INFEASIBLE, path, f"claim {m.spec.display} cannot be allocated{where}: {why.message}",
-                details=_details(why, nodes))))
-    if group.is_workload and owner_linted:
-        if alone:
-            for m in group.members:
-                why = alone.get(m.spec.display)
-                if why is not None:
-                    report.problems.append((group.owner, Problem(
-                        RULE_INFEASIBLE, m.ref_path or FieldPath(),
-                        f"claim {m.spec.display} cannot be allocated{where}: {why.message}",
-                        details=_details(why, nodes))))
-        else:
-            failures = sorted({v for v in outcome.failures.values() if v})
-            extra = f" ({'; '.join(failures[:3])})" if failures else ""
-            first = group.members[0].ref_path or FieldPath()
-            why = explain_together([m.spec for m in group.members])
-            report.problems.append((group.owner, Problem(
-                RULE_INFEASIBLE, first.parent if first else first,
-                f"{group.label} cannot get its devices{where}: {why}{extra}", details={"nodes_tried": len(nodes)})))
-
-
-def _details(why: Explanation, nodes: list[NodeView]) -> dict[str, Any]:
-    return {"nodes_tried": len(nodes), "requests": why.details}
+def _details(why: Explanation, nodes: NodeSet) -> dict[str, Any]:
+    return {"nodes_tried": len(nodes.nodes), "requests": why.details}
 
 
 def _report_fatal(group: Group, exc: FatalError, linted: Callable[[Canonical], bool],
@@ -250,33 +632,19 @@ def _report_fatal(group: Group, exc: FatalError, linted: Callable[[Canonical], b
         report.problems.append((group.owner, Problem(exc.rule, path, exc.message)))
 
 
-def _allocations(group: Group, outcome: Outcome) -> list[dict[str, Any]]:
-    out = []
-    assert outcome.node is not None
-    for m, picks in zip(group.members, outcome.picks):
+def _allocations(group: Group, placed: Placed, replica: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    outcome = placed.outcome
+    if outcome.node is None:
+        return out
+    for m, picks in zip(placed.members, outcome.picks):
         devices: dict[str, list[str]] = {}
         for p in picks:
             devices.setdefault(p.request, []).append(p.device.label)
         entry: dict[str, Any] = {"claim": m.spec.display, "node": outcome.node.name, "devices": devices}
         if group.is_workload:
             entry["pod"] = group.label
+            if group.replicas > 1:
+                entry["replica"] = replica + 1
         out.append(entry)
     return out
-
-
-def _pool_warnings(world: World, linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
-    """Warn once per linted slice of a pool that no node can allocate from (invalid or incomplete)."""
-    warned: set[int] = set()
-    for node in world.nodes:
-        for pool in world.pools(node):
-            if pool.usable:
-                continue
-            why = (f"resource pool {pool.label} is invalid: {pool.invalid}" if pool.invalid else
-                   f"resource pool {pool.label} (generation {pool.generation}) is incomplete: its slices declare "
-                   f"resourceSliceCount {pool.declared_count} but {len(pool.published)} are published")
-            for s in pool.published:
-                if id(s) not in warned and linted(s.obj):
-                    warned.add(id(s))
-                    report.problems.append((s.obj, Problem(
-                        RULE_POOL, FieldPath(("spec", "pool")),
-                        f"{why}; the scheduler allocates nothing from it", severity=Severity.WARNING)))

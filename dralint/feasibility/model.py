@@ -196,6 +196,7 @@ class ClaimSpec:
     constraints: tuple[Constraint, ...]
     spec_path: FieldPath         # ``spec`` (claims) or ``spec.spec`` (templates)
     malformed: tuple[tuple[FieldPath, str], ...] = ()   # requests that name neither exactly nor firstAvailable
+    shape: Any = None            # the device claim as a hashable value: equal shapes are the same question
 
     @property
     def devices_path(self) -> FieldPath:
@@ -373,7 +374,7 @@ def read_claim(obj: Canonical, display: str) -> ClaimSpec:
                                       distinct_attribute=distinct if isinstance(distinct, str) and distinct else None,
                                       path=spec_path.child("devices", "constraints", i)))
     return ClaimSpec(obj=obj, display=display, requests=tuple(requests), constraints=tuple(constraints),
-                     spec_path=spec_path, malformed=tuple(malformed))
+                     spec_path=spec_path, malformed=tuple(malformed), shape=_frozen(devices))
 
 
 def read_allocated(claims: list[Canonical], consumable_capacity: bool) -> AllocatedState:

@@ -15,10 +15,20 @@ from .model import Slice
 
 
 @dataclass(frozen=True)
+class NodeTaint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
 class NodeView:
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
     assumed_selectors: frozenset[str] = frozenset()   # placeholders: selectors taken to match
+    taints: tuple[NodeTaint, ...] = ()
+    unschedulable: bool = False                       # cordoned (spec.unschedulable)
+    known: bool = False                               # a Node object was given (labels and taints are real)
 
     @property
     def placeholder(self) -> bool:
@@ -93,11 +103,25 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
+def node_view(name: str, obj: Mapping[str, Any] | None) -> NodeView:
+    """A node as placement and node selectors see it; ``obj`` is its Node object, if given."""
+    if obj is None:
+        return NodeView(name)
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    taints = []
+    for t in spec.get("taints") or [] if isinstance(spec.get("taints"), list) else []:
+        if isinstance(t, dict) and isinstance(t.get("key"), str):
+            taints.append(NodeTaint(t["key"], str(t.get("value") or ""), str(t.get("effect") or "")))
+    return NodeView(name, _labels(obj), taints=tuple(taints), unschedulable=spec.get("unschedulable") is True,
+                    known=True)
+
+
 def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Iterable[Slice],
                     only: str | None) -> list[NodeView]:
     """The nodes to judge on, sorted by name; ``only`` restricts to one (``--node``)."""
     if only:
-        return [NodeView(only, _labels(node_objects.get(only) or {}))]
+        return [node_view(only, node_objects.get(only))]
     names = set(node_objects)
     selectors: dict[str, Mapping[str, Any]] = {}
     for s in slices:
@@ -110,7 +134,7 @@ def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Itera
                 names.add(d.node_name)
             if d.node_selector is not None:
                 selectors[selector_key(d.node_selector)] = d.node_selector
-    nodes = [NodeView(n, _labels(node_objects.get(n) or {})) for n in sorted(names)]
+    nodes = [node_view(n, node_objects.get(n)) for n in sorted(names)]
     if not node_objects:
         # Without Node objects nothing says which nodes a selector reaches: assume one node per selector.
         nodes += [NodeView(f"<a node matching selector {i + 1}>", assumed_selectors=frozenset({k}))

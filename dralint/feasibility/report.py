@@ -15,6 +15,7 @@ class FeasibilityOptions:
     show_allocation: bool = False
     max_steps: int = 1_000_000            # search budget per claim or pod; past it: "undecided after N steps"
     max_seconds: float = 10.0             # time budget of the whole run
+    together: bool = False                # --together: the run's claims and pods one beside the other
 
 
 @dataclass

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .bound import can_match
 from .capacity import Allocating, consumed_by, fits
-from .constraints import DistinctAttribute, MatchAttribute, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook, CounterSets
 from .fatal import FatalError
 from .model import AllocatedState, Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -109,7 +109,8 @@ class Attempt:
     """``Allocate(node, claims)``: one node, the pod's claims together."""
 
     def __init__(self, run: RunContext, node: NodeView, pools: list[Pool], claims: list[ClaimSpec], budget: Budget,
-                 trace: Tracer | None = None, *, prune: bool = True) -> None:
+                 trace: Tracer | None = None, *, prune: bool = True, relax: frozenset[str] = frozenset(),
+                 ideal: bool = False) -> None:
         self.run = run
         self.f = run.features
         self.node = node
@@ -126,9 +127,21 @@ class Attempt:
         self.trackers: list[list[MatchAttribute | DistinctAttribute]] = []
         self._slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None = None  # None: not yet worked out
         self._prune = prune                      # False: the plain exhaustive search (tests compare both)
+        # Checks left out to find what blocks a claim (explanations): "taints", "counters", "capacity".
+        self.relax = relax
+        # The search without the scheduler's leaks (counters taken by a refused device stay taken):
+        # its answer only depends on what is free, which ``hopeless_from`` needs.
+        self.ideal = ideal
+        self._selectable: dict[tuple[int, int, int], set[DeviceKey]] = {}
+        # Per request alternative, the devices that may take counters and then be refused.
+        self._leaky: dict[tuple[int, int, int], list[Candidate]] = {}
         self._bounded = False                    # whether the matching bound may cut the search
         self._bound_memo: dict[tuple, bool] = {}
         self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
+        # The search from a request on failed in this state: it is a function of what is free, taken
+        # and matched so far (and it left the counters as they were), so it fails again.
+        self._failed_from: dict[tuple, int] = {}
+        self._relevant: dict[tuple[int, int], frozenset[DeviceKey]] = {}
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -219,13 +232,29 @@ class Attempt:
     def run_search(self) -> bool:
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
-        if self._search_done():
+        if self._search_done() if not self._ideal_first() else self._ideal_done() and self._search_done():
             self.check_node_selectors()
             return True
         failure = invalid_pools_failure(self.pools)
         if failure:
             raise NodeFailure(failure)
         return False
+
+    def _ideal_first(self) -> bool:
+        """Whether to search without the scheduler's leaks first: where branches that may leak cannot
+        be cut, a claim that fails anyway is shown to fail far faster that way."""
+        if self.ideal:
+            return False
+        if self._slots is None:
+            self._slots = self._request_slots()
+        return self._bounded and bool(self._leaky)
+
+    def _ideal_done(self) -> bool:
+        """The search without leaks. A solution the scheduler finds also passes it (leaked counters
+        only refuse more), so when it fails the scheduler's search fails too."""
+        ideal = Attempt(self.run, self.node, self.pools, self.claims, self.budget, relax=self.relax, ideal=True)
+        ideal.validate()
+        return ideal._search_done()
 
     def _search_done(self) -> bool:
         try:
@@ -262,12 +291,14 @@ class Attempt:
             return DONE
         claim = self.claims[c]
         if r >= len(claim.requests):
-            if c + 1 < len(self.claims) and self.hopeless_from(c + 1):
+            if c + 1 == len(self.claims):
+                return DONE
+            if self.hopeless_from(c + 1):
                 if self.trace is not None:
                     self._say(f"claims from {self.claims[c + 1].display} on cannot be allocated even on their own; "
                               "no choice for the earlier claims helps")
                 raise _Hopeless()
-            res = self.one(c + 1, 0, 0, 0, False, (0, 0, 0))
+            res = self._enter(c + 1, 0)
             return FAIL if res == OVER else res
         req = claim.requests[r]
         if not in_sub and req.first_available:
@@ -288,7 +319,7 @@ class Attempt:
                 self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
             return FAIL
         if d >= data.num:
-            return self.one(c, r + 1, 0, 0, False, (0, 0, 0))
+            return self._enter(c, r + 1)
         if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
         if d == 0 and not self.may_continue(c, r, s):
@@ -326,8 +357,9 @@ class Attempt:
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
                         continue
-                    if self.f.consumable_capacity and not fits(alt, device, self.run.allocated.consumed.get(device.key),
-                                                               self.capacity.by_device.get(device.key)):
+                    if self.f.consumable_capacity and "capacity" not in self.relax and not fits(
+                            alt, device, self.run.allocated.consumed.get(device.key),
+                            self.capacity.by_device.get(device.key)):
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                         continue
@@ -361,7 +393,8 @@ class Attempt:
         if have is None:
             if len(self._bound_memo) > 100_000:
                 self._bound_memo.clear()
-            have = self._bound_memo[key] = can_match(self._remaining(c, r, s), in_use)
+            remaining = self._remaining(c, r, s)
+            have = self._bound_memo[key] = remaining is None or can_match(remaining, in_use)
         return have
 
     def hopeless_from(self, c: int) -> bool:
@@ -379,18 +412,74 @@ class Attempt:
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
             if self._bounded and not relaxing:
-                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget)
+                rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax, ideal=True)
                 rest.validate()
                 have = not rest._search_done()
             self._hopeless[c] = have
         return have
 
-    def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]]:
+    def _may_leak(self, c: int, alt: Alternative, d: Device) -> bool:
+        """Whether trying ``d`` for ``alt`` may take its counters and then refuse it (they stay taken)."""
+        f = self.f
+        if not d.consumes or not f.partitionable or "counters" in self.relax:
+            return False
+        base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+        return ((f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None)
+                or any(applies(con.requests, base, sub) for con in self.claims[c].constraints)
+                or (f.consumable_capacity and (d.allow_multiple or alt.mode == "All")))
+
+    def _enter(self, c: int, r: int) -> int:
+        """Start request ``r`` of claim ``c`` (the claim's end when past its requests)."""
+        key = self._boundary_key(c, r)
+        if key is not None:
+            have = self._failed_from.get(key)
+            if have is not None:
+                if self.trace is not None:
+                    self._say(f"{self.claims[c].display}: the search from request #{r} on failed before with the "
+                              "same devices free")
+                return have
+            before = self.counters.snapshot()
+        res = self.one(c, r, 0, 0, False, (0, 0, 0))
+        if key is not None and res != DONE and self.counters.snapshot() == before:
+            if len(self._failed_from) > 200_000:
+                self._failed_from.clear()
+            self._failed_from[key] = res
+        return res
+
+    def _boundary_key(self, c: int, r: int) -> tuple | None:
+        """What the search from request ``r`` of claim ``c`` on depends on: the devices it could take
+        that are in use (and by which claim), the counters and capacity taken so far, the constraints
+        of claim ``c`` so far and its device count. None where that is not all (selectors may fail)."""
+        if self._slots is None:
+            self._slots = self._request_slots()
+        if not self._bounded or any(t.count for trackers in self.trackers[c + 1:] for t in trackers):
+            return None
+        relevant = self._relevant.get((c, r))
+        if relevant is None:
+            relevant = self._relevant[(c, r)] = frozenset(
+                k for (ci, ri, _), keys in self._selectable.items() if (ci, ri) >= (c, r) for k in keys)
+        in_use = tuple(sorted((k, tuple(sorted(v))) for k, v in self.allocating.items() if v and k in relevant))
+        capacity = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.capacity.by_device.items()
+                                if k in relevant))
+        matched = tuple(t.state() for t in self.trackers[c]) if c < len(self.trackers) else ()
+        count = len(self.results[c]) if c < len(self.results) else 0
+        return (c, r, in_use, self.counters.snapshot(), capacity, matched, count)
+
+    def _may_leak_now(self, devices: Iterable[Candidate]) -> bool:
+        """Whether one of these devices could still take counters (once a pool's counters are used
+        up by what leaked, nothing more leaks there and branches can be cut again)."""
+        return any(not self.in_use(c.device.key) and self.counters.would_take(c.pool, c.device) for c in devices)
+
+    def _remaining(self, c: int, r: int, s: int) -> list[tuple[frozenset[DeviceKey], int]] | None:
+        """What the requests from (c, r, s) on need; None when trying them may leave counters taken
+        (the scheduler's leak), which a cut branch would not do."""
         assert self._slots is not None
         out = []
         for ci in range(c, len(self.claims)):
             for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
                 subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
+                if not self.ideal and any(self._may_leak_now(self._leaky.get((ci, ri, si), ())) for si in subs):
+                    return None
                 sets = [self._slots.get((ci, ri, si)) for si in subs]
                 if any(x is None for x in sets):
                     continue  # not bounded: admin access or shareable devices
@@ -412,6 +501,9 @@ class Attempt:
             alt = data.alt
             keys = []
             for pool, sl, d in devices:
+                held = d.key in self.run.allocated.dedicated and not alt.admin
+                if held and alt.mode != "All":
+                    continue  # the search skips a device in use before evaluating anything on it
                 ok = True
                 for expr in data.cls.selectors + alt.selectors:
                     if expr is None:
@@ -426,13 +518,15 @@ class Attempt:
                     continue
                 if sl.per_device and not node_matches(self.node, d.node_name, d.all_nodes, d.node_selector):
                     continue
-                if alt.mode == "All":
+                self._selectable.setdefault((c, r, s), set()).add(d.key)
+                if not held and self._may_leak(c, alt, d):
+                    self._leaky.setdefault((c, r, s), []).append(Candidate(d, sl, pool))
+                if alt.mode == "All" or held or (d.consumes and not f.partitionable):
                     continue
-                if d.key in self.run.allocated.dedicated or (d.consumes and not f.partitionable):
+                if f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None:
                     continue
-                if f.taints and blocking_taint(d, alt) is not None:
-                    continue
-                if f.consumable_capacity and not fits(alt, d, self.run.allocated.consumed.get(d.key), None):
+                if f.consumable_capacity and "capacity" not in self.relax and not fits(
+                        alt, d, self.run.allocated.consumed.get(d.key), None):
                     continue
                 keys.append(d.key)
             if alt.mode == "All":
@@ -457,25 +551,32 @@ class Attempt:
                 self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
                           "(DRAPartitionableDevices off)")
             return None
-        skip_counters = multi and (key in self.run.allocated.consumed or key in self.capacity.by_device)
-        if not skip_counters and device.consumes and not self.counters.take(cand.pool, device):
+        skip_counters = "counters" in self.relax or (
+            multi and (key in self.run.allocated.consumed or key in self.capacity.by_device))
+        took = not skip_counters and bool(device.consumes)
+        if took and not self.counters.take(cand.pool, device):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
             return None
-        # From here on a refusal keeps the counters just taken, as the scheduler does.
+        # From here on a refusal keeps the counters just taken, as the scheduler does (not so in the
+        # ideal search of ``hopeless_from``).
         base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
-        if f.taints:
+        if f.taints and "taints" not in self.relax:
             taint = blocking_taint(device, alt)
             if taint is not None:
                 if self.trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
                               f"{taint.effect}, not tolerated")
+                if self.ideal and took:
+                    self.counters.give_back(cand.pool, device)
                 return None
         added: list[MatchAttribute | DistinctAttribute] = []
         for tracker in self.trackers[c]:
             if not tracker.add(base, sub, device):
                 for t in reversed(added):
                     t.remove(base, sub, device)
+                if self.ideal and took:
+                    self.counters.give_back(cand.pool, device)
                 if must:
                     raise FatalError("all-constraint", f"claim {claim.display}, request {alt.full_name}: cannot add "
                                      f"device {device.label} because a claim constraint would not be satisfied "
@@ -490,11 +591,17 @@ class Attempt:
             self.allocating[key].add(c)
         consumed = None
         if f.consumable_capacity:
-            if not fits(alt, device, self.run.allocated.consumed.get(key), self.capacity.by_device.get(key)):
-                for t in reversed(added):
-                    t.remove(base, sub, device)
-                if not multi:
-                    self.allocating[key].discard(c)
+            if "capacity" not in self.relax and not fits(alt, device, self.run.allocated.consumed.get(key),
+                                                          self.capacity.by_device.get(key)):
+                # Only reachable for allocationMode All (the search checks capacity before): the
+                # scheduler then keeps the device counted in the constraints and marked in use.
+                if self.ideal:
+                    for t in reversed(added):
+                        t.remove(base, sub, device)
+                    if not multi:
+                        self.allocating[key].discard(c)
+                    if took:
+                        self.counters.give_back(cand.pool, device)
                 return None
             if multi:
                 consumed = consumed_by(alt, device)
@@ -507,10 +614,9 @@ class Attempt:
             for t in self.trackers[c]:
                 t.remove(base, sub, device)
             self.allocating[key].discard(c)
-            if multi:
-                if consumed:
-                    self.capacity.remove(key, consumed)
-            elif f.partitionable and device.consumes:
+            if multi and consumed:
+                self.capacity.remove(key, consumed)
+            if took and (not multi or self.ideal):
                 self.counters.give_back(cand.pool, device)
             self.results[c].pop()
             if self.trace is not None:

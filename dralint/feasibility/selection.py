@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..releases import Release
+from .columns import ERROR, Columns
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device
 
@@ -155,60 +156,48 @@ def names_read(expression: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
-def _view(device: Device, names: frozenset[str]) -> tuple[Any, ...]:
-    """The part of ``device`` an expression reading ``names`` can observe."""
-    return (device.key[0],) + tuple(
-        entry if entry[1] in names or entry[0].startswith("capacity:") or "version" in entry[3]
-        else (entry[0], "", None, entry[3])
-        for entry in device.shape)
-
-
 class Selection:
-    """Selector results of one run; ``matches`` raises FatalError for a failing selector."""
+    """Selector results of one run (or of the webhook's fleet); ``matches`` raises FatalError for a
+    failing selector.
+
+    Each expression is answered for every device at once (see columns.py) the first time any
+    device asks: a fleet of identical GPUs costs one evaluation per distinct model, not per GPU.
+    """
 
     def __init__(self, evaluate: Evaluator, binding_conditions: bool,
                  driver_of: Callable[[str], str | None] | None = None) -> None:
-        self._evaluate = evaluate
         self._binding = binding_conditions
         # The driver an expression requires (None: any); only given with the real CEL semantics.
         self._driver_of = driver_of
         self._drivers: dict[str, str | None] = {}
-        self._results: dict[tuple[str, int], bool | SelectorError] = {}
-        self._shared: dict[tuple, bool | SelectorError] = {}
         self._names: dict[str, frozenset[str] | None] = {}
-        self.evaluations = 0
+        self.columns = Columns(evaluate, SelectorError, self._names_read, self._required)
+
+    def _names_read(self, expression: str) -> frozenset[str] | None:
+        if expression not in self._names:
+            self._names[expression] = names_read(expression)
+        return self._names[expression]
+
+    def _required(self, expression: str) -> str | None:
+        if self._driver_of is None:
+            return None
+        if expression not in self._drivers:
+            self._drivers[expression] = self._driver_of(expression)
+        return self._drivers[expression]
+
+    @property
+    def evaluations(self) -> int:
+        return self.columns.evaluations
 
     def expression(self, expression: str, device: Device) -> bool:
-        """One selector on one device (cached); raises SelectorError.
-
-        Devices that look the same to the expression share one result, so a fleet of identical
-        GPUs costs one evaluation per distinct model rather than one per GPU.
-        """
-        result = self._results.get((expression, device.uid))
-        if result is None and self._driver_of is not None:
-            if expression not in self._drivers:
-                self._drivers[expression] = self._driver_of(expression)
-            driver = self._drivers[expression]
-            if driver is not None and driver != device.key[0]:
-                return False
-        if result is None:
-            if expression in self._names:
-                names = self._names[expression]
-            else:
-                names = self._names[expression] = names_read(expression)
-            view = (expression, device.uid) if names is None else (expression, _view(device, names))
-            result = self._shared.get(view)
-            if result is None:
-                self.evaluations += 1
-                try:
-                    result = self._evaluate(expression, device)
-                except SelectorError as exc:
-                    result = exc
-                self._shared[view] = result
-            self._results[(expression, device.uid)] = result
-        if isinstance(result, SelectorError):
-            raise result
-        return result
+        """One selector on one device; raises SelectorError."""
+        columns = self.columns
+        if device.uid >= len(columns.devices) or columns.devices[device.uid] is None:
+            columns.add([device])
+        answer = columns.column(expression)[device.uid]
+        if answer == ERROR:
+            raise columns.errors[(expression, device.uid)]
+        return bool(answer)
 
     def probe(self, expression: str, device: Device) -> bool | None:
         """Like ``expression`` but None for an error (explanations never raise)."""

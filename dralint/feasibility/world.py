@@ -1,23 +1,27 @@
-"""Everything one run judges against, built once: devices, pools per node, allocated state, CEL.
+"""The fleet as the allocator sees it: devices, pools per node, allocated state, selectors.
 
-Also the fast pre-check that lets the search skip nodes: per request, how many free devices
-that pass the selectors each node can see. A node that cannot see enough for some request is
-skipped without searching; a node where a selector fails on a visible device is always searched,
-so CEL errors surface exactly where the scheduler would meet them.
+Built once per run from the index, or kept up to date object by object (the webhook's cluster
+watch, ``--together``): a change marks the nodes it touches, and only those nodes' pools, devices
+and counts (counts.py) are worked out again before the next question.
+
+Per node the world knows the devices of its usable pools in the order the search walks them
+("entries"), each with whether the node can be given it (a device of a per-device slice may
+target another node; its selectors are still evaluated before that is checked).
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
 
-from ..index import Index
+import numpy as np
+
+from ..convert import Canonical
 from ..releases import Release
-from .model import AllocatedState, Alternative, ClaimSpec, Device, Slice, read_allocated, read_slice
+from .model import AllocatedState, DeviceKey, Slice, read_allocated, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
 from .search import Candidate, RunContext, invalid_pools_failure
-from .selection import DeviceClassInfo, Evaluator, Selection, class_lookup
+from .selection import DeviceClassInfo, Evaluator, Selection, read_class
 from .taints import rule_taints
 
 
@@ -31,159 +35,361 @@ def features_of(release: Release) -> Features:
                     list_attributes=g("DRAListTypeAttributes"))
 
 
-@dataclass(frozen=True)
-class Reach:
-    """Per node: how many devices a request could take there (an upper bound), and where CEL failed."""
+@dataclass
+class NodeState:
+    """What one node sees; ``pools`` is None until worked out (and again after a change)."""
 
-    counts: Counter
-    error_nodes: frozenset[str]
+    view: NodeView
+    slot: int
+    pools: list[Pool] | None = None
+    entries: list[tuple[Candidate, bool]] = field(default_factory=list)
+    dev: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    here: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    failure: str = ""           # the per-node message when the search fails ("" for none)
+    unusable: bool = False      # some pool it sees is incomplete or invalid
 
 
 class World:
-    def __init__(self, index: Index, release: Release, evaluate: Evaluator, node: str | None,
+    """Everything a judgement is made against, kept current by ``put_*``/``drop_*``."""
+
+    def __init__(self, release: Release, evaluate: Evaluator, only_node: str | None = None,
                  driver_of: Callable[[str], str | None] | None = None) -> None:
         self.features = features_of(release)
-        taints = rule_taints(index.taint_rules, index.slices) if self.features.taints else {}
-        slices: list[Slice] = []
-        uid = 0
-        for obj in index.slices:
-            s = read_slice(obj, uid, taints)
-            uid += len(s.devices)
-            slices.append(s)
-        self.slices = SliceIndex(slices)
-        self.classes: dict[str, DeviceClassInfo] = class_lookup(index.classes)
-        self.allocated: AllocatedState = read_allocated(list(index.claims.values()), self.features.consumable_capacity)
+        # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
+        self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
+        self.only_node = only_node
         self.selection = Selection(evaluate, self.features.binding_conditions, driver_of)
+        self.classes: dict[str, DeviceClassInfo] = {}
+        self.allocated = AllocatedState()
         self.run = RunContext(self.features, self.classes, self.allocated, self.selection)
-        self.nodes: list[NodeView] = candidate_nodes(index.nodes, slices, node)
-        self._pools: dict[str, list[Pool]] = {}
-        self._visible: dict[str, list[Candidate]] | None = None
-        self._visible_by_driver: dict[str, dict[str, list[Candidate]]] | None = None
-        self._reach: dict[tuple, Reach] = {}
-        self._driver_of = driver_of
+        self._slices: dict[str, Slice] = {}            # by object identity key (see _slice_key)
+        self._slice_objs: dict[str, Canonical] = {}
+        self.slices = SliceIndex([])
+        self._rules: list[Canonical] = []
+        self._node_objects: dict[str, dict] = {}
+        self._claims: dict[tuple[str, str], Canonical] = {}
+        self._next_uid = 0
+        self._states: dict[str, NodeState] = {}
+        self._slot_count = 0                           # slots are stable: a node keeps its slot
+        self._slot_names: dict[int, str] = {}
+        self.nodes: list[NodeView] = []
+        self.order = np.zeros(0, np.int64)             # the slots of ``nodes``, in node order
+        self._dirty_nodes_list = True
+        # Change logs read by counts.py: nodes whose entries changed, devices taken or given back.
+        self.node_log: list[set[int]] = []
+        self.hold_log: list[tuple[int, int, bool, int]] = []    # (uid, slot, here, +1 taken / -1 freed)
+        self.class_log: list[str] = []
+        self._uids_of: dict[DeviceKey, list[int]] = {}
+        self._slots_of: dict[int, list[tuple[int, bool]]] = {}  # uid -> (slot, here) of its entries
+        self.held = np.zeros(0, bool)                  # per uid: held by another claim (dedicated)
+        self.held_token = 0                            # changes with what hold/release took (caches key on it)
+        self._failing: tuple[int, list[NodeView]] | None = None
+        self._multi_term: tuple[int, bool] | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_index(cls, index, release: Release, evaluate: Evaluator, only_node: str | None = None,
+                   driver_of: Callable[[str], str | None] | None = None, *, by_name: bool = False) -> "World":
+        """The world of ``index``; ``by_name``: slices are known by name (a cluster kept current with
+        ``put_slice``/``drop_slice``, the webhook's), else every object counts (a run's files)."""
+        world = cls(release, evaluate, only_node, driver_of)
+        world._rules = list(index.taint_rules)
+        for obj in index.classes.values():
+            world.classes[obj.name] = read_class(obj)
+        world._node_objects = dict(index.nodes)
+        world._add_slices(index.slices, by_name=by_name)
+        world._claims = dict(index.claims)
+        world._reread_allocated()
+        return world
+
+    def _rule_taints(self, objs: Iterable[Canonical]) -> Mapping[DeviceKey, tuple]:
+        return rule_taints(self._rules, objs) if self.taint_rules_on and self._rules else {}
+
+    def _add_slices(self, objs: Iterable[Canonical], by_name: bool) -> None:
+        """Read slices; ``by_name``: a slice replaces the one of the same name (cluster watch),
+        else every object counts, duplicates included (a run's files)."""
+        objs = list(objs)
+        taints = self._rule_taints(list(self._slice_objs.values()) + objs)
+        fresh = []
+        for obj in objs:
+            s = read_slice(obj, self._next_uid, taints)
+            self._next_uid += len(s.devices)
+            key = obj.name if by_name else f"{obj.name}#{id(obj)}"
+            old = self._slices.get(key)
+            if old is not None:
+                self._forget_slice(old)
+            self._slices[key] = s
+            self._slice_objs[key] = obj
+            for d in s.devices:
+                self._uids_of.setdefault(d.key, []).append(d.uid)
+            fresh.append(s)
+        self.selection.columns.add(d for s in fresh for d in s.devices)
+        self.held = np.resize(self.held, self._next_uid)
+        for s in fresh:
+            for d in s.devices:
+                self.held[d.uid] = d.key in self.allocated.dedicated
+        self.slices = SliceIndex(self._slices.values())
+        self._touch_slices(fresh)
+
+    def _forget_slice(self, s: Slice) -> None:
+        self.selection.columns.remove(d.uid for d in s.devices)
+        for d in s.devices:
+            uids = self._uids_of.get(d.key, [])
+            if d.uid in uids:
+                uids.remove(d.uid)
+            self._slots_of.pop(d.uid, None)
+        self._touch_slices([s])
+
+    def _touch_slices(self, changed: list[Slice]) -> None:
+        """Mark the nodes whose view a changed slice may alter."""
+        names: set[str] = set()
+        everyone = False
+        pools = {s.pool_key for s in changed}
+        for s in changed:
+            if s.node_name and not s.counter_sets:
+                names.add(s.node_name)
+            else:
+                everyone = True
+        for name, state in self._states.items():
+            if everyone or name in names or (state.pools is not None and any(p.key in pools for p in state.pools)):
+                names.add(name)
+        self._mark(names, nodes_changed=True)
+        self.run.counter_cache.clear()
+
+    def _mark(self, names: set[str], nodes_changed: bool = False) -> None:
+        slots = set()
+        for name in names:
+            state = self._states.get(name)
+            if state is not None:
+                state.pools = None
+                slots.add(state.slot)
+        self.node_log.append(slots)
+        if nodes_changed:
+            self._dirty_nodes_list = True
+
+    # ------------------------------------------------------------------ changes (webhook, --together)
+
+    def put_slice(self, obj: Canonical) -> None:
+        """A ResourceSlice added or changed."""
+        self._add_slices([obj], by_name=True)
+
+    def drop_slice(self, name: str) -> None:
+        """A ResourceSlice removed."""
+        old = self._slices.pop(name, None)
+        self._slice_objs.pop(name, None)
+        if old is not None:
+            self.slices = SliceIndex(self._slices.values())
+            self._forget_slice(old)
+
+    def put_class(self, obj: Canonical) -> None:
+        """A DeviceClass added or changed."""
+        self.classes[obj.name] = read_class(obj)
+        self.class_log.append(obj.name)
+
+    def drop_class(self, name: str) -> None:
+        """A DeviceClass removed."""
+        self.classes.pop(name, None)
+        self.class_log.append(name)
+
+    def put_node(self, name: str, obj: dict | None) -> None:
+        """A Node object added or changed (``obj``), or removed (None)."""
+        if obj is None:
+            self._node_objects.pop(name, None)
+        else:
+            self._node_objects[name] = obj
+        self._mark({name}, nodes_changed=True)
+
+    def put_taint_rules(self, rules: list[Canonical]) -> None:
+        """DeviceTaintRules changed: every device's taints are read again."""
+        self._rules = list(rules)
+        objs = list(self._slice_objs.items())
+        self._slices.clear()
+        self._slice_objs.clear()
+        self._uids_of.clear()
+        self._add_slices([o for _, o in objs], by_name=True)
+
+    def put_claim(self, obj: Canonical | None, key: tuple[str, str]) -> None:
+        """A ResourceClaim added, changed or removed (None): what it holds is no longer free."""
+        if obj is None:
+            self._claims.pop(key, None)
+        else:
+            self._claims[key] = obj
+        self._reread_allocated()
+
+    def hold(self, dedicated: Iterable[DeviceKey], shares: Mapping[DeviceKey, Mapping] | None = None) -> None:
+        """Mark devices as taken by a claim judged earlier (replicas, ``--together``)."""
+        taken = set(dedicated) - self.allocated.dedicated
+        self.allocated.dedicated |= taken
+        for key, consumed in (shares or {}).items():
+            self.allocated.shared.add(key)
+            agg = self.allocated.consumed.setdefault(key, {})
+            for name, q in consumed.items():
+                agg[name] = agg.get(name, 0) + q
+        self.held_token += sum(hash(k) for k in taken) + sum(hash((k, tuple(sorted(v.items()))))
+                                                             for k, v in (shares or {}).items())
+        self._changed(taken, set(), set(shares or ()))
+
+    def release(self, dedicated: Iterable[DeviceKey], shares: Mapping[DeviceKey, Mapping] | None = None) -> None:
+        """Undo ``hold`` with the same arguments."""
+        freed = set(dedicated) & self.allocated.dedicated
+        self.allocated.dedicated -= freed
+        for key, consumed in (shares or {}).items():
+            agg = self.allocated.consumed.get(key, {})
+            for name, q in consumed.items():
+                agg[name] = agg.get(name, 0) - q
+            if all(v == 0 for v in agg.values()):
+                self.allocated.consumed.pop(key, None)
+                self.allocated.shared.discard(key)
+        self.held_token -= sum(hash(k) for k in freed) + sum(hash((k, tuple(sorted(v.items()))))
+                                                             for k, v in (shares or {}).items())
+        self._changed(set(), freed, set(shares or ()))
+
+    def _reread_allocated(self) -> None:
+        """Take the allocated state the claims give; log what changed for the counts of every node."""
+        fresh = read_allocated(list(self._claims.values()), self.features.consumable_capacity)
+        old = self.allocated
+        taken = fresh.dedicated - old.dedicated
+        freed = old.dedicated - fresh.dedicated
+        reshared = {k for k in set(old.consumed) | set(fresh.consumed) if old.consumed.get(k) != fresh.consumed.get(k)}
+        reshared |= old.shared ^ fresh.shared
+        old.dedicated.clear()
+        old.dedicated.update(fresh.dedicated)
+        old.shared.clear()
+        old.shared.update(fresh.shared)
+        old.consumed.clear()
+        old.consumed.update(fresh.consumed)
+        self._changed(taken, freed, reshared)
+
+    def _changed(self, taken: set[DeviceKey], freed: set[DeviceKey], reshared: set[DeviceKey]) -> None:
+        if not (taken or freed or reshared):
+            return
+        self.run.counter_cache.clear()
+        for keys, sign in ((taken, 1), (freed, -1)):
+            for key in keys:
+                for uid in self._uids_of.get(key, ()):
+                    self.held[uid] = sign > 0
+                    for slot, here in self._slots_of.get(uid, ()):
+                        self.hold_log.append((uid, slot, here, sign))
+        # Capacity held by shares changes what a device can still give: its nodes are counted again.
+        names = {self._slot_names[slot] for key in reshared for uid in self._uids_of.get(key, ())
+                 for slot, _ in self._slots_of.get(uid, ()) if slot in self._slot_names}
+        if names:
+            self._mark(names)
+
+    # ------------------------------------------------------------------ queries
+
+    def node_list(self) -> list[NodeView]:
+        """The nodes to judge on, in the order they are tried (by name; placeholders last)."""
+        if self._dirty_nodes_list:
+            self.nodes = candidate_nodes(self._node_objects, self.slices.all, self.only_node)
+            kept = {n.name for n in self.nodes}
+            changed = set()
+            for name in list(self._states):
+                if name not in kept:
+                    slot = self._states.pop(name).slot
+                    self._slot_names.pop(slot, None)
+                    changed.add(slot)
+            for node in self.nodes:
+                state = self._states.get(node.name)
+                if state is None:
+                    state = self._states[node.name] = NodeState(node, self._slot_count)
+                    self._slot_names[self._slot_count] = node.name
+                    self._slot_count += 1
+                    changed.add(state.slot)
+                elif state.view != node:
+                    state.view, state.pools = node, None
+                    changed.add(state.slot)
+            self.order = np.array([self._states[n.name].slot for n in self.nodes], np.int64)
+            self.node_log.append(changed)
+            self._dirty_nodes_list = False
+        return self.nodes
+
+    @property
+    def slot_count(self) -> int:
+        """How long per-node arrays must be (slots of removed nodes stay unused)."""
+        self.node_list()
+        return self._slot_count
+
+    def has_node_objects(self) -> bool:
+        return bool(self._node_objects)
+
+    def known_node_names(self) -> list[str]:
+        """Names of the nodes the cluster state mentions (Node objects and slices' node names)."""
+        names = set(self._node_objects) | {s.node_name for s in self.slices.all if s.node_name}
+        for s in self.slices.all:
+            if s.per_device:
+                names |= {d.node_name for d in s.devices if d.node_name}
+        return sorted(names)
+
+    def state(self, node: NodeView) -> NodeState:
+        """The node's pools and entries, worked out again if something changed."""
+        self.node_list()
+        state = self._states.get(node.name)
+        if state is None:  # a node outside the list (validation), never cached
+            state = NodeState(node, -1)
+        if state.pools is None:
+            self._compute(state)
+        return state
+
+    def _compute(self, state: NodeState) -> None:
+        node = state.view
+        pools = gather_pools(self.slices, node, self.features)
+        entries: list[tuple[Candidate, bool]] = []
+        for pool in pools:
+            if not pool.usable:
+                continue
+            for s in pool.slices:
+                for d in s.devices:
+                    here = not s.per_device or node_matches(node, d.node_name, d.all_nodes, d.node_selector)
+                    entries.append((Candidate(d, s, pool), here))
+        for c, here in state.entries:
+            slots = self._slots_of.get(c.device.uid)
+            if slots is not None:
+                slots[:] = [x for x in slots if x[0] != state.slot]
+        for c, here in entries:
+            self._slots_of.setdefault(c.device.uid, []).append((state.slot, here))
+        state.pools = pools
+        state.entries = entries
+        state.dev = np.fromiter((c.device.uid for c, _ in entries), np.int64, len(entries))
+        state.here = np.fromiter((h for _, h in entries), bool, len(entries))
+        state.failure = invalid_pools_failure(pools)
+        state.unusable = any(not p.usable for p in pools)
 
     def pools(self, node: NodeView) -> list[Pool]:
-        """Pools visible from ``node`` (one entry per node of the run)."""
-        pools = self._pools.get(node.name)
-        if pools is None:
-            pools = self._pools[node.name] = gather_pools(self.slices, node, self.features)
+        """Pools visible from ``node``, in search order."""
+        pools = self.state(node).pools
+        assert pools is not None
         return pools
 
     def plain_failure(self, node: NodeView) -> str:
         """The per-node message of a search that fails on ``node`` ("" for none)."""
-        return invalid_pools_failure(self.pools(node))
+        return self.state(node).failure
 
-    def visible(self) -> dict[str, list[tuple[Candidate, bool]]]:
-        """Per node, the devices of its usable pools the search walks, in search order, each with
-        whether the node can be given it (a device of a per-device slice may target another node;
-        its selectors are still evaluated before that is checked)."""
-        if self._visible is None:
-            self._visible = {}
-            for node in self.nodes:
-                out = []
-                for pool in self.pools(node):
-                    if pool.incomplete or pool.invalid:
-                        continue
-                    for s in pool.slices:
-                        for d in s.devices:
-                            here = not s.per_device or node_matches(node, d.node_name, d.all_nodes, d.node_selector)
-                            out.append((Candidate(d, s, pool), here))
-                self._visible[node.name] = out
-        return self._visible
+    def failing_nodes(self) -> list[NodeView]:
+        """The nodes where a failed search reports something (an invalid pool), in node order."""
+        if self._failing is None or self._failing[0] != len(self.node_log):
+            self._failing = (len(self.node_log), [st.view for st in self.states() if st.failure])
+        return self._failing[1]
 
-    def visible_of_driver(self, driver: str) -> dict[str, list[tuple[Candidate, bool]]]:
-        """``visible()`` restricted to the devices of one driver."""
-        if self._visible_by_driver is None:
-            self._visible_by_driver = {}
-            for node_name, cands in self.visible().items():
-                for entry in cands:
-                    per_node = self._visible_by_driver.setdefault(entry[0].device.key[0], {})
-                    per_node.setdefault(node_name, []).append(entry)
-        return self._visible_by_driver.get(driver, {})
+    def has_multi_term_selectors(self) -> bool:
+        """Whether some slice or device has a node selector with several terms (an allocation from it
+        fails when the scheduler builds the result's node selector)."""
+        if self._multi_term is None or self._multi_term[0] != len(self.node_log):
+            found = False
+            for s in self.slices.all:
+                for sel in [s.node_selector] + ([d.node_selector for d in s.devices] if s.per_device else []):
+                    terms = sel.get("nodeSelectorTerms") if isinstance(sel, dict) else None
+                    found = found or (isinstance(terms, list) and len(terms) > 1)
+            self._multi_term = (len(self.node_log), found)
+        return self._multi_term[1]
 
-    def _required_driver(self, expressions: tuple[str | None, ...]) -> str | None:
-        """A driver some selector requires: devices of other drivers fail it, without a CEL error."""
-        if self._driver_of is None:
-            return None
-        for expr in expressions:
-            if expr is not None:
-                driver = self._driver_of(expr)
-                if driver is not None:
-                    return driver
-        return None
+    def states(self) -> list[NodeState]:
+        """Every node's state, in node order."""
+        return [self.state(n) for n in self.node_list()]
 
-    def reach(self, claim: ClaimSpec, alt: Alternative) -> Reach | None:
-        """Per node, the free devices passing class and request selectors; None without the class."""
-        cls = self.classes.get(alt.class_name)
-        if cls is None or any(e is None for e in alt.selectors):
-            return None
-        key = (cls.name, alt.selectors, alt.admin)
-        have = self._reach.get(key)
-        if have is not None:
-            return have
-        counts: Counter = Counter()
-        errors: set[str] = set()
-        verdict: dict[int, bool | None] = {}
-        driver = self._required_driver(cls.selectors + alt.selectors)
-        visible = self.visible() if driver is None else self.visible_of_driver(driver)
-        for node_name, cands in visible.items():
-            for cand, here in cands:
-                d = cand.device
-                if not alt.admin and d.key in self.allocated.dedicated:
-                    continue
-                ok = verdict.get(d.uid, False) if d.uid in verdict else self._passes(cls, alt, d)
-                verdict[d.uid] = ok
-                if ok is None:
-                    errors.add(node_name)
-                elif ok and here:
-                    counts[node_name] += 1
-        have = self._reach[key] = Reach(counts, frozenset(errors))
-        return have
-
-    def _passes(self, cls: DeviceClassInfo, alt: Alternative, d: Device) -> bool | None:
-        if not self.features.binding_conditions and d.binding_conditions:
-            return False
-        for expr in cls.selectors + alt.selectors:
-            if expr is None:
-                continue
-            ok = self.selection.probe(expr, d)
-            if ok is None:
-                return None
-            if not ok:
-                return False
-        return True
-
-    def may_fit(self, claims: list[ClaimSpec], node: NodeView) -> bool:
-        """False only when the search on ``node`` certainly ends in a plain "cannot allocate".
-
-        Requests with allocationMode All are settled while validating, before the search, from
-        every device of the node: nodes are never skipped for them. A selector that fails on a
-        device of the node may surface anywhere in the search: such a node is always searched.
-        """
-        reaches = []
-        for claim in claims:
-            for req in claim.requests:
-                per_alt = []
-                for alt in req.alternatives:
-                    if alt.mode != "ExactCount":
-                        return True
-                    reach = self.reach(claim, alt)
-                    if reach is None or node.name in reach.error_nodes:
-                        return True
-                    per_alt.append((alt, reach))
-                reaches.append(per_alt)
-        need: defaultdict = defaultdict(int)
-        for per_alt in reaches:
-            if not any(reach.counts[node.name] >= alt.count for alt, reach in per_alt):
-                return False
-            if len(per_alt) == 1 and not per_alt[0][0].admin:
-                alt = per_alt[0][0]
-                need[(alt.class_name, alt.selectors)] += alt.count
-        # Identical requests compete for the same devices (unless devices can be shared).
-        if self.features.consumable_capacity:
-            return True
-        for (cls, selectors), total in need.items():
-            reach = self._reach.get((cls, selectors, False))
-            if reach is not None and reach.counts[node.name] < total:
-                return False
-        return True
+    def state_at(self, slot: int) -> NodeState | None:
+        """The node of a slot (None when its node is gone)."""
+        self.node_list()
+        name = self._slot_names.get(slot)
+        return self.state(self._states[name].view) if name is not None else None

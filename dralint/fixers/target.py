@@ -68,8 +68,11 @@ def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release)
         root = _root(layout, document.line - chunk.line_offset - 1) if layout is not None else None
         if root is None:
             continue
-        yield finding, Target(finding, manifest, FieldPath.parse(finding.field), layout, root, chunk.text, chunk.start,
-                              release)
+        try:
+            path = FieldPath.parse(finding.field)
+        except ValueError:  # a key holding `[` spells no path back (found by the editor's random edits)
+            continue
+        yield finding, Target(finding, manifest, path, layout, root, chunk.text, chunk.start, release)
 
 
 def _document(source: Any, line: int) -> Any:

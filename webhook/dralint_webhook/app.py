@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
@@ -123,7 +124,7 @@ def build_webhook(settings: Settings) -> Webhook:
     for note in policy.notes:
         log(_log, logging.WARNING, f"policy: {note}")
     if settings.state_dir:
-        hook.live = LiveCluster(settings.state_dir)
+        hook.live = LiveCluster(settings.state_dir, release_of=lambda: _feasibility_release(hook.policy()))
     elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.
@@ -213,6 +214,11 @@ def create_app(hook: Webhook) -> Flask:
         return _error(500, "internal error (logged by the webhook)")
 
     return app
+
+
+def _feasibility_release(policy: Policy) -> Any:
+    """The release feasibility is judged with, or None when the policy turns feasibility off."""
+    return policy.options.release if policy.feasibility != "off" else None
 
 
 def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy) -> Verdict:

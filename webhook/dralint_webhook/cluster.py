@@ -7,6 +7,7 @@ for judging its own object against the index kept here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dralint.engine import Options, load_cluster
 from dralint.findings import Finding, Severity
@@ -29,6 +30,7 @@ class ClusterState:
     notes: tuple[Finding, ...]
     context: str = FILES_CONTEXT
     generation: int = 0
+    fleet: Any = None       # the live state's FleetView (feasibility kept current), None for files
 
 
 def load_state(paths: tuple[str, ...], options: Options) -> ClusterState:

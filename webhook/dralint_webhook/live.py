@@ -20,7 +20,10 @@ import orjson
 from dralint.engine import cluster_object
 from dralint.index import Index
 
+from dralint.releases import Release
+
 from .cluster import LIVE_CONTEXT, ClusterState
+from .fleet import Change, FleetView
 from .logs import LOGGER, log
 from .snapshot import Row, read_state, read_status, state_identity
 from .store import RESOURCES, permission
@@ -35,8 +38,11 @@ class LiveCluster:
     """The current :class:`ClusterState` of a worker, following the watcher's files."""
 
     def __init__(self, folder: str, *, interval: float = 0.5,
-                 on_swap: Callable[[ClusterState], None] | None = None) -> None:
+                 on_swap: Callable[[ClusterState], None] | None = None,
+                 release_of: Callable[[], Release | None] | None = None) -> None:
         self.folder = Path(folder)
+        # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
+        self.fleet = FleetView(release_of) if release_of is not None else None
         self.interval = interval
         self._state: ClusterState | None = None
         self._objects: dict[tuple[str, str], tuple[str, Any]] = {}   # (resource, key) → (version, Canonical)
@@ -44,11 +50,26 @@ class LiveCluster:
         self._status: tuple[float, dict[str, Any] | None] = (0.0, None)
         self._on_swap = on_swap
         self._stop = threading.Event()
+        self._loading = threading.Lock()
         self.swaps = 0
 
     def current(self) -> ClusterState | None:
-        """The state reviews judge against (None until the first one is read)."""
-        return self._state
+        """The state reviews judge against (None until the watcher has published a full one).
+
+        A worker that has not yet read the first full state (it started while the watcher was still
+        listing, and the probe that found the replica ready asked another worker) reads it here,
+        once: judging without it would be judging without the cluster.
+        """
+        state = self._state
+        if state is None or state.generation < self._synced_at():
+            with self._loading:
+                self.refresh()
+            state = self._state
+        return state
+
+    def _synced_at(self) -> int:
+        status = self.status()
+        return int(status.get("synced_at") or 0) if status else 0
 
     def start(self) -> None:
         """Follow the folder in a thread of this process (in each worker, after fork)."""
@@ -61,7 +82,9 @@ class LiveCluster:
     def _follow(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.refresh()
+                with self._loading:
+                    if not self.refresh() and self.fleet is not None and self._state is not None:
+                        self.fleet.update(self._state.index, [])   # a policy edit may have changed the release
             except Exception:  # the previous state stays in force; the next change is tried again
                 log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
 
@@ -77,8 +100,13 @@ class LiveCluster:
         self._identity = identity
         objects = self._convert(rows)
         index = Index.build(obj for _, obj in objects.values() if obj is not None)
+        changes = [Change(resource, key, entry[1]) for (resource, key), entry in objects.items()
+                   if self._objects.get((resource, key)) is not entry]
+        changes += [Change(resource, key, None) for (resource, key) in self._objects.keys() - objects.keys()]
         self._objects = objects
-        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation)
+        if self.fleet is not None:
+            self.fleet.update(index, changes)
+        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation, fleet=self.fleet)
         self._state = state
         self.swaps += 1
         if self._on_swap is not None:
@@ -130,8 +158,13 @@ class LiveCluster:
                       and not resources[n].get("denied")]
             problems.append("cluster state not synced yet: " + ", ".join(waiting) +
                             (f" ({'; '.join(errors)})" if errors else ""))
-        if not problems and self._state is None:
+        synced_at = int(status.get("synced_at") or 0)
+        if not problems and not synced_at:
+            problems.append("cluster state not published yet")
+        elif not problems and (self._state is None or self._state.generation < synced_at):
             problems.append("cluster state not loaded by this worker yet")
+        elif not problems and self.fleet is not None and not self.fleet.ready():
+            problems.append("building the feasibility view of the cluster's devices")
         return problems
 
     def metric_lines(self) -> list[str]:

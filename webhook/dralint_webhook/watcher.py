@@ -72,15 +72,17 @@ def run(settings: WatchSettings, stop: threading.Event,
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
     log(_log, logging.INFO, "cluster watcher started", host=api.endpoint.host, version=version)
-    written, beat = -1, 0.0
+    written, beat, synced_at = -1, 0.0, 0
     while not stop.is_set():
         generation, status, rows = store.view() if store.generation != written else (written, None, None)
         now = time.monotonic()
         if rows is not None:
             write_state(folder, generation, sorted(rows))
             written = generation
+            if not synced_at and status and all(r["synced"] for r in status.values()):
+                synced_at = generation   # the first state with every resource listed: workers wait for it
         if rows is not None or now - beat >= HEARTBEAT_SECONDS:
-            _heartbeat(folder, store, problem)
+            _heartbeat(folder, store, problem, synced_at)
             beat = now
         stop.wait(settings.interval)
     return store
@@ -90,9 +92,9 @@ def _endpoint(settings: WatchSettings) -> Endpoint:
     return load_endpoint(settings.kubeconfig, settings.context)
 
 
-def _heartbeat(folder: Path, store: Store, problem: str) -> None:
+def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0) -> None:
     write_status(folder, {"pid": os.getpid(), "time": time.time(), "generation": store.generation,
-                          "problem": problem, "resources": store.status()})
+                          "synced_at": synced_at, "problem": problem, "resources": store.status()})
 
 
 def main(settings: WatchSettings) -> None:

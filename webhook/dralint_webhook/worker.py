@@ -359,13 +359,15 @@ class WebhookWorker(Worker):
                 self._close(conn)
                 return
             conn.out = conn.out[sent:]
-        if conn.h11.our_state is h11.MUST_CLOSE or conn.close_after or not self.alive or \
-                conn.h11.their_state is not h11.DONE:
+        # Close as the answer announced (Connection: close once stopping): a worker told to stop while
+        # it wrote a keep-alive answer keeps the connection a moment, for a request already on its way.
+        if conn.h11.our_state is h11.MUST_CLOSE or conn.close_after or conn.h11.their_state is not h11.DONE:
             self._close(conn)
             return
         conn.h11.start_next_cycle()
         conn.request = None
-        conn.state, conn.deadline = IDLE, time.monotonic() + self.cfg.keepalive
+        linger = self.cfg.keepalive if self.alive else STOP_LINGER_SECONDS
+        conn.state, conn.deadline = IDLE, time.monotonic() + linger
         self._interest(conn, selectors.EVENT_READ)
         if conn.h11.trailing_data[0]:
             conn.state, conn.started = READING, time.monotonic()

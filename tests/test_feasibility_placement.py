@@ -1,0 +1,148 @@
+"""Where pods may run, replicas beside each other, ``--together``, ``--node`` and ``--trace``."""
+from __future__ import annotations
+
+import io
+import json
+
+from dralint.cli import main
+from test_feasibility_search import CLASS, claim, gpus, messages, node_slice, req, run
+
+
+def node(name: str, labels: dict | None = None, taints: list | None = None, cordoned: bool = False) -> str:
+    spec: dict = {}
+    if taints:
+        spec["taints"] = taints
+    if cordoned:
+        spec["unschedulable"] = True
+    return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+                       "spec": spec})
+
+
+def template(name: str, count: int = 1) -> str:
+    return claim(name, [req(count=count)], kind="ResourceClaimTemplate")
+
+
+def workload(name: str, spec: dict, kind: str = "Pod", replicas: int | None = None, claims=("gpu",),
+             shared=()) -> str:
+    entries = [{"name": t, "resourceClaimTemplateName": t} for t in claims]
+    entries += [{"name": c, "resourceClaimName": c} for c in shared]
+    pod = {"containers": [{"name": "c", "image": "x"}], "resourceClaims": entries, **spec}
+    if kind == "Pod":
+        return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                           "spec": pod})
+    body: dict = {"template": {"spec": pod}}
+    if replicas is not None:
+        body["replicas"] = replicas
+    return json.dumps({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default"},
+                       "spec": body})
+
+
+CLUSTER = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+           node_slice("node-1", gpus(2)), node_slice("node-2", gpus(2))]
+
+
+def test_node_name_and_node_selector_restrict_where_a_pod_is_allocated():
+    for spec in ({"nodeName": "node-2"}, {"nodeSelector": {"zone": "b"}},
+                 {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                     "nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "zone", "operator": "In", "values": ["b"]}]}]}}}}):
+        report = run(CLUSTER, [template("gpu"), workload("p", spec)], show_allocation=True)
+        assert not report.problems, spec
+        assert [a["node"] for a in report.allocations] == ["node-2"], spec
+
+
+def test_a_pod_no_node_can_run_is_reported():
+    report = run(CLUSTER, [template("gpu"), workload("p", {"nodeSelector": {"zone": "c"}})])
+    (msg,) = messages(report)
+    assert msg == "Pod default/p cannot run on any node: none of the 2 nodes can run it: 2 do not match its nodeSelector"
+    assert [str(p.path) for _, p in report.problems] == ["spec.nodeSelector"]
+
+
+def test_node_taints_and_cordons_keep_pods_away_unless_tolerated():
+    cluster = [CLASS, node("node-1", taints=[{"key": "gpu", "value": "busy", "effect": "NoSchedule"}]),
+               node("node-2", cordoned=True), node_slice("node-1", gpus(1)), node_slice("node-2", gpus(1))]
+    (msg,) = messages(run(cluster, [template("gpu"), workload("p", {})]))
+    assert "1 are cordoned" in msg and "1 have taint gpu=busy:NoSchedule that it does not tolerate" in msg
+    tolerant = {"tolerations": [{"key": "gpu", "operator": "Exists"}]}
+    report = run(cluster, [template("gpu"), workload("p", tolerant)], show_allocation=True)
+    assert [a["node"] for a in report.allocations] == ["node-1"]
+    # A claim on its own has no pod yet: node taints say nothing about it.
+    assert not run(cluster, [claim("alone", [req()])]).problems
+
+
+def test_placement_narrows_the_explanation_to_the_nodes_the_pod_can_use():
+    report = run(CLUSTER, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}}),
+                           claim("held", [req(count=2)])])
+    assert not report.problems  # node-1 has two GPUs
+    full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+            node_slice("node-1", gpus(1)), node_slice("node-2", gpus(2))]
+    (on_template, on_pod) = messages(run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})]))
+    assert "(on the 1 of 2 nodes the pod can run on)" in on_template and "no node has 2" in on_template
+    assert "see the finding on ResourceClaimTemplate default/gpu" in on_pod
+
+
+def test_replicas_are_placed_beside_each_other():
+    three = workload("train", {}, kind="Deployment", replicas=3)
+    report = run(CLUSTER, [template("gpu", count=2), three])
+    (msg,) = messages(report)
+    assert msg.startswith("Deployment default/train asks for 3 pods, but only 2 can get their devices at once")
+    assert "other claims hold 4, which leaves none" in msg
+    assert [str(p.path) for _, p in report.problems] == ["spec.replicas"]
+    two = workload("train", {}, kind="Deployment", replicas=2)
+    report = run(CLUSTER, [template("gpu", count=2), two], show_allocation=True)
+    assert not report.problems
+    assert sorted((a["replica"], a["node"]) for a in report.allocations) == [(1, "node-1"), (2, "node-2")]
+    job = json.loads(workload("batch", {}, kind="Job"))
+    job["apiVersion"], job["spec"]["parallelism"] = "batch/v1", 5
+    (msg,) = messages(run(CLUSTER, [template("gpu"), json.dumps(job)]))
+    assert "asks for 5 pods, but only 4" in msg
+
+
+def test_replicas_share_a_claim_named_directly_on_its_node():
+    cluster = [CLASS, node("node-1"), node("node-2"), node_slice("node-1", gpus(3)), node_slice("node-2", gpus(3))]
+    shared = claim("data", [req()])
+    report = run(cluster, [template("gpu"), shared,
+                           workload("w", {}, kind="Deployment", replicas=2, shared=("data",))], show_allocation=True)
+    assert not report.problems
+    nodes = {a["node"] for a in report.allocations}
+    assert nodes == {"node-1"}  # the second replica goes where claim `data` was allocated
+    report = run(cluster, [template("gpu"), shared,
+                           workload("w", {}, kind="Deployment", replicas=3, shared=("data",))])
+    (msg,) = messages(report)
+    assert "asks for 3 pods, but only 2" in msg  # node-2's GPUs are of no use: `data` is on node-1
+
+
+def test_together_reports_claims_that_do_not_fit_beside_the_earlier_ones():
+    mine = [claim("a", [req(count=2)]), claim("b", [req(count=2)]), claim("c", [req()])]
+    assert not run(CLUSTER, mine).problems  # each fits alone
+    report = run(CLUSTER, mine, together=True, show_allocation=True)
+    (msg,) = messages(report)
+    assert msg.startswith("ResourceClaim default/c does not fit beside the claims and pods judged before it "
+                          "(--together): on its own it fits (on node-1), but with the devices of "
+                          "ResourceClaim default/a, ResourceClaim default/b taken")
+    picked = [d for a in report.allocations for devs in a["devices"].values() for d in devs]
+    assert len(picked) == len(set(picked)) == 4  # never the same GPU twice
+
+
+def _cli(*args: str, tmp_path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args) + ["--no-config"], stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_unknown_node_is_a_usage_error_naming_the_nodes(tmp_path):
+    (tmp_path / "cluster.yaml").write_text("\n---\n".join(CLUSTER))
+    (tmp_path / "claim.yaml").write_text(claim("c", [req()]).replace('"gpu"', '"gpu"'))
+    code, _, err = _cli(str(tmp_path / "claim.yaml"), "--cluster", str(tmp_path / "cluster.yaml"), "--node",
+                        "node-3", tmp_path=tmp_path)
+    assert code == 2
+    assert "--node: the cluster state has no node 'node-3'" in err and "node-1, node-2" in err
+
+
+def test_trace_of_a_claim_not_in_the_run_says_so(tmp_path):
+    (tmp_path / "cluster.yaml").write_text("\n---\n".join(CLUSTER))
+    (tmp_path / "claim.yaml").write_text(claim("c", [req()]))
+    code, out, _ = _cli(str(tmp_path / "claim.yaml"), "--cluster", str(tmp_path / "cluster.yaml"), "--trace",
+                        "other", "--format", "json", tmp_path=tmp_path)
+    traces = json.loads(out)["traces"]
+    assert traces["other"] == ["no claim 'other' is judged in this run (claims judged: default/c)"]
