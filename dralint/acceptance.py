@@ -1,7 +1,9 @@
 """Which objects of a run count as cluster state, and which are defined twice.
 
-An object the API server would refuse never reaches the cluster: it must not feed references or
-feasibility (a broken ResourceSlice in one file must not fail a good claim in another). An
+An object the API server would refuse never reaches the cluster: a linted object that would be
+refused must not feed references or feasibility (a broken ResourceSlice in one file must not fail
+a good claim in another). Cluster state given as such (``--cluster``, the webhook's) is what the
+cluster holds, and is taken as given: stored objects may predate today's validation. An
 object is refused when an error of a rule the API server enforces (its catalog entry names the
 server's answer, ``api_server``, and it is an error by default) was reported on it.
 
@@ -27,16 +29,6 @@ STATE_KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"
 def refusing_rules(catalog: Catalog) -> frozenset[str]:
     """The rules whose findings mean "the API server refuses this object"."""
     return frozenset(rule.id for rule in catalog if rule.api_server and rule.severity is Severity.ERROR)
-
-
-def stored(obj: Canonical) -> bool:
-    """Read from a cluster (``kubectl get``): the server set its uid, resourceVersion or creation time.
-
-    A stored object is cluster state whatever today's validation says of it: it was accepted by
-    an earlier release, or through validation ratcheting (rule DRA706 is about such objects).
-    """
-    meta = obj.manifest.value.get("metadata")
-    return isinstance(meta, dict) and any(meta.get(k) for k in ("uid", "resourceVersion", "creationTimestamp"))
 
 
 def refused(objects: Iterable[Canonical], findings: Iterable[Finding], rules: frozenset[str]) -> list[Canonical]:

@@ -210,8 +210,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
-           base=surroundings.index if surroundings is not None else None,
-           cluster_refused=_refused_state(cluster, options, emitter.rules))
+           base=surroundings.index if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
@@ -231,15 +230,15 @@ class Surroundings:
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
     """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
-    (as cluster state), for ``lint_files(surroundings=...)``; their findings are not reported, but the
-    objects the API server would refuse are left out, as :func:`lint_files` leaves them out."""
+    (as cluster state), for ``lint_files(surroundings=...)``: each object judged on its own, so that
+    those the API server would refuse are left out as a run leaves them out; no finding is reported."""
     catalog = load_catalog()
     scratch = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
     targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
     for target in targets:
         _judge_one(scratch, target, work)
-    index = _accepted(targets, cluster, _refused_state(cluster, options, scratch.rules), work.index, scratch, None)
+    index = _accepted(targets, cluster, work.index, scratch, None)
     return Surroundings(index, bool(cluster_files))
 
 
@@ -252,9 +251,7 @@ def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Fi
     for problem in list(problems) + [p for f in files for p in f.problems]:
         _source_problem(emitter, problem)
     objects = [to_canonical(m) for m in _manifests(files, emitter, None, from_cluster=True)]
-    refused = _refused_state(objects, options, emitter.rules)
-    return Index.build([o for o in objects if id(o) not in refused],
-                       [o for o in objects if id(o) in refused]), emitter.findings
+    return Index.build(objects), emitter.findings
 
 
 def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
@@ -282,8 +279,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    # The cluster's index is built once (the webhook keeps it, without the objects it would refuse); a
-    # review lays its object over it.
+    # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
            cluster_given=cluster is not None, base=cluster, world=world)
     _suppress(emitter, result, suppress.collect([], manifests), options)
@@ -293,12 +289,13 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           cluster_refused: Collection[int] = frozenset(), world: Any = None) -> None:
+           world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
-    processes of ``split``); then the objects the API server would refuse are left out of the
-    index, and references and feasibility are judged against the objects that remain.
+    processes of ``split``); then the linted objects the API server would refuse are left out of
+    the index, and references and feasibility are judged against the objects that remain. The
+    cluster state (``--cluster``, the webhook's) is what the cluster holds, and is taken as given.
     """
     release = options.release
     targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
@@ -307,7 +304,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     else:
         for target in targets:
             _judge_one(emitter, target, work)
-    index = _accepted(targets, cluster, cluster_refused, work.index, emitter, base)
+    index = _accepted(targets, cluster, work.index, emitter, base)
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
@@ -323,36 +320,22 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     result.findings.sort(key=Finding.sort_key)
 
 
-def _accepted(targets: list[_Target], cluster: list[Canonical], cluster_refused: Collection[int], index: Index,
-              emitter: _Emitter, base: Index | None) -> Index:
-    """The index without the objects the API server would refuse (``index`` itself when there are none)."""
+def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, emitter: _Emitter,
+              base: Index | None) -> Index:
+    """The index without the linted objects the API server would refuse (``index`` itself when none is)."""
     refused = {id(obj) for obj in acceptance.refused([t.canonical for t in targets], emitter.findings,
                                                      acceptance.refusing_rules(emitter.catalog))}
-    if not refused and not cluster_refused:
+    if not refused:
         return index
     stored = [(t.stored or t.canonical, id(t.canonical) in refused) for t in targets]
     kept = [obj for obj, out in stored if not out]
-    left_out = [obj for obj, out in stored if out] + [obj for obj in cluster if id(obj) in cluster_refused]
+    left_out = [obj for obj, out in stored if out]
     if base is not None:  # the review's object is refused: the cluster keeps what it has
         accepted = base.overlay(kept)
         for obj in left_out:
             accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
         return accepted
-    return Index.build(kept + [obj for obj in cluster if id(obj) not in cluster_refused], left_out)
-
-
-def _refused_state(cluster: Sequence[Canonical], options: Options, rules: RuleFilter) -> frozenset[int]:
-    """The ids of the ``--cluster`` objects the API server would refuse (judged, nothing reported);
-    objects read from a cluster were stored, and count whatever today's validation says."""
-    state = [obj for obj in cluster if obj.kind in acceptance.STATE_KINDS and not acceptance.stored(obj)]
-    if not state:
-        return frozenset()
-    scratch = _Emitter(load_catalog(), rules)
-    work = _Work(options.release, Index.build(cluster), options.strict, None, "")
-    for obj in state:
-        _judge_one(scratch, _Target(obj), work)
-    refused = acceptance.refused(state, scratch.findings, acceptance.refusing_rules(scratch.catalog))
-    return frozenset(id(obj) for obj in refused)
+    return Index.build(kept + cluster, left_out)
 
 
 def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
