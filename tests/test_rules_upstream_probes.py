@@ -6,12 +6,14 @@ table (kubernetes/kubernetes; commits in the rules' catalog entries and in docs/
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
 import yaml
 
 from dralint.engine import Options, lint_text
+from dralint.quantity import Quantity, QuantityError, format_value
 from dralint.releases import GateError, Release, parse_gates
 
 
@@ -267,3 +269,33 @@ def test_claim_updates_recheck_the_spec_up_to_1_33():
     relabelled = dict(bad, metadata={"name": "c", "namespace": "default", "labels": {"a": "b"}})
     assert errors(relabelled, "1.33", old=bad) == [("DRA205", "spec.devices.requests[0].name")]
     assert errors(relabelled, "1.35", old=bad) == []
+
+
+# --- quantities: ParseQuantity's bounds (apimachinery resource/quantity.go) --------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("0.5n", Fraction(1, 10**9)),            # rounded up to a whole nano
+    ("-0.5n", Fraction(-1, 10**9)),
+    ("1e-999999", Fraction(1, 10**9)),
+    ("16Ei", Fraction(2**63 - 1)),           # a binary suffix is capped at 2^63-1
+    ("1e4294967297", Fraction(10)),          # the exponent keeps its low 32 bits (up to 1.37)
+    ("1.5Gi", Fraction(3 * 2**29)),
+])
+def test_quantity_bounds(text, value):
+    assert Quantity.parse(text).value == value
+
+
+@pytest.mark.parametrize("text", ["1e2147483647", "1e999999999", "1" * 6000, "0." + "1" * 6000 + "e10"])
+def test_huge_quantities_are_read_in_bounded_time(text):
+    # An exact 10**2147483647 would never finish: the webhook must not hang on such an input.
+    quantity = Quantity.parse(text)
+    assert quantity.value > 0 and format_value(quantity.add(quantity).value)
+    slice_ = resource_slice([device(capacity={"memory": {"value": text}})])
+    assert errors(slice_, "1.37") == []
+
+
+def test_exponents_beyond_64_bits_are_refused():
+    with pytest.raises(QuantityError):
+        Quantity.parse("1e99999999999999999999")
+    slice_ = resource_slice([device(capacity={"memory": {"value": "1e99999999999999999999"}})])
+    assert errors(slice_, "1.37") == [("DRA102", "spec.devices[0].capacity[memory].value")]
