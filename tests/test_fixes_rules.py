@@ -226,3 +226,14 @@ def test_an_unknown_key_that_spells_no_path_gets_no_fix_and_no_crash():
     text = 'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: x\nspec:\n  "a[": 1\n'
     findings = lint_text(text, Options(fixes=True))
     assert [(f.rule, f.field, f.fix) for f in findings] == [("DRA101", "spec.a[", None)]
+
+
+def test_a_document_with_a_duplicate_key_gets_no_fix():
+    # Two `exactly:` in one request (found by the property test above): which one the server reads is
+    # not what a text edit can be sure of, so the findings stay without a fix.
+    text = ("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: c\n  namespace: default\n"
+            "spec:\n  devices:\n    requests:\n    - name: r0\n      exactly:\n        count: 2\n"
+            "        deviceClasName: gpu.example.com\n      exactly:\n        deviceClassName: gpu.example.com\n")
+    findings = lint_text(text, Options(fixes=True))
+    assert "DRA002" in {f.rule for f in findings}
+    assert [f for f in findings if f.fix is not None] == []

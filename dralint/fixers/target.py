@@ -51,7 +51,7 @@ def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release)
         if source is None or not finding.object or finding.line < 1:
             continue
         document = _document(source, finding.line)
-        if document is None or document.chunk is None:
+        if document is None or document.chunk is None or _ambiguous(source, document):
             continue
         manifest = next((m for m in identify(document) if isinstance(m, Manifest) and m.display == finding.object),
                         None)
@@ -73,6 +73,12 @@ def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release)
         except ValueError:  # a key holding `[` spells no path back (found by the editor's random edits)
             continue
         yield finding, Target(finding, manifest, path, layout, root, chunk.text, chunk.start, release)
+
+
+def _ambiguous(source: Any, document: Any) -> bool:
+    """A document with a duplicate key: the value read is one of several texts, so no edit of the
+    text is certain to fix it (found by the fixes' property test: two `exactly:` in one request)."""
+    return any(p.kind == "duplicate-key" and p.document == document.index for p in source.problems)
 
 
 def _document(source: Any, line: int) -> Any:
