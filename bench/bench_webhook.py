@@ -407,9 +407,9 @@ def fleet_main(args: argparse.Namespace) -> int:
                 step = min(runs, key=lambda r: percentile(r.latencies, 99))
                 every = "/".join(f"{percentile(r.latencies, 99) * 1000:.1f}" for r in runs)
                 print(f"{rate:>9} {latency_columns(step, runs)} {step.unjudged:>9}  {every}", flush=True)
-            # The master forks the workers first and the watcher after them: the last child is the watcher.
+            # The master forks the watcher first and the workers after it: the first child is the watcher.
             children = sorted((int(pid), rss) for pid, rss in peak.items() if int(pid) != proc.pid)
-            names = [f"worker {pid}" for pid, _ in children[:-1]] + [f"watcher {children[-1][0]}"] if children else []
+            names = [f"watcher {children[0][0]}"] + [f"worker {pid}" for pid, _ in children[1:]] if children else []
             print(f"peak resident memory (MiB): master {peak.get(str(proc.pid), 0) / 2**20:.0f}, " + ", ".join(
                 f"{name} {rss / 2**20:.0f}" for name, (_, rss) in zip(names, children)))
         finally:

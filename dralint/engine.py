@@ -230,8 +230,8 @@ class Surroundings:
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
     """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
-    (as cluster state), for ``lint_files(surroundings=...)``; their findings are not reported, but the
-    objects the API server would refuse are left out, as :func:`lint_files` leaves them out."""
+    (as cluster state), for ``lint_files(surroundings=...)``: each object judged on its own, so that
+    those the API server would refuse are left out as a run leaves them out; no finding is reported."""
     catalog = load_catalog()
     scratch = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)

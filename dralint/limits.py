@@ -63,6 +63,12 @@ class Limits:
     # attribute, capacity and counter maps at the map; 1.33-1.35 return the hand-written errors,
     # at the entry (validateMap's fldPath.Key, the key shortened in the middle past its limit).
     keys_at_map: bool = True
+    # The namespace label that admin access needs (the claim strategies' namespace check, from 1.33;
+    # 1.33 spelled it resource.k8s.io/admin-access, as its strategy tests show).
+    admin_access_label: str | None = "resource.kubernetes.io/admin-access"
+    # ValidateResourceClaimUpdate of 1.33 re-validates the (immutable) spec; from 1.35 (validation.go
+    # of 1.35 and 1.37) an update only checks that the spec did not change.
+    claim_update_revalidates: bool = False
     # v1alpha2 (1.27-1.30)
     alpha2_reserved_for: int = 32
     alpha2_resource_handles: int = 32
@@ -77,6 +83,8 @@ _COUNTERS_1_33: dict = dict(counter_sets_per_slice=None, counters_per_set=None, 
                             shared_counters_per_slice=32, counters_per_device=32, device_counters_per_slice=1024)
 
 
+# Before 1.33 the API server does not look at the namespace of an admin-access claim.
+_ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
 # What 1.37 tightened, as the releases before it had it.
 _BEFORE_1_37: dict = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
 
@@ -88,7 +96,8 @@ def limits_for(minor: int) -> Limits:
         return Limits(taints_per_device=4, **_COUNTERS_1_33, devices_per_slice_advanced=None,
                       attribute_values=None, consumptions_per_device=None, **_BEFORE_1_37,
                       reserved_for=32 if minor <= 32 else Limits.reserved_for, flat_requests=minor == 33,
-                      keys_at_map=False)
+                      keys_at_map=False, admin_access_label=_ADMIN_LABELS.get(minor, Limits.admin_access_label),
+                      claim_update_revalidates=minor <= 33)
     if minor == 35:
         return Limits(attribute_values=None, **_BEFORE_1_37, keys_at_map=False)
     if minor == 36:

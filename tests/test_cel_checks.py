@@ -162,3 +162,10 @@ def test_single_equals_teaches_double_equals() -> None:
     [message] = _messages(_class("c", 'device.driver = "gpu.example.com"'))
     assert message.startswith("CEL compares with '==' ('=' is no CEL operator): compilation failed: "
                               "ERROR: <input>:1:15: Syntax error: token recognition error at: '= '")
+
+
+def test_cost_error_shows_cel_gos_estimate() -> None:
+    # a list literal's join() has no element size in cel-go: unbounded (issue 13's join item)
+    [f] = [f for f in lint_text(_class("c", '["a", "b"].join("-") == "a-b"'), Options()) if f.rule == "DRA502"]
+    assert "the worst-case estimate is 1,844,674,407,370,955,275 against a limit of 1,000,000" in f.message
+    assert f.details == {"cost": 1844674407370955275}

@@ -206,3 +206,64 @@ def test_result_tolerations_are_checked_from_1_37():
     assert errors(new, "1.37", old=old) == [("DRA214", path)]
     assert errors(new, "1.36", {"DRADeviceTaints": True}, old=old) == []
     assert errors(new, "1.35", {"DRADeviceTaints": True}, old=old) == []
+
+
+# --- pods: the core/v1 claim fields of each release ----------------------------------------------------
+
+def _pod(pod_claims: list, container_claims: list) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"resourceClaims": pod_claims,
+                     "containers": [{"name": "c", "image": "busybox", "resources": {"claims": container_claims}}]}}
+
+
+@pytest.mark.parametrize("version, pod_claim, container_claim, want", [
+    # Before 1.31 a pod claim has a `source`, and a container names a whole claim (no `request`).
+    ("1.30", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu"}, []),
+    ("1.30", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu", "request": "r"},
+     [("DRA101", "spec.containers[0].resources.claims[0].request")]),
+    ("1.30", {"name": "gpu", "resourceClaimName": "x"}, {"name": "gpu"},
+     [("DRA101", "spec.resourceClaims[0].resourceClaimName"), ("DRA242", "spec.resourceClaims[0]")]),
+    # From 1.31 the source fields are flat and a container may pick one request.
+    ("1.31", {"name": "gpu", "resourceClaimName": "x"}, {"name": "gpu", "request": "r"}, []),
+    ("1.31", {"name": "gpu", "source": {"resourceClaimName": "x"}}, {"name": "gpu"},
+     [("DRA101", "spec.resourceClaims[0].source"), ("DRA242", "spec.resourceClaims[0]")]),
+    ("1.34", {"name": "gpu", "resourceClaimName": "x", "resourceClaimTemplateName": "t"}, {"name": "gpu"},
+     [("DRA242", "spec.resourceClaims[0]")]),
+])
+def test_pod_claim_fields_by_release(version, pod_claim, container_claim, want):
+    gates = {"DynamicResourceAllocation": True} if version < "1.34" else {}
+    assert errors(_pod([pod_claim], [container_claim]), version, gates) == want
+
+
+# --- admin access: the namespace label of each release (the claim strategies) --------------------------
+
+ADMIN = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+         "metadata": {"name": "c", "namespace": "ops"},
+         "spec": {"devices": {"requests": [{"name": "r", "deviceClassName": "g", "adminAccess": True}]}}}
+
+
+def _namespace(label: str) -> str:
+    return f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ops\n  labels: {{{label}: 'true'}}\n"
+
+
+@pytest.mark.parametrize("version, label, refused", [
+    ("1.32", "unrelated", False),                   # no namespace check yet
+    ("1.33", "resource.k8s.io/admin-access", False),
+    ("1.33", "resource.kubernetes.io/admin-access", True),
+    ("1.34", "resource.kubernetes.io/admin-access", False),
+    ("1.34", "resource.k8s.io/admin-access", True),
+])
+def test_admin_access_namespace_label(version, label, refused):
+    gates = {"DRAAdminAccess": True, "DynamicResourceAllocation": True} if version < "1.34" else {}
+    text = yaml.safe_dump(ADMIN, sort_keys=False) + _namespace(label)
+    got = errors(text, version, gates)
+    assert (("DRA216", "spec.devices.requests[0].adminAccess") in got) == refused, got
+
+
+def test_claim_updates_recheck_the_spec_up_to_1_33():
+    # ValidateResourceClaimUpdate of 1.33 calls validateResourceClaimSpec(stored=true); 1.35 and 1.37
+    # only compare the spec with the stored one.
+    bad = claim([{"name": "Bad_Name", "exactly": {"deviceClassName": "gpu"}}], "v1beta2")
+    relabelled = dict(bad, metadata={"name": "c", "namespace": "default", "labels": {"a": "b"}})
+    assert errors(relabelled, "1.33", old=bad) == [("DRA205", "spec.devices.requests[0].name")]
+    assert errors(relabelled, "1.35", old=bad) == []

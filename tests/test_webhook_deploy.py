@@ -97,7 +97,8 @@ def test_container_arguments_are_a_valid_serve_command_with_mounted_files():
     args = build_parser().parse_args(c["args"])
     assert args.command == "serve" and args.workers == 2 and args.watch and args.health_port
     assert {p["name"]: p["containerPort"] for p in c["ports"]}["health"] == args.health_port
-    limit = int(c["resources"]["limits"]["memory"].removesuffix("Gi")) * 1024
+    memory = c["resources"]["limits"]["memory"]
+    limit = int(memory.removesuffix("Gi")) * 1024 if memory.endswith("Gi") else int(memory.removesuffix("Mi"))
     assert 0 < args.max_worker_memory * args.workers < limit
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in objects(BASE)["Deployment"]["spec"]["template"]["spec"]["volumes"]}

@@ -54,8 +54,8 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     analysis = _analyse(expression)
     if analysis is None:
         return issues
-    fixed, accesses, guarded = analysis
-    issues = [_keyed_by_domain(i, expression, accesses, known, domain) for i in issues]
+    fixed, accesses, guarded, driver = analysis
+    issues = [_keyed_by_domain(i, driver, accesses, known, domain) for i in issues]
     issues += fixed
     if known is not None:
         issues += _unknown_names(list(accesses), known)
@@ -65,18 +65,20 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
 
 
 @bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression: len(expression) + 64)
-def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any] | None:
+def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any, str | None] | None:
     """What depends on the expression alone (parsed once, not once per object that uses it):
-    the name-independent warnings, the device accesses, and which accesses are guarded."""
+    the name-independent warnings, the device accesses, which accesses are guarded, and the
+    driver a ``device.driver == "X"`` names."""
     try:
         root = parse(expression).root
     except (ParseError, RecursionError):
         return None
     nodes = A.walk(root)
-    return tuple(_has_domain(nodes) + _version_strings(nodes)), tuple(_accesses(nodes)), _guarded(root)
+    return (tuple(_has_domain(nodes) + _version_strings(nodes)), tuple(_accesses(nodes)), _guarded(root),
+            _driver_literal(nodes))
 
 
-def _keyed_by_domain(issue: CelIssue, expression: str, accesses: tuple[_Access, ...], known: Names | None,
+def _keyed_by_domain(issue: CelIssue, driver: str | None, accesses: tuple[_Access, ...], known: Names | None,
                      domain: str | None) -> CelIssue:
     """A type error on ``device.attributes["productName"]`` (an attribute name where the domain goes)
     gets a hint naming the domain at hand."""
@@ -86,7 +88,7 @@ def _keyed_by_domain(issue: CelIssue, expression: str, accesses: tuple[_Access, 
     if not wrong:
         return issue
     a = wrong[0]
-    at_hand = _domain_at_hand(expression, a, accesses, known, domain)
+    at_hand = _domain_at_hand(driver, a, accesses, known, domain)
     ident = a.domain
     member = f".{ident}" if _IDENT.fullmatch(ident) else f'["{ident}"]'
     label = "attributes" if a.kind == "attributes" else "capacities"
@@ -100,11 +102,10 @@ def _keyed_by_domain(issue: CelIssue, expression: str, accesses: tuple[_Access, 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _domain_at_hand(expression: str, access: _Access, accesses: tuple[_Access, ...], known: Names | None,
+def _domain_at_hand(driver: str | None, access: _Access, accesses: tuple[_Access, ...], known: Names | None,
                     domain: str | None) -> str | None:
     """The driver named in the expression, a domain it already uses, the domain that publishes
     the name, or the context's domain, in that order."""
-    driver = _driver_literal(expression)
     if driver:
         return driver
     for a in accesses:
@@ -117,26 +118,29 @@ def _domain_at_hand(expression: str, access: _Access, accesses: tuple[_Access, .
     return domain
 
 
+def read_names(expression: str) -> frozenset[tuple[str, str, str]]:
+    """(kind, domain, name) of every attribute or capacity the expression reads or tests."""
+    analysis = _analyse(expression)
+    if analysis is None:
+        return frozenset()
+    return frozenset((a.kind, a.domain, a.ident) for a in analysis[1] if a.ident is not None)
+
+
 def selector_domain(expressions: tuple[str, ...] | list[str]) -> str | None:
     """The driver domain selectors point at: the driver one names, else the first domain one reads."""
-    for expr in expressions:
-        driver = _driver_literal(expr)
-        if driver:
-            return driver
-    for expr in expressions:
-        analysis = _analyse(expr)
-        for a in analysis[1] if analysis else ():
+    analyses = [a for a in map(_analyse, expressions) if a is not None]
+    for analysis in analyses:
+        if analysis[3]:
+            return analysis[3]
+    for analysis in analyses:
+        for a in analysis[1]:
             if "." in a.domain:
                 return a.domain
     return None
 
 
-def _driver_literal(expression: str) -> str | None:
-    """X of a ``device.driver == "X"`` in the expression."""
-    try:
-        nodes = A.walk(parse(expression).root)
-    except (ParseError, RecursionError):
-        return None
+def _driver_literal(nodes: list[A.Expr]) -> str | None:
+    """X of a ``device.driver == "X"`` among the nodes."""
     for e in nodes:
         if isinstance(e, A.Call) and e.function == "_==_" and len(e.args) == 2:
             for lhs, rhs in (e.args, e.args[::-1]):

@@ -75,20 +75,27 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
             continue  # a stored selector list: the API server does not judge it again
         if len(selectors) > ctx.limits.selectors:
             continue  # over the limit the server reports TooMany and validates none of the items
-        before = _class_expressions(ctx, class_name)
-        domain = _context_domain(before, class_name)
+        class_selectors = before = _class_expressions(ctx, class_name)
         for j, entry in enumerate(selectors):
             expr = _expression(entry)
             if expr is None:
                 continue
-            key = (expr, env, domain)
-            verdict = verdicts.get(key)
+            verdict = verdicts.get((expr, env))
             if verdict is None:
-                verdict = verdicts[key] = tuple(_judge(expr, env, known, everywhere, domain))
+                verdict = verdicts[(expr, env)] = tuple(_judge(expr, env, known, everywhere, None))
+            domain = None
+            if class_name and any(v[0] == COMPILE_ERROR for v in verdict):
+                # a hint may name the domain the request's class points at
+                domain = _context_domain(class_selectors, class_name)
+                if domain is not None:
+                    key = (expr, env, domain)
+                    if key not in verdicts:
+                        verdicts[key] = tuple(_judge(expr, env, known, everywhere, domain))
+                    verdict = verdicts[key]
             if before and any(v[0] == UNGUARDED for v in verdict):
                 # The allocator evaluates the class's selectors and the earlier ones first: a read
                 # is guarded when every device they leave publishes the name.
-                left = _left_by(ctx, before, env)
+                left = _left_by(ctx, before, expr)
                 if left is not None:
                     key = (expr, env, domain, before)
                     if key not in verdicts:
@@ -128,51 +135,97 @@ def _context_domain(class_selectors: tuple[str, ...], class_name: str | None) ->
     return found
 
 
-def _left_by(ctx: CheckContext, before: tuple[str, ...], env: Any) -> Any:
-    """Per domain, the names every device publishes among those the ``before`` selectors select
-    (None: the run knows no devices)."""
-    from ..cel import compile_selector, env_for
+def _left_by(ctx: CheckContext, before: tuple[str, ...], expr: str) -> Any:
+    """Per domain, the names every device publishes among the devices the ``before`` selectors
+    select, as far as the names ``expr`` reads are concerned (None: not known).
+
+    Only a device that publishes a domain ``expr`` reads but lacks one of the names it reads
+    can make a read fail, so only those devices are evaluated.
+    """
+    from ..cel import CelRuntimeError, compile_selector, env_for
+    from ..cel.lint import read_names
 
     assert ctx.index is not None
-    cache = ctx.index.derived("cel-left-by", lambda _: {})
-    if before in cache:
-        return cache[before]
-    devices = ctx.index.derived("cel-devices", _devices)
-    if not devices:
-        cache[before] = None
+    reads = read_names(expr)
+    cache = ctx.index.derived("cel-left-by", lambda _: {"evaluations": 0})
+    key = (before, reads)
+    if key in cache:
+        return cache[key]
+    devices = ctx.index.derived("cel-devices", _Devices.of)
+    suspects = sorted(set().union(*(devices.lacking(kind, dom, ident) for kind, dom, ident in reads)))
+    if not devices.records or cache["evaluations"] + len(suspects) * len(before) > _EVALUATION_BUDGET:
+        cache[key] = None  # no devices, or a run too large to simulate: the plain verdict stands
         return None
+    cache["evaluations"] += len(suspects) * len(before)
     # The scheduler evaluates stored selectors; one that does not compile restricts nothing here.
     stored = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
     programs = [c for c in (compile_selector(e, stored) for e in before) if c.runnable]
-    kept = [(driver, api) for driver, api, device in devices if all(_matches(p, device) for p in programs)]
-    cache[before] = _names(kept)[1]
-    return cache[before]
+
+    def selected(device: Any) -> bool:
+        for program in programs:
+            try:
+                if program.evaluate(device) is not True:
+                    return False
+            except CelRuntimeError:
+                return False  # the allocation fails on this device; it never reaches the later selector
+        return True
+
+    kept = [devices.records[i] for i in suspects if selected(devices.cel(i))]
+    cache[key] = _names(kept)[1]
+    return cache[key]
 
 
-def _matches(program: Any, device: Any) -> bool:
-    from ..cel import CelRuntimeError
-
-    try:
-        return program.evaluate(device) is True
-    except CelRuntimeError:
-        return False  # the allocation fails on this device; it never reaches the later selector
+# Evaluations of earlier selectors on devices that one run may spend on DRA506 (a few seconds).
+_EVALUATION_BUDGET = 1_000_000
 
 
-def _devices(index: Any) -> list[tuple[str, dict, Any]]:
-    """(driver, device dict, CEL device) for each distinct device the run's ResourceSlices publish."""
-    import json
+class _Devices:
+    """The distinct devices of the run's ResourceSlices, indexed by the domains they publish."""
 
-    from ..cel import device_from_api
+    def __init__(self, records: list[tuple[str, dict]]) -> None:
+        from ..cel.device import split_qualified_name
 
-    out = []
-    seen: set[str] = set()
-    for driver, dev in _slice_devices(index):
-        shape = json.dumps([driver, dev.get("attributes"), dev.get("capacity"), dev.get("allowMultipleAllocations")],
-                           sort_keys=True, default=str)
-        if shape not in seen:
-            seen.add(shape)
-            out.append((driver, dev, device_from_api(driver, dev)))
-    return out
+        self.records = records
+        self.by_domain: dict[tuple[str, str], list[tuple[int, set[str]]]] = {}
+        for i, (driver, dev) in enumerate(records):
+            names: dict[tuple[str, str], set[str]] = {}
+            for kind in ("attributes", "capacity"):
+                published = dev.get(kind)
+                for name in published if isinstance(published, dict) else ():
+                    domain, ident = split_qualified_name(str(name), driver)
+                    names.setdefault((kind, domain), set()).add(ident)
+            for kd, ids in names.items():
+                self.by_domain.setdefault(kd, []).append((i, ids))
+        self._lacking: dict[tuple[str, str, str], list[int]] = {}
+        self._cel: dict[int, Any] = {}
+
+    @classmethod
+    def of(cls, index: Any) -> "_Devices":
+        import json
+
+        records, seen = [], set()
+        for driver, dev in _slice_devices(index):
+            shape = json.dumps([driver, dev.get("attributes"), dev.get("capacity"),
+                                dev.get("allowMultipleAllocations")], sort_keys=True, default=str)
+            if shape not in seen:
+                seen.add(shape)
+                records.append((driver, dev))
+        return cls(records)
+
+    def lacking(self, kind: str, domain: str, ident: str) -> list[int]:
+        """The devices that publish the domain but not the name."""
+        key = (kind, domain, ident)
+        if key not in self._lacking:
+            self._lacking[key] = [i for i, ids in self.by_domain.get((kind, domain), ()) if ident not in ids]
+        return self._lacking[key]
+
+    def cel(self, i: int) -> Any:
+        """The CEL view of device ``i``, built on first use."""
+        if i not in self._cel:
+            from ..cel import device_from_api
+
+            self._cel[i] = device_from_api(*self.records[i])
+        return self._cel[i]
 
 
 _Verdict = tuple[str, str, "int | None", "dict | None"]  # rule, message, offset in the scalar, details

@@ -31,7 +31,6 @@ LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 # Versions whose requests are flat (converted to ``exactly``); their defaulting differs (see _exact).
 FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 ALLOCATION_MODES = ("All", "ExactCount")
-ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 
 R_REQUESTS_TOO_MANY = "DRA200"
 R_COUNT_POSITIVE = "DRA201"
@@ -72,12 +71,13 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     """Problems of the spec of a claim being created, or of a template being created or updated.
 
     The template strategy's ValidateUpdate still runs the full validation before the immutability
-    check, so an unchanged template spec that the release now refuses fails its update too.
+    check, so an unchanged template spec that the release now refuses fails its update too; so does
+    a claim's up to 1.33.
     """
     obj = ctx.obj
     if obj.version in LEGACY_VERSIONS or ctx.subresource:
         return
-    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate":
+    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate" and not ctx.limits.claim_update_revalidates:
         return
     base = spec_path(obj.kind)
     devices = obj.get(*base, "devices")
@@ -433,16 +433,19 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
 
 def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
     """Admin access needs the namespace label: an error when the namespace is known without it, else a warning."""
+    key = ctx.limits.admin_access_label
+    if key is None:
+        return None
     namespace = ctx.obj.namespace
     labels = ctx.index.namespace_labels(namespace) if ctx.index is not None and namespace else None
-    label = f"`{ADMIN_NAMESPACE_LABEL}: \"true\"`"
+    label = f"`{key}: \"true\"`"
     if labels is None:
         where = f"namespace {namespace!r}" if namespace else "the namespace it is created in"
         return Problem(R_ADMIN_UNVERIFIED, path,
                        f"admin access is only granted when {where} carries the label {label}; the namespace is not "
                        "part of this run, so dralint cannot check it (the API server refuses the object with "
                        "Forbidden when the label is missing)")
-    if labels.get(ADMIN_NAMESPACE_LABEL) != "true":
+    if labels.get(key) != "true":
         return Problem(R_ADMIN_FORBIDDEN, path,
                        f"admin access to devices requires the label {label} on namespace {namespace!r}, which does "
                        "not have it; ask a cluster admin to label the namespace, or drop `adminAccess` "

@@ -6,7 +6,7 @@ field or a value of the wrong type fails the whole request (HTTP 400). dralint d
 the schema of the whole Pod, so these two small structs are described here, in the generated
 schemas' dialect, from the core/v1 Go types (``PodResourceClaim``: ``name``,
 ``resourceClaimName``, ``resourceClaimTemplateName`` — under ``source`` before 1.31;
-``ResourceClaim``: ``name``, ``request``).
+``ResourceClaim``: ``name``, and ``request`` from 1.31, when claims got several requests).
 """
 from __future__ import annotations
 
@@ -37,11 +37,14 @@ def _pod_claims(minor: int) -> dict[str, Any]:
 
 
 _CONTAINER_CLAIMS = {"type": ["null", "array"], "items": _struct(name=_STRING, request=_STRING)}
+# Before 1.31 a container names a whole claim: there are no requests to pick from yet.
+_OLD_CONTAINER_CLAIMS = {"type": ["null", "array"], "items": _struct(name=_STRING)}
 
 
 @lru_cache(maxsize=4)
 def _checkers(flat: bool) -> tuple[Compiled, Compiled]:
-    return compile_schema(_pod_claims(FLAT_SOURCE_SINCE if flat else 0)), compile_schema(_CONTAINER_CLAIMS)
+    return (compile_schema(_pod_claims(FLAT_SOURCE_SINCE if flat else 0)),
+            compile_schema(_CONTAINER_CLAIMS if flat else _OLD_CONTAINER_CLAIMS))
 
 
 def claim_fields(spec: Mapping[str, Any]) -> Iterator[tuple[FieldPath, Any, str]]:
