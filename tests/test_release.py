@@ -94,3 +94,10 @@ def test_tag_release_refuses_versions_that_disagree(release_repo: Path):
     refused = _tag(release_repo)
     assert refused.returncode == 1 and "9.9.9" in refused.stdout
     assert _git(release_repo, "tag", "-l") == ""
+
+
+def test_the_image_tag_is_the_version_everywhere_it_is_named():
+    named = [REPO / "webhook" / "deploy" / "base" / "deployment.yaml", REPO / "webhook" / "README.md",
+             REPO / "webhook" / "Dockerfile", REPO / "docs" / "install.md"]
+    tags = {(p.name, t) for p in named for t in re.findall(r"dralint-webhook:([\w.\-]+)", p.read_text(encoding="utf-8"))}
+    assert tags and {t for _, t in tags} == {PYPROJECT["version"]}, sorted(tags)
