@@ -13,6 +13,13 @@ the client down. Loopback only, bounded in requests and time; the server is stop
 
     python3 bench/bench_webhook.py                       # 100, 200, 300, 400 req/s, 3 x 10 s each
     python3 bench/bench_webhook.py --rates 300 --duration 20 --workers 2
+    python3 bench/bench_webhook.py --fleet 5000 --rates 50   # claim reviews against a live 5,000-node cluster
+
+``--fleet N``: the server runs with ``--watch`` against a fake API server on 127.0.0.1 (the one the
+tests use, ``tests/fakeapi.py``) holding N nodes with one ResourceSlice of 8 GPUs each and a
+DeviceClass; the traffic is claim reviews only (feasible, infeasible and unknown-model claims with
+CEL selectors, ``feasibility: deny``). Besides latency it prints the time to the first full sync
+and the peak resident memory of the master, the watcher and each worker.
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SERVICE, NAMESPACE = "dralint-webhook", "dralint"
 MAX_REQUESTS = 60_000      # over all steps and runs
@@ -109,6 +117,7 @@ class Step:
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
     denied: int = 0
+    unjudged: int = 0            # allowed because the review was not judged in time (the deadline)
     elapsed: float = 0.0
 
 
@@ -140,6 +149,7 @@ def run_step(port: int, context: ssl.SSLContext, templates: list[bytes], rate: i
                     step.latencies.append(done - when)
                     step.errors += not ok
                     step.denied += bool(ok and not answer["allowed"])
+                    step.unjudged += bool(ok and any("could not judge" in w for w in answer.get("warnings", [])))
             except (OSError, http.client.HTTPException, ValueError, KeyError):
                 conn.close()
                 with lock:
@@ -189,18 +199,90 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
 
 
-def start_server(workdir: Path, port: int, workers: int, threads: int) -> subprocess.Popen:
+def start_server(workdir: Path, port: int, workers: int, threads: int, *extra: str) -> subprocess.Popen:
     subprocess.run([sys.executable, "-m", "dralint_webhook", "certs", "--service", SERVICE, "--namespace", NAMESPACE,
                     "--out", str(workdir)], check=True, capture_output=True, timeout=60)
     log = (workdir / "server.log").open("wb")
     return subprocess.Popen([sys.executable, "-m", "dralint_webhook", "serve", "--cert", str(workdir / "tls.crt"),
                              "--key", str(workdir / "tls.key"), "--bind", "127.0.0.1", "--port", str(port),
-                             "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
+                             "--workers", str(workers), "--threads", str(threads), "--log-level", "warning", *extra],
                             stdout=log, stderr=subprocess.STDOUT)
 
 
-def wait_ready(port: int, context: ssl.SSLContext, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
+# --- --fleet: claim reviews against a live cluster of N nodes --------------------------------------------
+
+def fleet_cluster(nodes: int) -> Any:
+    """A fake API server's cluster: ``nodes`` nodes, one slice of 8 GPUs each (half a100, half h100)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from fakeapi import FakeCluster
+
+    cluster = FakeCluster()
+    cluster.create("namespaces", {"metadata": {"name": "ml"}})
+    cluster.create("deviceclasses", {"metadata": {"name": "gpu.example.com"}, "spec": {"selectors": [
+        {"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+    for i in range(nodes):
+        name = f"node-{i:05d}"
+        cluster.create("nodes", {"metadata": {"name": name, "labels": {"pool": f"p{i % 10}"}}})
+        cluster.create("resourceslices", {"metadata": {"name": f"{name}-gpu"}, "spec": {
+            "driver": "gpu.example.com", "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{d}", "attributes": {"model": {"string": "a100" if i % 2 else "h100"},
+                                                             "index": {"int": d}},
+                         "capacity": {"memory": {"value": "80Gi"}}} for d in range(8)]}})
+    return cluster
+
+
+def fleet_bodies() -> list[bytes]:
+    """Claim reviews: fits (2 a100), does not fit (9 per node), no such model, and a template."""
+    def claim(name: str, count: int, model: str, kind: str = "ResourceClaim") -> dict:
+        return _claim(name, [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": count,
+                                                         "selectors": [{"cel": {"expression":
+                                                             f'device.attributes["gpu.example.com"].model == '
+                                                             f'"{model}"'}}]}}], kind=kind)
+    objects = [claim("fits", 2, "a100")] * 3 + [claim("too-many", 9, "a100"), claim("no-model", 1, "b200"),
+                                                claim("per-pod", 4, "h100", "ResourceClaimTemplate")]
+    out = []
+    for obj in objects:
+        group, _, version = obj["apiVersion"].rpartition("/")
+        request = {"uid": "__UID__", "kind": {"group": group, "version": version, "kind": obj["kind"]},
+                   "resource": {"group": group, "version": version, "resource": obj["kind"].lower() + "s"},
+                   "operation": "CREATE", "namespace": "ml", "name": obj["metadata"]["name"], "object": obj}
+        out.append(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                               "request": request}).encode())
+    return out
+
+
+def rss_by_pid(root: int) -> dict[str, int]:
+    """Resident memory (bytes) of the master and each of its children, by pid."""
+    out: dict[str, int] = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        pid = int(status.parent.name)
+        if pid == root or fields.get("PPid", "").strip() == str(root):
+            out[str(pid)] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+    return out
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def latency_columns(step: "Step", steps: list["Step"]) -> str:
+    """achieved/s, requests, p50, p95, p99, max, errors (of every run) and denied of ``step``."""
+    ms = [x * 1000 for x in step.latencies]
+    return (f"{len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} {percentile(ms, 95):>8.2f} "
+            f"{percentile(ms, 99):>8.2f} {max(ms):>8.2f} {sum(r.errors for r in steps):>7} {step.denied:>7}")
+
+
+def wait_ready(port: int, context: ssl.SSLContext, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit("the server exited during start-up")
@@ -225,7 +307,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per rate; the row shows the run with the lowest p99 and the errors of all runs "
                              "(default: 3)")
+    parser.add_argument("--fleet", type=int, default=0, metavar="NODES",
+                        help="claim reviews against a live cluster of this many nodes x 8 GPUs (--watch)")
     args = parser.parse_args()
+    if args.fleet:
+        return fleet_main(args)
     rates = [int(r) for r in args.rates.split(",") if r.strip()]
     duration = min(args.duration, MAX_STEP_SECONDS)
     if sum(rates) * duration * args.repeat > MAX_REQUESTS:
@@ -242,7 +328,7 @@ def main() -> int:
             wait_ready(port, context, proc)
             templates = bodies()
             run_step(port, context, templates, 100, 3, args.connections)   # warm-up: connections, caches
-            print(f"dralint webhook: gunicorn gthread, {args.workers} workers x {args.threads} threads, TLS, "
+            print(f"dralint webhook: gunicorn + our worker, {args.workers} workers x {args.threads} threads, TLS, "
                   f"{args.connections} keep-alive connections, mix of {len(templates)} reviews")
             print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
                   f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'server cpu ms/req':>18} {'load':>5}  "
@@ -255,18 +341,79 @@ def main() -> int:
                     runs.append((step, cpu_seconds(proc.pid) - cpu, os.getloadavg()[0]))
                 # Best of the runs by p99: another process's burst on a shared machine is not the server's.
                 step, cpu, load = min(runs, key=lambda r: percentile(r[0].latencies, 99))
-                ms = [x * 1000 for x in step.latencies]
                 every = "/".join(f"{percentile(r[0].latencies, 99) * 1000:.1f}" for r in runs)
-                print(f"{rate:>9} {len(ms) / step.elapsed:>11.1f} {len(ms):>9} {statistics.median(ms):>8.2f} "
-                      f"{percentile(ms, 95):>8.2f} {percentile(ms, 99):>8.2f} {max(ms):>8.2f} "
-                      f"{sum(r[0].errors for r in runs):>7} {step.denied:>7} {cpu * 1000 / max(len(ms), 1):>18.2f} "
-                      f"{load:>5.1f}  {every}", flush=True)
+                print(f"{rate:>9} {latency_columns(step, [r[0] for r in runs])} "
+                      f"{cpu * 1000 / max(len(step.latencies), 1):>18.2f} {load:>5.1f}  {every}", flush=True)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
+    return 0
+
+
+def fleet_main(args: argparse.Namespace) -> int:
+    """The --fleet case: a live cluster behind a fake API server, claim reviews only."""
+    import yaml
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from fakeapi import FakeApiServer
+
+    rates = [int(r) for r in args.rates.split(",") if r.strip()]
+    duration = min(args.duration, MAX_STEP_SECONDS)
+    built = time.perf_counter()
+    cluster = fleet_cluster(args.fleet)
+    with tempfile.TemporaryDirectory(prefix="dralint-bench-") as tmp, FakeApiServer(cluster) as api:
+        workdir = Path(tmp)
+        config = workdir / "kubeconfig"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
+            "clusters": [{"name": "bench", "cluster": {"server": api.url}}],
+            "users": [{"name": "bench", "user": {"token": "bench"}}],
+            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+        policy = workdir / "policy.yaml"
+        policy.write_text("feasibility: deny\n")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        generated = time.perf_counter() - built
+        started = time.perf_counter()
+        proc = start_server(workdir, port, args.workers, args.threads, "--watch", "--kubeconfig", str(config),
+                            "--config", str(policy))
+        try:
+            context = ssl.create_default_context(cafile=str(workdir / "ca.crt"))
+            wait_ready(port, context, proc, timeout=600)
+            ready = time.perf_counter() - started
+            templates = fleet_bodies()
+            peak: dict[str, int] = {}
+            print(f"dralint webhook --watch: {args.fleet} nodes x 8 GPUs ({args.fleet} ResourceSlices), "
+                  f"{args.workers} workers x {args.threads} threads, TLS, {args.connections} connections, "
+                  f"{len(templates)} kinds of claim review; cluster generated in {generated:.1f} s, "
+                  f"server ready (first full sync in every worker) {ready:.1f} s after start")
+            print(f"{'target/s':>9} {'achieved/s':>11} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8} "
+                  f"{'p99 ms':>8} {'max ms':>8} {'errors':>7} {'denied':>7} {'unjudged':>9}  p99 ms of each run")
+            for rate in rates:
+                runs = []
+                for _ in range(args.repeat):
+                    sampler = threading.Event()
+
+                    def sample() -> None:
+                        while not sampler.wait(0.5):
+                            for pid, rss in rss_by_pid(proc.pid).items():
+                                peak[pid] = max(peak.get(pid, 0), rss)
+
+                    thread = threading.Thread(target=sample, daemon=True)
+                    thread.start()
+                    runs.append(run_step(port, context, templates, rate, duration, args.connections))
+                    sampler.set()
+                    thread.join()
+                step = min(runs, key=lambda r: percentile(r.latencies, 99))
+                every = "/".join(f"{percentile(r.latencies, 99) * 1000:.1f}" for r in runs)
+                print(f"{rate:>9} {latency_columns(step, runs)} {step.unjudged:>9}  {every}", flush=True)
+            # The master forks the watcher first and the workers after it: the first child is the watcher.
+            children = sorted((int(pid), rss) for pid, rss in peak.items() if int(pid) != proc.pid)
+            names = [f"watcher {children[0][0]}"] + [f"worker {pid}" for pid, _ in children[1:]] if children else []
+            print(f"peak resident memory (MiB): master {peak.get(str(proc.pid), 0) / 2**20:.0f}, " + ", ".join(
+                f"{name} {rss / 2**20:.0f}" for name, (_, rss) in zip(names, children)))
+        finally:
+            stop_server(proc)
     return 0
 
 

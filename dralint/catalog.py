@@ -14,14 +14,16 @@ from typing import Any, Mapping
 import yaml
 
 from .findings import Category, Severity
+from .fixes import Safety
 from .resources import data_path
 
 # libyaml's loader: the catalog is read on every run, and the pure-Python one takes half a second.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RULE_ID = re.compile(r"^DRA\d{3}$")
 RULE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_FIELDS = {"id", "name", "category", "severity", "summary", "rationale", "fix", "kubernetes", "api_server", "examples"}
-_EXAMPLE_FIELDS = {"title", "verdict", "manifest", "old", "cluster", "kube_version", "feature_gates", "options"}
+_FIELDS = {"id", "name", "category", "severity", "summary", "rationale", "fix", "autofix", "kubernetes", "api_server",
+           "examples"}
+_EXAMPLE_FIELDS = {"title", "verdict", "manifest", "old", "cluster", "kube_version", "feature_gates", "options", "fixed"}
 
 
 class CatalogError(ValueError):
@@ -38,6 +40,7 @@ class Example:
     kube_version: str | None = None
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    fixed: str | None = None  # a bad example of a rule with a fix: the manifest once its fix is applied
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Rule:
     api_server: str
     examples: tuple[Example, ...]
     source: str
+    autofix: Safety | None = None  # the rule's findings may carry a fix this safe (None: the rule has no fix)
 
 
 def _load_rule(path: Path) -> Rule:
@@ -77,12 +81,18 @@ def _load_rule(path: Path) -> Rule:
             raise CatalogError(f"{path}: examples[{i}] needs title, verdict good|bad and a manifest string")
         examples.append(Example(title=str(ex.get("title", f"example {i}")), verdict=ex["verdict"], manifest=ex["manifest"],
                                 old=ex.get("old"), cluster=ex.get("cluster"), kube_version=ex.get("kube_version"),
-                                feature_gates=ex.get("feature_gates") or {}, options=ex.get("options") or {}))
+                                feature_gates=ex.get("feature_gates") or {}, options=ex.get("options") or {},
+                                fixed=ex.get("fixed")))
+    if raw.get("autofix") not in (None, "safe", "unsafe"):
+        raise CatalogError(f"{path}: autofix must be safe or unsafe")
+    if any(ex.fixed is not None for ex in examples) and raw.get("autofix") is None:
+        raise CatalogError(f"{path}: an example shows a fix (`fixed`), but the rule declares no autofix")
     try:
         return Rule(id=raw["id"], name=raw["name"], category=Category(raw["category"]), severity=Severity(raw["severity"]),
                     summary=str(raw["summary"]).strip(), rationale=str(raw["rationale"]).strip(), fix=str(raw["fix"]).strip(),
                     kubernetes=raw.get("kubernetes") or {}, api_server=str(raw.get("api_server") or "").strip(),
-                    examples=tuple(examples), source=path.name)
+                    examples=tuple(examples), source=path.name,
+                    autofix=Safety(raw["autofix"]) if raw.get("autofix") else None)
     except ValueError as exc:
         raise CatalogError(f"{path}: {exc}") from exc
 

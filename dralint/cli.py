@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import os
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, TextIO
 
@@ -17,6 +16,7 @@ if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .config import Config
     from .engine import Options
     from .findings import Severity
+    from .source import Reading
 
 EXIT_USAGE = 2
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads stdin")
     parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest known)")
+    parser.add_argument("--kube-version", help="target Kubernetes release, e.g. 1.35 (default: the newest released; the release "
+                             "under way can be chosen too)")
     parser.add_argument("--feature-gates", default="", metavar="NAME=BOOL,...",
                         help="feature gates of the target cluster, Kubernetes spelling")
     parser.add_argument("--select", action="append", metavar="RULES", help="only these rules (ids, names or id prefixes)")
@@ -61,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
     parser.add_argument("--max-seconds", type=float, default=10.0,
                         help="time budget of the whole feasibility stage, in seconds (default 10)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="do not read paths matching GLOB (.gitignore style, relative to the current folder); "
+                             "repeatable. node_modules, vendor, third_party and hidden folders are never walked into")
+    parser.add_argument("--max-file-size", metavar="SIZE",
+                        help="the largest file read, in bytes or as 64MiB, 1GiB... (default 16MiB)")
     parser.add_argument("--config", metavar="FILE", help="read settings from FILE instead of the nearest .dralint.yaml")
     parser.add_argument("--no-config", action="store_true", help="read no configuration file")
     parser.add_argument("--report-unused-ignores", action="store_true",
@@ -68,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="judge in up to N processes (default 0: one per CPU, at most 4; small inputs always "
                              "use one); the output does not change")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes of the findings to the files, then report what remains "
+                             "(docs/migrate.md); with - the fixed text goes to stdout")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--explain", metavar="RULE", help="print a rule's rationale, fix and examples, and exit")
@@ -78,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["migrate"]:  # a subcommand with its own options (docs/migrate.md)
+        from .migrate.cli import main as migrate
+
+        return migrate(argv[1:], out, err)
+    if argv[:1] == ["lsp"]:  # the editor face (docs/editors.md); a folder named lsp is ./lsp
+        from .lsp import main as lsp_main
+
+        return lsp_main(argv[1:], err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.
@@ -106,8 +126,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 
 def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
-    from . import parallel
-    from .report import FORMATS, ReportContext
     from .rule_filter import UsageError
 
     if "-" in args.paths and "-" in args.cluster:
@@ -116,7 +134,53 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     config = _config(args, catalog)
     options, fail_on = _options(args, config, err)
+    if (args.diff or args.unsafe_fixes) and not args.fix:
+        raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
+    if args.fix:
+        from .autofix import apply_and_write
+
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        if fixed is not None:
+            return fixed
+    # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
+    # the work, never a traceback that CI reads as "findings" (exit 1).
+    stream = _open_output(args.output) if args.output else out
+    try:
+        code = _lint_to(args, catalog, config, options, fail_on, stream, err)
+    finally:
+        if args.output:
+            _close_output(stream, args.output)
+    return code
+
+
+def _open_output(path: str) -> TextIO:
+    from .rule_filter import UsageError
+
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _close_output(stream: TextIO, path: str) -> None:
+    """Close the report file; a full disk shows here, when the buffer is written."""
+    from .rule_filter import UsageError
+
+    try:
+        stream.close()
+    except OSError as exc:
+        raise UsageError(f"--output: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options: Options, fail_on: Severity,
+             stream: TextIO, err: TextIO) -> int:
+    from . import parallel
+    from .report import FORMATS, ReportContext
+    from .rule_filter import UsageError
+
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
+    for note in skip_notes(result.skipped):
+        err.write(f"dralint: note: {note}\n")
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
     result = dataclasses.replace(result, findings=kept)
@@ -124,14 +188,37 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         code = EXIT_USAGE
     else:
         code = 1 if any(f.severity.rank >= fail_on.rank for f in kept) else 0
-    with ExitStack() as stack:
-        stream = stack.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else out
-        colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
-                                            and not os.environ.get("NO_COLOR"))
-        context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
-                                fail_on=fail_on, suppressed=suppressed)
+    colour = args.color == "always" or (args.color == "auto" and not args.output and stream.isatty()
+                                        and not os.environ.get("NO_COLOR"))
+    context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
+                            fail_on=fail_on, suppressed=suppressed)
+    try:
         FORMATS[args.format].render(result, stream, context)
+    except OSError as exc:
+        if not args.output:
+            raise  # stdout: a closed pipe is the console script's to handle
+        raise UsageError(f"--output: cannot write {args.output}: {exc.strerror or exc}") from None
     return code
+
+
+# What to lint instead of the files that are no manifests: one note per run for each.
+_HELM = "lint what the chart renders: helm template RELEASE CHART | dralint -"
+_KUSTOMIZE = "lint what kustomize builds: kustomize build DIR | dralint -"
+_INSTEAD = {"helm-template": ("Go templates (Helm), not YAML until rendered", _HELM),
+            "kustomize-patch": ("kustomize patches or kustomization files, not whole objects", _KUSTOMIZE),
+            "kustomization": ("kustomize patches or kustomization files, not whole objects", _KUSTOMIZE)}
+
+
+def skip_notes(skipped: dict[str, list[str]]) -> list[str]:
+    """One line for each kind of file read but not judged: how many, the first, what to lint instead."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for why, files in skipped.items():
+        grouped.setdefault(_INSTEAD.get(why, (why, "")), []).extend(files)
+    notes = []
+    for (what, instead), files in grouped.items():
+        first = files[0] + (f" and {len(files) - 1} more" if len(files) > 1 else "")
+        notes.append(f"skipped {len(files)} file(s) that are {what} ({first})" + (f"; {instead}" if instead else ""))
+    return notes
 
 
 def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
@@ -154,11 +241,11 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     from .config import ConfigError
     from .engine import Options
     from .findings import Severity
-    from .releases import NEWEST_MINOR, GateError, parse_gates, parse_version
+    from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
     version = args.kube_version or config.kube_version
-    minor = parse_version(version) if version else NEWEST_MINOR
+    minor = parse_version(version) if version else DEFAULT_MINOR
     gates: dict[str, bool] = {}
     if config.feature_gates:
         text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())
@@ -183,12 +270,37 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
     strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
     report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
     options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
-                      select=select, ignore=ignore, severities=severities, cluster=tuple(args.cluster),
+                      select=select, ignore=ignore, severities=severities,
+                      cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
                       together=args.together,
-                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused)
+                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused,
+                      reading=_reading(args, config))
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
     return options, fail_on
+
+
+def config_options(config: Config, err: TextIO) -> Options:
+    """The engine options a run without command-line options would use (``dralint lsp``'s settings)."""
+    return _options(build_parser().parse_args([]), config, err)[0]
+
+
+def _reading(args: argparse.Namespace, config: Config) -> Reading:
+    """Excludes of the command line (relative to the current folder) and of the configuration file
+    (relative to its folder), and the size limit: the command line's, else the file's."""
+    from .config import parse_size
+    from .rule_filter import UsageError
+    from .source import Exclude, Reading
+
+    excludes = tuple(Exclude(g, os.getcwd()) for g in _csv(args.exclude)) + tuple(
+        Exclude(g, str(config.root)) for g in config.exclude)
+    limit = config.max_file_size
+    if args.max_file_size is not None:
+        try:
+            limit = parse_size(args.max_file_size)
+        except ValueError as exc:
+            raise UsageError(f"--max-file-size: {exc}") from None
+    return Reading(excludes, limit) if limit else Reading(excludes)
 
 
 # A run builds millions of small containers that live until it ends (the parsed documents), so

@@ -19,13 +19,17 @@ import yaml
 
 from .catalog import Catalog
 from .findings import Severity
+from .globs import glob_regex
 from .rule_filter import UsageError, resolve as resolve_rules
 
 YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"
 ALL_RULES = "all"
 KEYS = ("kube-version", "feature-gates", "select", "ignore", "severity", "per-path-ignores", "strict",
-        "fail-on", "report-unused-ignores")
+        "fail-on", "report-unused-ignores", "cluster", "exclude", "max-file-size")
+_SIZE = re.compile(r"(\d+)\s*(|[KMG]i?B?|B)", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024, "m": 1000**2, "mb": 1000**2,
+          "mi": 1024**2, "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gi": 1024**3, "gib": 1024**3}
 
 
 class ConfigError(ValueError):
@@ -60,6 +64,9 @@ class Config:
     strict: bool | None = None
     fail_on: Severity | None = None
     report_unused_ignores: bool | None = None
+    cluster: tuple[str, ...] = ()  # --cluster paths, resolved against the configuration's folder
+    exclude: tuple[str, ...] = ()  # globs relative to the file's folder
+    max_file_size: int | None = None
 
     @property
     def root(self) -> Path:
@@ -236,7 +243,27 @@ def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
         strict=boolean("strict"),
         fail_on=Severity(fail_on) if fail_on else None,
         report_unused_ignores=boolean("report-unused-ignores"),
+        cluster=_cluster(raw, path, lines),
+        exclude=_tokens(raw.get("exclude", []), lambda: lines.error(("exclude",), "exclude must be a list of globs")),
+        max_file_size=_config_size(raw.get("max-file-size"), lines),
     )
+
+
+def _config_size(value: Any, lines: _Lines) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_size(value if isinstance(value, str) else str(value) if isinstance(value, int) else "")
+    except ValueError as exc:
+        raise lines.error(("max-file-size",), f"max-file-size: {exc}") from None
+
+
+def parse_size(text: str) -> int:
+    """A size: plain bytes (``16777216``) or a quantity (``64MiB``, ``64Mi``, ``50MB``, ``1GiB``)."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None or int(match.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a size such as 64MiB or 67108864 (bytes)")
+    return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
 def _tokens(value: Any, error: Any) -> tuple[str, ...]:
@@ -246,6 +273,16 @@ def _tokens(value: Any, error: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise error()
     return tuple(v.strip() for v in value if v.strip())
+
+
+def _cluster(raw: Mapping[str, Any], path: Path, lines: _Lines) -> tuple[str, ...]:
+    """``cluster``: files or folders of cluster state, resolved against the configuration's folder
+    (the editor's server and a run from a subfolder read the same state)."""
+    value = raw.get("cluster")
+    if value is None:
+        return ()
+    tokens = _tokens(value, lambda: lines.error(("cluster",), "cluster must be a list of files or folders"))
+    return tuple(str(path.parent / token) for token in tokens)
 
 
 def _mapping(raw: Mapping[str, Any], key: str, lines: _Lines) -> Mapping[str, Any]:
@@ -274,40 +311,3 @@ def _path_ignore(pattern: str, value: Any, catalog: Catalog, lines: _Lines, rule
         tokens = rules(key, value)
         ids = frozenset(rule for token in tokens for rule in resolve_rules(catalog, token, "per-path-ignores"))
     return PathIgnore(pattern, ids, glob_regex(pattern))
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a path glob: ``*`` and ``?`` stay inside one folder, ``**`` crosses folders.
-
-    A pattern naming a folder (``vendor/`` or ``vendor``) also matches everything below it; a
-    pattern without ``/`` matches at any depth (``*.generated.yaml``) and a leading ``/`` anchors
-    one to the config's folder, as in ``.gitignore``.
-    """
-    pattern = pattern.strip().removeprefix("./")
-    anchored = "/" in pattern.rstrip("/")
-    pattern = pattern.removeprefix("/")  # a leading / anchors to the config's folder, as in .gitignore
-    out = [] if anchored else ["(?:.*/)?"]
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1:end].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    body = "".join(out).rstrip("/")
-    return re.compile(body + "(?:/.*)?")

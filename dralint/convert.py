@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 from .manifest import Manifest
 from .paths import FieldPath
+from .schema.core import decode_claims
+from .schema.decode import decoded
 
 FLAT_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
                        "capacity", "derivedAttributes")
@@ -58,8 +60,9 @@ class Canonical:
 
 
 def to_canonical(manifest: Manifest) -> Canonical:
-    """The canonical form of a DRA object (the input is never modified)."""
-    kind, version, value = manifest.kind, manifest.version, manifest.value
+    """The canonical form of a DRA object, as the server decodes it (the input is never modified)."""
+    kind, version = manifest.kind, manifest.version
+    value = _decoded(manifest)
     if version not in _FLAT_VERSIONS:
         return Canonical(manifest, kind, value)
     if kind == "ResourceClaim":
@@ -73,6 +76,20 @@ def to_canonical(manifest: Manifest) -> Canonical:
     return Canonical(manifest, kind, value)
 
 
+def _decoded(manifest: Manifest) -> dict:
+    """The object with explicit nulls resolved as the API server's decoder does (schema/decode.py)."""
+    if manifest.is_dra:
+        return decoded(manifest.value, manifest.api_version, manifest.kind)
+    value = manifest.value
+    for base in manifest.pod_spec_paths:
+        spec = _get(value, tuple(base))
+        if isinstance(spec, dict):
+            fixed = decode_claims(spec)
+            if fixed is not spec:
+                value = _replace(value, tuple(base), fixed)
+    return value
+
+
 def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
     spec = _get(value, spec_path)
     requests = spec.get("devices", {}).get("requests") if isinstance(spec, dict) and isinstance(spec.get("devices"), dict) else None
@@ -80,7 +97,7 @@ def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
         return value
     converted = []
     for req in requests:
-        if isinstance(req, dict) and any(f in req for f in FLAT_REQUEST_FIELDS):
+        if isinstance(req, dict) and any(_flat_field_set(req, f) for f in FLAT_REQUEST_FIELDS):
             exactly = {f: req[f] for f in FLAT_REQUEST_FIELDS if f in req}
             rest = {k: v for k, v in req.items() if k not in FLAT_REQUEST_FIELDS}
             rest["exactly"] = exactly
@@ -88,6 +105,20 @@ def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
         else:
             converted.append(req)
     return _replace(value, spec_path + ("devices", "requests"), converted)
+
+
+# Zero values of the flat scalar fields: the server's conversion only builds `exactly` when a field
+# is set in Go terms (hasAnyMainRequestFieldsSet in pkg/apis/resource/v1beta1/conversion.go): a
+# non-empty class or mode, a non-zero count, or a list or pointer field that is present at all.
+_FLAT_ZERO: dict[str, Any] = {"deviceClassName": "", "allocationMode": "", "count": 0}
+
+
+def _flat_field_set(request: dict, name: str) -> bool:
+    if name not in request:
+        return False
+    value = request[name]
+    zero = _FLAT_ZERO.get(name)
+    return not (zero is not None and type(value) is type(zero) and value == zero)
 
 
 def _requests_to_user(requests: tuple[str, ...]) -> Callable[[FieldPath], FieldPath]:

@@ -7,11 +7,11 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
-from . import schema, source, suppress
+from . import acceptance, request_shape, schema, source, suppress
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -21,8 +21,9 @@ from .index import Index
 from .limits import limits_for
 from .manifest import Manifest, NotAnObject, WrongGroup, identify
 from .paths import FieldPath
-from .releases import NEWEST_MINOR, Release, parse_version
+from .releases import DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
+from .source.pitfalls import quote_hint
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
 _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
@@ -30,15 +31,19 @@ _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "D
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 _CLASS_MISSING = "DRA703"
+_EXACTLY_OR_FIRST = "DRA206"
+# The checks that resolve references to other objects: they run once the objects the API server
+# would refuse are known, against the index of the others (acceptance.py).
+_REFERENCE_CHECKS = (check_registry.pods, check_registry.references)
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
-_UNREADABLE = frozenset({"unreadable", "binary"})
+_UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 
 
 @dataclass(frozen=True)
 class Options:
     """What the user asked for; every face builds one of these."""
 
-    kube_version: str = f"1.{NEWEST_MINOR}"
+    kube_version: str = f"1.{DEFAULT_MINOR}"
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     strict: bool = True
     select: tuple[str, ...] = ()
@@ -53,6 +58,15 @@ class Options:
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
+    reading: source.Reading = field(default_factory=source.Reading)  # excludes, the size limit
+    # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
+    # the webhook's are the cluster it watches.
+    context: str = "this run"
+    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
+    # (the webhook's policy outranks an object's own annotation).
+    suppressions: bool = True
+    protected: frozenset[str] = frozenset()
+    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
     def release(self) -> Release:
@@ -71,6 +85,8 @@ class RunResult:
     allocations: list[Any] = field(default_factory=list)
     traces: dict[str, list[str]] = field(default_factory=dict)
     suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # why → files that are no manifests
+    foreign: int = 0  # documents that are YAML but no Kubernetes object (playbooks, settings...)
 
     @property
     def errors(self) -> int:
@@ -89,14 +105,16 @@ class _Target:
 
     canonical: Canonical
     old: Canonical | None = None
+    stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
 
 
 class _Emitter:
     """Turns problems into findings: rule metadata, user paths, positions, the user's selection."""
 
-    def __init__(self, catalog: Catalog, rules: RuleFilter) -> None:
+    def __init__(self, catalog: Catalog, rules: RuleFilter, context: str = "this run") -> None:
         self.catalog = catalog
         self.rules = rules
+        self.context = context
         self.findings: list[Finding] = []
         self._seen: set[tuple] = set()
 
@@ -108,6 +126,8 @@ class _Emitter:
         if not self.rules.selected(rule):
             return
         sev = self.rules.severity(rule, severity)
+        if self.context != "this run":
+            message = message.replace("this run", self.context)
         key = (rule_id, file, line, column, field_path, message)
         if key in self._seen:
             return
@@ -127,7 +147,7 @@ class _Emitter:
         user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
         manifest = target.manifest
         doc = manifest.document
-        full = FieldPath(tuple(manifest.base) + tuple(user))
+        full = FieldPath(tuple(manifest.base) + tuple(user if problem.at is None else target.to_user(problem.at)))
         pos = doc.locate_in_scalar(full, problem.scalar_offset) if problem.scalar_offset is not None else doc.locate(full)
         self.emit(problem.rule, problem.message, file=doc.file, line=pos.line, column=pos.column,
                   obj=manifest.display, field_path=user.render(), severity=problem.severity, details=problem.details)
@@ -135,18 +155,23 @@ class _Emitter:
 
 def lint_paths(paths: Sequence[str], options: Options) -> RunResult:
     """Lint files and folders (``-`` is stdin), with ``options.cluster`` and ``options.old`` as context."""
-    found, problems = source.discover(list(paths) or ["."])
+    found = source.plan(list(paths) or ["."], options.reading)
     cluster_files, old_files, context_problems = read_context(options)
-    return lint_files([source.load_file(p) for p in found], options, cluster_files=cluster_files,
-                      old_files=old_files, discovery_problems=list(problems) + context_problems)
+    return lint_files(read_planned(found, options.reading), options, cluster_files=cluster_files,
+                      old_files=old_files, discovery_problems=list(found.problems) + context_problems)
+
+
+def read_planned(found: source.Plan, reading: source.Reading) -> list[source.SourceFile]:
+    """Every file of a plan, read (the ones that are no manifests, only named)."""
+    return [source.load_file(p, reading.max_bytes, found.skip.get(p, "")) for p in found.files]
 
 
 def read_context(options: Options) -> tuple[list[Any], list[Any], list[Any]]:
     """The ``--cluster`` files, the ``--old`` files, and the problems of finding them."""
-    cluster_found, cluster_problems = source.discover(list(options.cluster)) if options.cluster else ([], [])
-    old_found, old_problems = source.discover([options.old]) if options.old else ([], [])
-    return ([source.load_file(p) for p in cluster_found], [source.load_file(p) for p in old_found],
-            list(cluster_problems) + list(old_problems))
+    cluster = source.plan(list(options.cluster), options.reading) if options.cluster else source.Plan([], [])
+    old = source.plan([options.old], options.reading) if options.old else source.Plan([], [])
+    return (read_planned(cluster, options.reading), read_planned(old, options.reading),
+            list(cluster.problems) + list(old.problems))
 
 
 def lint_text(text: str, options: Options, *, old_text: str | None = None, cluster_text: str | None = None,
@@ -160,8 +185,12 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = (),
                old_files: Sequence[Any] = (), discovery_problems: Sequence[Any] = (),
-               split: Split | None = None) -> RunResult:
-    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading)."""
+               split: Split | None = None, surroundings: Surroundings | None = None) -> RunResult:
+    """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
+
+    With ``surroundings`` (from :func:`index_surroundings`), the objects of other files count for
+    references and feasibility as if they were linted too, without being read or judged again.
+    """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     result = RunResult(findings=emitter.findings, files=len(files))
@@ -173,18 +202,50 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
         for problem in f.problems:
             _source_problem(emitter, problem)
             result.input_error = result.input_error or problem.kind in _UNREADABLE
+    for f in files:
+        if f.skipped:
+            result.skipped.setdefault(f.skipped, []).append(f.name)
 
     linted, cluster, olds = _run_manifests(files, cluster_files, old_files, emitter, result)
     result.objects = len(linted)
-    _judge(emitter, result, linted, olds, cluster, options, cluster_given=bool(cluster_files), split=split)
+    _judge(emitter, result, linted, olds, cluster, options, split=split,
+           cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
+           base=surroundings.index if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
+    if options.fixes:
+        from . import fixers
+
+        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
     return result
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """The objects around the files a run lints (an editor's other files, the cluster state), indexed
+    once: each run that lints one changed document lays its objects over this index."""
+
+    index: Index
+    cluster_given: bool
+
+
+def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
+    """The index :func:`lint_files` would build from ``files`` (as linted objects) and ``cluster_files``
+    (as cluster state), for ``lint_files(surroundings=...)``: each object judged on its own, so that
+    those the API server would refuse are left out as a run leaves them out; no finding is reported."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    linted, cluster, olds = _run_manifests(files, cluster_files, (), scratch, None)
+    targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
+    for target in targets:
+        _judge_one(scratch, target, work)
+    index = _accepted(targets, cluster, work.index, scratch, None)
+    return Surroundings(index, bool(cluster_files))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
     """Read cluster state once (the webhook keeps it between requests); input problems as findings."""
-    found, problems = source.discover(list(paths))
-    files = [source.load_file(p) for p in found]
+    found = source.plan(list(paths), options.reading)
+    files, problems = read_planned(found, options.reading), found.problems
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
     for problem in list(problems) + [p for f in files for p in f.problems]:
@@ -193,51 +254,109 @@ def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Fi
     return Index.build(objects), emitter.findings
 
 
+def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
+    """One object of a cluster's state (as the API server lists it) in canonical form, for an index the
+    caller builds and keeps (the webhook's live state); None for what is not an object dralint reads."""
+    catalog = load_catalog()
+    scratch = _Emitter(catalog, RuleFilter.build(catalog, (), (), {}))
+    manifests = list(_manifests([_single(value, name)], scratch, None, from_cluster=True))
+    return to_canonical(manifests[0]) if len(manifests) == 1 else None
+
+
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
-           options: Options, *, cluster: Index | None = None, name: str = "<request>") -> list[Finding]:
+           options: Options, *, cluster: Index | None = None, name: str = "<request>",
+           world: Any = None) -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
 
-    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility.
+    With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility, against
+    ``world`` when given (the feasibility fleet view of ``cluster``, kept current by the caller).
     """
     catalog = load_catalog()
-    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
+                       options.context)
     result = RunResult(findings=emitter.findings)
     manifests = list(_manifests([_single(obj, name)], emitter, result, from_cluster=False))
     olds: dict[tuple, Manifest] = {}
     if old is not None:
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
-    state = cluster.all_objects() + cluster.context_objects if cluster is not None else []
-    _judge(emitter, result, manifests, olds, state, options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None)
+    # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
+    _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
+           cluster_given=cluster is not None, base=cluster, world=world)
     _suppress(emitter, result, suppress.collect([], manifests), options)
     return result.findings
 
 
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
-           cluster_given: bool = False, split: Split | None = None) -> None:
-    """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face."""
+           cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
+           world: Any = None) -> None:
+    """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
+
+    Each object is judged on its own first (schema and the checks of the object itself, in the
+    processes of ``split``); then the linted objects the API server would refuse are left out of
+    the index, and references and feasibility are judged against the objects that remain. The
+    cluster state (``--cluster``, the webhook's) is what the cluster holds, and is taken as given.
+    """
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource)
-    index = work.index
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
     if split is not None:
         _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
+    index = _accepted(targets, cluster, work.index, emitter, base)
+    references = replace(work, index=index)
+    for target in targets:
+        _judge_one(emitter, target, references, cross=True)
+    _duplicates(emitter, [t.canonical for t in targets])
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
     if feasibility_wanted and (index.slices or cluster_given) and any(
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
-        refused = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.canonical) for t in targets if t.canonical.manifest.display not in refused}
-        _feasibility(emitter, result, index, release, options, judged, cluster_given)
+        with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
+        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
+        _feasibility(emitter, result, index, release, options, judged, cluster_given, world)
     result.findings.sort(key=Finding.sort_key)
 
 
+def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, emitter: _Emitter,
+              base: Index | None) -> Index:
+    """The index without the linted objects the API server would refuse (``index`` itself when none is)."""
+    refused = {id(obj) for obj in acceptance.refused([t.canonical for t in targets], emitter.findings,
+                                                     acceptance.refusing_rules(emitter.catalog))}
+    if not refused:
+        return index
+    stored = [(t.stored or t.canonical, id(t.canonical) in refused) for t in targets]
+    kept = [obj for obj, out in stored if not out]
+    left_out = [obj for obj, out in stored if out]
+    if base is not None:  # the review's object is refused: the cluster keeps what it has
+        accepted = base.overlay(kept)
+        for obj in left_out:
+            accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
+        return accepted
+    return Index.build(kept + cluster, left_out)
+
+
+def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
+    """DRA605 on every object whose kind, namespace and name an earlier object of the run has."""
+    for duplicate in acceptance.duplicates(objects):
+        manifest, first = duplicate.obj.manifest, duplicate.first.manifest
+        doc, first_doc = manifest.document, first.document
+        pos = doc.locate(manifest.base.child("metadata", "name"))
+        first_pos = first_doc.locate(first.base.child("metadata", "name"))
+        where = "earlier in this file" if first_doc.file == doc.file else f"in {first_doc.file}"
+        emitter.emit(acceptance.DUPLICATE_RULE,
+                     f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
+                     "holds one object per kind, namespace and name, so applying both replaces one with the "
+                     "other; references resolve to the one in the referrer's own file, then its folder",
+                     file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                     field_path="metadata.name")
+
+
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
-             options: Options, operation: str | None, subresource: str) -> tuple[list["_Target"], "_Work"]:
+             options: Options, operation: str | None, subresource: str,
+             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -245,8 +364,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         if not _served(emitter, manifest, release):
             continue
         old_manifest = _old_for(manifest, olds)
-        targets.append(_Target(to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None))
-    index = Index.build([t.canonical for t in targets] + cluster)
+        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+    # References and feasibility see each object as the server would store it.
+    stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -261,13 +383,21 @@ class _Work:
     subresource: str
 
 
-def _judge_one(emitter: _Emitter, target: _Target, work: _Work) -> None:
-    """Schema and object checks of one object (independent of every other object's judgement)."""
+def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool = False) -> None:
+    """Schema and the checks of one object itself (independent of every other object's judgement);
+    with ``cross``, the checks that resolve its references instead."""
     manifest = target.canonical.manifest
-    if manifest.is_dra:
-        _schema(emitter, manifest, work.release, work.strict)
-    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource):
-        _run_checks(emitter, ctx)
+    modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
+    if cross and not modules:
+        return
+    shapes = request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind)
+    if manifest.is_dra and not cross:
+        _schema(emitter, manifest, work.release, work.strict, shapes)
+    # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
+    reshape = _reshaped(shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
+    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
+                         strict=work.strict):
+        _run_checks(emitter, ctx, modules, dropped=not cross, reshape=reshape)
 
 
 # Objects are dealt to the processes of a split in runs of this many neighbours: balanced, and
@@ -321,9 +451,12 @@ def _judge_ranks(emitter: _Emitter, targets: list[_Target], work: _Work, ranks: 
 def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.Suppression],
               options: Options) -> None:
     """Drop the findings the user suppressed; report stale suppressions when asked (DRA910)."""
-    outcome = suppress.apply(result.findings, suppressions, emitter.catalog, emitter.rules,
-                             report_unused=options.report_unused_ignores)
-    result.findings[:] = outcome.findings
+    if not options.suppressions:
+        return
+    kept = [f for f in result.findings if f.rule in options.protected]
+    outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+    result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 
 
@@ -336,9 +469,15 @@ def _single(obj: Mapping[str, Any] | None, name: str) -> source.SourceFile:
 def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None, *,
                from_cluster: bool) -> Iterator[Manifest]:
     for f in files:
+        manifests_file = any(_object_shaped(d.value) for d in f.documents)
         for doc in f.documents:
             if result is not None:
                 result.documents += 1
+            if not _object_shaped(doc.value) and not _mistaken_object(doc.value, manifests_file):
+                # YAML that is no Kubernetes object (a playbook, a settings file): not ours to judge.
+                if result is not None:
+                    result.foreign += 1
+                continue
             for item in identify(doc, from_cluster=from_cluster):
                 if isinstance(item, WrongGroup):
                     if not from_cluster:
@@ -350,8 +489,11 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                     continue
                 if isinstance(item, NotAnObject):
                     if not from_cluster:
-                        emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a mapping)",
-                                     file=doc.file, line=doc.line, column=1)
+                        why = ("; write each object as its own document (after `---`) or as the `items` of a "
+                               "`kind: List`" if _list_of_objects(doc.value)
+                               else " (the other documents of this file are objects)")
+                        emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a "
+                                               f"mapping){why}", file=doc.file, line=doc.line, column=1)
                     continue
                 if not item.api_version:
                     pos = doc.locate(item.base)
@@ -361,6 +503,21 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                                  column=pos.column, obj=item.display, field_path="apiVersion")
                     continue
                 yield item
+
+
+def _object_shaped(value: Any) -> bool:
+    """A mapping with a ``kind``: a Kubernetes object, or one meant to be."""
+    return isinstance(value, dict) and isinstance(value.get("kind"), str) and bool(value["kind"])
+
+
+def _mistaken_object(value: Any, manifests_file: bool) -> bool:
+    """A list or scalar where an object was meant: a list of objects, or a stray document in a
+    file of objects (DRA003). A mapping without ``kind`` is no object of anyone's."""
+    return not isinstance(value, dict) and (_list_of_objects(value) or manifests_file)
+
+
+def _list_of_objects(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and _object_shaped(value[0])
 
 
 def _run_manifests(files: Sequence[Any], cluster_files: Sequence[Any], old_files: Sequence[Any], emitter: _Emitter,
@@ -402,39 +559,84 @@ def _source_problem(emitter: _Emitter, problem: Any) -> None:
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     """DRA objects must be served by the target release (DRA801); others always pass."""
-    if not manifest.is_dra or schema.serves(release.version, manifest.api_version, manifest.kind):
+    served = schema.serves(release.version, manifest.api_version, manifest.kind)
+    gate = release.serving_gate(manifest.kind) if served else None
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
-    if releases:
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
         span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           " (choose the release with --kube-version, or move to an apiVersion this release serves)",
+                           f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
 
 
-def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool) -> None:
+def _reshaped(shapes: Sequence[request_shape.Misplaced],
+              covered: bool) -> Callable[[Canonical, Problem], Problem | None] | None:
+    """For a request in the other version's shape, its "neither `exactly` nor `firstAvailable`" error:
+    left out when the schema's finding ``covered`` it, else given the hint."""
+    flat = {shape.request: shape for shape in shapes if shape.nested}
+    if not flat:
+        return None
+
+    def reshape(obj: Canonical, problem: Problem) -> Problem | None:
+        shape = flat.get(problem.user_path or obj.to_user(problem.path)) if problem.rule == _EXACTLY_OR_FIRST else None
+        if shape is None:
+            return problem
+        return None if covered else replace(problem, message=f"{problem.message}; {shape.hint()}")
+    return reshape
+
+
+def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: bool,
+            shapes: Sequence[request_shape.Misplaced] = ()) -> None:
     doc = manifest.document
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
         pos = doc.locate(manifest.base)
         emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
-                               f"kubectl's client-side validation refuse it, and the API server would store an empty "
+                               f"kubectl's client-side validation refuse it; the API server accepts it and stores an empty "
                                f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=name)
+    # Fields written in the other version's shape: one finding per request, at its first field.
+    reshaped = {path: shape for shape in shapes for path in shape.paths()}
+    reported: set[int] = set()
     for problem in schema.validate(manifest.value, release.version, manifest.api_version, manifest.kind, strict=strict):
         rule = "DRA101" if problem.kind == "unknown-field" else "DRA102"
-        pos = doc.locate(FieldPath(tuple(manifest.base) + tuple(problem.path)))
-        emitter.emit(rule, problem.message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+        message = problem.message
+        shape = reshaped.get(problem.path) if rule == "DRA101" else None
+        if shape is not None:
+            if id(shape) in reported:
+                continue
+            reported.add(id(shape))
+            message = shape.hint()
+        full = FieldPath(tuple(manifest.base) + tuple(problem.path))
+        if rule == "DRA102" and "string" in message.split(", found", 1)[0]:  # "expected string, found …"
+            message += quote_hint(doc, full, _value_at(manifest.value, problem.path))
+        pos = doc.locate(full)
+        emitter.emit(rule, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                      field_path=problem.path.render())
 
 
+def _value_at(value: Any, path: FieldPath) -> Any:
+    for segment in path:
+        try:
+            value = value[segment]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "") -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -449,17 +651,20 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
     for write in writes:
         gated, dropped = apply_gates(target.canonical, old, release)
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=tuple(dropped))
+                           subresource=write, index=index, dropped=tuple(dropped), strict=strict)
 
 
-def _run_checks(emitter: _Emitter, ctx: CheckContext) -> None:
+def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool,
+                reshape: Callable[[Canonical, Problem], Problem | None] | None = None) -> None:
     obj = ctx.obj
-    for problem in ctx.dropped:
+    for problem in ctx.dropped if dropped else ():
         emitter.problem(obj, problem)
-    for module in check_registry.checks_for(obj.kind):
+    for module in modules:
         try:
             for problem in module.check(ctx):
-                emitter.problem(obj, problem)
+                kept = reshape(obj, problem) if reshape is not None else problem
+                if kept is not None:
+                    emitter.problem(obj, kept)
         except Exception as exc:  # a bug in one check must not cost the user the rest of the run
             _internal_error(emitter, obj, f"{module.__name__.rsplit('.', 1)[-1]}: {exc!r}", exc)
 
@@ -474,14 +679,14 @@ def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseExcep
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool) -> None:
+                 linted_ids: set[int], cluster_given: bool, world: Any = None) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
                                           max_seconds=options.max_seconds, together=options.together)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids)
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
+from .fixes import Fix
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -51,6 +53,7 @@ class Finding:
     object: str = ""
     field: str = ""
     details: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
+    fix: Fix | None = dataclasses.field(default=None, compare=False)  # filled when asked (Options.fixes)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a finding (``--format json`` and the conformance runners rely on it)."""
@@ -68,6 +71,8 @@ class Finding:
         }
         if self.details:
             out["details"] = dict(self.details)
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
         return out
 
     def sort_key(self) -> tuple:

@@ -69,6 +69,7 @@ class Feature:
     kinds: frozenset[str]
     fields: tuple[Pattern, ...]
     status: bool = False  # status fields: only written through /status, never judged on create
+    since: int = 0        # the first minor whose server really drops them (see distinctAttribute)
 
     @property
     def trie(self) -> _Trie:
@@ -79,10 +80,10 @@ _CLAIM = ("spec", "devices")
 _TEMPLATE = ("spec", "spec", "devices")
 
 
-def _claim_spec(gate: str, *fields: Pattern) -> list[Feature]:
+def _claim_spec(gate: str, *fields: Pattern, since: int = 0) -> list[Feature]:
     """The same spec fields of claims (``spec``) and templates (``spec.spec``)."""
-    return [Feature((gate,), frozenset({"ResourceClaim"}), tuple(_CLAIM + f for f in fields)),
-            Feature((gate,), frozenset({"ResourceClaimTemplate"}), tuple(_TEMPLATE + f for f in fields))]
+    return [Feature((gate,), frozenset({"ResourceClaim"}), tuple(_CLAIM + f for f in fields), since=since),
+            Feature((gate,), frozenset({"ResourceClaimTemplate"}), tuple(_TEMPLATE + f for f in fields), since=since)]
 
 
 _SLICE = frozenset({"ResourceSlice"})
@@ -97,8 +98,11 @@ FEATURES: tuple[Feature, ...] = (
     *_claim_spec("DRADeviceTaints", ("requests", "*", "exactly", "tolerations"),
                  ("requests", "*", "firstAvailable", "*", "tolerations")),
     *_claim_spec("DRAAdminAccess", ("requests", "*", "exactly", "adminAccess")),
-    *_claim_spec("DRAConsumableCapacity", ("constraints", "*", "distinctAttribute"),
-                 ("requests", "*", "exactly", "capacity"), ("requests", "*", "firstAvailable", "*", "capacity")),
+    *_claim_spec("DRAConsumableCapacity", ("requests", "*", "exactly", "capacity"),
+                 ("requests", "*", "firstAvailable", "*", "capacity")),
+    # 1.34's dropDisabledDRAConsumableCapacityFields clears distinctAttribute on a copy of each
+    # constraint, so the server stores it; 1.35 fixed that.
+    *_claim_spec("DRAConsumableCapacity", ("constraints", "*", "distinctAttribute"), since=35),
     *_claim_spec("DRADerivedAttributes", ("requests", "*", "exactly", "derivedAttributes"),
                  ("requests", "*", "firstAvailable", "*", "derivedAttributes")),
     Feature(("DRAAdminAccess",), _CLAIM_KIND, (_RESULTS + ("adminAccess",),), status=True),
@@ -106,6 +110,10 @@ FEATURES: tuple[Feature, ...] = (
     Feature(("DRAConsumableCapacity",), _CLAIM_KIND,
             (_RESULTS + ("shareID",), _RESULTS + ("consumedCapacity",), ("status", "devices", "*", "shareID")),
             status=True),
+    # The claim status strategy clears the binding conditions of allocation results like the slice
+    # strategy clears the devices' (resourceclaim/strategy.go, dropDisabledDRADeviceBindingConditionsFields).
+    Feature(("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"), _CLAIM_KIND,
+            (_RESULTS + ("bindingConditions",), _RESULTS + ("bindingFailureConditions",)), status=True),
     Feature(("DRADeviceTaints",), _SLICE, (_DEVICE + ("taints",),)),
     Feature(("DRAPartitionableDevices",), _SLICE,
             (("spec", "sharedCounters"), ("spec", "perDeviceNodeSelection"), _DEVICE + ("consumesCounters",),
@@ -119,6 +127,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(("DRAListTypeAttributes",), _SLICE,
             tuple(_DEVICE + ("attributes", "*", t) for t in ("bools", "ints", "strings", "versions"))),
     Feature(("DRAOptionalNodeOperations",), _SLICE, (("spec", "skipNodeOperations"),)),
+    Feature(("DRADeviceCompatibilityGroups",), _SLICE, (_DEVICE + ("consumesCounters", "*", "compatibilityGroups"),)),
     Feature(("DRAExtendedResource",), frozenset({"DeviceClass"}), (("spec", "extendedResourceName"),)),
 )
 
@@ -164,8 +173,8 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
 @functools.lru_cache(maxsize=64)  # kinds × create/update × the run's release (the webhook's too)
 def _kind_droppers(kind: str, update: bool, release: Release) -> tuple[tuple[tuple[str, ...], _Trie], ...]:
     """What an object of ``kind`` loses in ``release``: (the gates that are off, the fields) in order."""
-    return _droppers(*((f.gates, f.trie) for f in FEATURES if kind in f.kinds and (update or not f.status)),
-                     release=release)
+    return _droppers(*((f.gates, f.trie) for f in FEATURES
+                       if kind in f.kinds and (update or not f.status) and release.minor >= f.since), release=release)
 
 
 def _droppers(*features: tuple[tuple[str, ...], _Trie],

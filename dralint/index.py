@@ -1,14 +1,23 @@
 """Every object of one run, indexed for the checks that look across objects.
 
 Objects come from the linted files and from ``--cluster``; both count as "present" for
-references and feasibility. The index is built once per run and only read afterwards.
+references and feasibility, unless the API server would refuse them (the engine leaves those
+out and lists them in ``refused``). The index is built once per run and only read afterwards.
+
+Two objects may share a kind, namespace and name (two example files that both define
+``demo/gpus``): ``find`` resolves a reference to the one in the referrer's own file, then its
+folder, then the first of the run; the tables hold the first of each.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable
 
 from .convert import Canonical
+
+# The kinds whose objects other objects name: (kind, namespace, name) → every such object.
+REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
 
 
 @dataclass
@@ -22,45 +31,108 @@ class Index:
     nodes: dict[str, dict] = field(default_factory=dict)
     namespaces: dict[str, dict] = field(default_factory=dict)
     context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
+    refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    """(kind, namespace, name) → file of an object left out because the API server would refuse it."""
+    same: dict[tuple[str, str, str], list[Canonical]] = field(default_factory=dict, repr=False)
+    """(kind, namespace, name) → every referable object of that identity, in run order."""
     # Facts derived from the whole index (e.g. every attribute name the slices publish), computed once
-    # per run instead of once per object; it lives and dies with the index.
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False)
+    # per run instead of once per object; it lives and dies with the index. Each entry remembers which
+    # of the index's collections it was computed from, so that an overlay can reuse the entries whose
+    # collections it leaves as they are.
+    _derived: dict[str, tuple[Any, frozenset[str]]] = field(default_factory=dict, repr=False)
+    # An overlay's base and the collections the overlay changed: facts that do not depend on those are
+    # the base's facts too, and are kept there for the next overlay.
+    _base: "Index | None" = field(default=None, repr=False, compare=False)
+    _touched: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def derived(self, key: str, compute: Callable[["Index"], Any]) -> Any:
         """``compute(self)``, evaluated once per index and key."""
-        if key not in self._derived:
-            self._derived[key] = compute(self)
-        return self._derived[key]
+        entry = self._derived.get(key)
+        if entry is None:
+            reader = _Reader(self)
+            entry = self._derived[key] = (compute(reader), frozenset(reader.read))  # type: ignore[arg-type]
+            if self._base is not None and entry[1] and not entry[1] & self._touched:
+                self._base._derived.setdefault(key, entry)
+        return entry[0]
 
-    def add(self, obj: Canonical) -> None:
+    def overlay(self, objects: Iterable[Canonical]) -> "Index":
+        """This index plus ``objects``, leaving this one as it is (the webhook's cluster state plus the
+        object under review): collections are copied shallowly, and derived facts computed from
+        collections the objects do not touch are reused instead of computed again. An added object
+        takes the place of one of the same name (the object under review is the newer). Caches that
+        read no collection (empty dicts filled by their users) are not shared: they stay per overlay."""
+        out = Index(**{f.name: _copy(getattr(self, f.name)) for f in fields(self) if f.name in _COLLECTIONS})
+        touched = {out.add(obj, replace=True) for obj in objects}
+        if "nodes" in touched or "namespaces" in touched:
+            touched.add("context_objects")
+        out._base, out._touched = self, frozenset(touched)
+        out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
+        return out
+
+    def add(self, obj: Canonical, *, replace: bool = False) -> str:
+        """File ``obj`` under its collection (the first of a name is kept, unless ``replace``); returns
+        the collection's name ("" for an object no collection holds)."""
         key = (obj.namespace, obj.name)
         if obj.manifest.kind in ("Node", "Namespace") and not obj.manifest.group:
-            target = self.nodes if obj.manifest.kind == "Node" else self.namespaces
-            target[obj.name] = obj.value
+            name = "nodes" if obj.manifest.kind == "Node" else "namespaces"
+            getattr(self, name)[obj.name] = obj.value
             self.context_objects.append(obj)
-        elif obj.manifest.pod_spec_paths:
+            return name
+        if obj.manifest.pod_spec_paths:
             self.workloads.append(obj)
-        elif obj.kind == "DeviceClass":
-            self.classes.setdefault(obj.name, obj)
-        elif obj.kind == "ResourceClaim":
-            self.claims.setdefault(key, obj)
-        elif obj.kind == "ResourceClaimTemplate":
-            self.templates.setdefault(key, obj)
-        elif obj.kind == "ResourceSlice":
-            self.slices.append(obj)
-        elif obj.kind == "DeviceTaintRule":
-            self.taint_rules.append(obj)
+            return "workloads"
+        keyed = {"DeviceClass": ("classes", obj.name), "ResourceClaim": ("claims", key),
+                 "ResourceClaimTemplate": ("templates", key)}.get(obj.kind)
+        if keyed is not None:
+            name, k = keyed
+            target = getattr(self, name)
+            identity = (obj.kind, obj.namespace, obj.name)
+            if replace:
+                target[k] = obj
+                self.same[identity] = [obj]  # a new list: an overlay's lists are its base's
+            else:
+                target.setdefault(k, obj)
+                self.same.setdefault(identity, []).append(obj)
+            return name
+        listed = {"ResourceSlice": "slices", "DeviceTaintRule": "taint_rules"}.get(obj.kind, "")
+        if listed:
+            getattr(self, listed).append(obj)
+        return listed
 
     @classmethod
-    def build(cls, objects: Iterable[Canonical]) -> "Index":
+    def build(cls, objects: Iterable[Canonical], refused: Iterable[Canonical] = ()) -> "Index":
+        """The index of ``objects``; ``refused`` are named in :attr:`refused` only."""
         index = cls()
         for obj in objects:
             index.add(obj)
+        for obj in refused:
+            index.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
         return index
+
+    def find(self, kind: str, namespace: str, name: str, near: Canonical | None = None) -> Canonical | None:
+        """The ``kind`` object a reference from ``near`` means: among the run's objects of that
+        namespace and name, the one in ``near``'s file, else in its folder, else the first."""
+        for space in namespaces_of(namespace) if kind != "DeviceClass" else ("",):
+            found = self.same.get((kind, space, name))
+            if found:
+                return closest(found, near)
+        return None
+
+    def every(self, kind: str) -> list[Canonical]:
+        """Every claim, template or class of the run, duplicates included, in run order."""
+        return [obj for (k, _, _), objs in self.same.items() if k == kind for obj in objs]
+
+    def refused_file(self, kind: str, namespace: str, name: str) -> str | None:
+        """The file of a refused ``kind`` object of that namespace and name, if the run had one."""
+        for space in namespaces_of(namespace) if kind != "DeviceClass" else ("",):
+            file = self.refused.get((kind, space, name))
+            if file is not None:
+                return file
+        return None
 
     def all_objects(self) -> list[Canonical]:
         """Every DRA object and workload of the run."""
-        return (list(self.classes.values()) + list(self.claims.values()) + list(self.templates.values())
+        return (self.every("DeviceClass") + self.every("ResourceClaim") + self.every("ResourceClaimTemplate")
                 + self.slices + self.taint_rules + self.workloads)
 
     def namespace_labels(self, namespace: str) -> dict | None:
@@ -71,3 +143,43 @@ class Index:
         meta = ns.get("metadata")
         labels = meta.get("labels") if isinstance(meta, dict) else None
         return labels if isinstance(labels, dict) else {}
+
+
+_COLLECTIONS = ("classes", "claims", "templates", "slices", "taint_rules", "workloads", "nodes", "namespaces",
+                "context_objects", "refused", "same")
+
+
+def namespaces_of(namespace: str) -> tuple[str, ...]:
+    """An object without a namespace lands in the context's namespace, usually ``default``."""
+    return ("", "default") if namespace in ("", "default") else (namespace,)
+
+
+def closest(candidates: list[Canonical], near: Canonical | None) -> Canonical:
+    """The candidate in ``near``'s file, else in its folder, else the first."""
+    if near is None or len(candidates) == 1:
+        return candidates[0]
+    file = near.manifest.document.file
+    same_file = [c for c in candidates if c.manifest.document.file == file]
+    if same_file:
+        return same_file[0]
+    folder = os.path.dirname(file)
+    return next((c for c in candidates if os.path.dirname(c.manifest.document.file) == folder), candidates[0])
+
+
+def _copy(value: Any) -> Any:
+    return dict(value) if isinstance(value, dict) else list(value)
+
+
+class _Reader:
+    """The index as a derived fact's computation sees it, noting which collections it reads."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        self.read: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _COLLECTIONS:
+            self.read.add(name)
+        elif name in ("all_objects", "namespace_labels"):
+            self.read.update(_COLLECTIONS)
+        return getattr(self._index, name)

@@ -44,7 +44,8 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
     ``progress`` is the stream for a progress bar, drawn only when it is a terminal and the input
     is large.
     """
-    found, problems = source.discover(list(paths) or ["."])
+    planned = source.plan(list(paths) or ["."], options.reading)
+    found, problems = planned.files, planned.problems
     bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None
     cluster_files, old_files, context_problems = engine.read_context(options)
     sizes = [_size(path) for path in found]
@@ -52,10 +53,10 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
     if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
         size = 1
     shares = _balanced_shares(sizes, size, stay=[i for i, path in enumerate(found) if path == "-"])
-    workers = [_start(rank, len(shares), shares, found, options, cluster_files, old_files)
+    workers = [_start(rank, len(shares), shares, planned, options, cluster_files, old_files)
                for rank in range(1, len(shares))]
     try:
-        files = _exchange(found, shares, workers, bar)
+        files = _exchange(planned, options.reading, shares, workers, bar)
         if bar:
             bar.update(len(found), "checking")
         split = Split(0, len(shares), lambda: _findings(workers)) if workers else None
@@ -78,22 +79,23 @@ class _Worker:
     packed: bytes | None = None  # its share as it sent it; None: it failed, and is done here
 
 
-def _start(rank: int, size: int, shares: list[list[int]], paths: Sequence[str], options: Options,
+def _start(rank: int, size: int, shares: list[list[int]], planned: source.Plan, options: Options,
            cluster_files: list[Any], old_files: list[Any]) -> _Worker:
     context = multiprocessing.get_context("fork")
     here, there = context.Pipe(duplex=True)
-    process = context.Process(target=_worker, args=(there, rank, size, shares, paths, options, cluster_files,
+    process = context.Process(target=_worker, args=(there, rank, size, shares, planned, options, cluster_files,
                                                     old_files))
     process.start()
     there.close()
     return _Worker(rank, here, process)
 
 
-def _exchange(paths: Sequence[str], shares: list[list[int]], workers: list[_Worker],
+def _exchange(planned: source.Plan, reading: source.Reading, shares: list[list[int]], workers: list[_Worker],
               bar: ProgressBar | None) -> list[SourceFile]:
     """Every file: this process's share read here, the others received; and each worker is sent
     the shares it lacks."""
-    files = dict(zip(shares[0], _read(shares[0], paths, bar)))
+    paths = planned.files
+    files = dict(zip(shares[0], _read(shares[0], planned, reading, bar)))
     for worker in workers:
         share = shares[worker.rank]
         try:
@@ -102,7 +104,7 @@ def _exchange(paths: Sequence[str], shares: list[list[int]], workers: list[_Work
         except (EOFError, OSError, pickle.UnpicklingError):
             received = []
         if len(received) != len(share):
-            worker.packed, received = None, _read(share, paths, None)
+            worker.packed, received = None, _read(share, planned, reading, None)
         files.update(zip(share, received))
         if bar:
             bar.update(len(files))
@@ -119,10 +121,11 @@ def _exchange(paths: Sequence[str], shares: list[list[int]], workers: list[_Work
     return [files[i] for i in range(len(paths))]
 
 
-def _worker(connection: Any, rank: int, size: int, shares: list[list[int]], paths: Sequence[str],
+def _worker(connection: Any, rank: int, size: int, shares: list[list[int]], planned: source.Plan,
             options: Options, cluster_files: list[Any], old_files: list[Any]) -> None:
     """Read a share, send it, receive the others, judge this rank's objects, send the findings."""
-    own = _read(shares[rank], paths, None)
+    paths = planned.files
+    own = _read(shares[rank], planned, options.reading, None)
     connection.send_bytes(transfer.pack(own))
     files = dict(zip(shares[rank], own))
     for share, packed in connection.recv():
@@ -150,10 +153,12 @@ def _findings(workers: list[_Worker]) -> tuple[list[Finding], frozenset[int]]:
     return findings, frozenset(failed)
 
 
-def _read(share: Sequence[int], paths: Sequence[str], bar: ProgressBar | None) -> list[SourceFile]:
+def _read(share: Sequence[int], planned: source.Plan, reading: source.Reading,
+          bar: ProgressBar | None) -> list[SourceFile]:
     files = []
     for n, i in enumerate(share, start=1):
-        files.append(source.load_file(paths[i]))
+        path = planned.files[i]
+        files.append(source.load_file(path, reading.max_bytes, planned.skip.get(path, "")))
         if bar:
             bar.update(n)
     return files

@@ -6,7 +6,7 @@ keys distinct from fields matters only for rendering: in YAML both are mapping k
 """
 from __future__ import annotations
 
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 
 
 class Key(str):
@@ -89,3 +89,15 @@ class FieldPath(tuple):
 
 
 ROOT = FieldPath()
+
+
+def value_at(value: Any, path: Iterable[Segment]) -> Any:
+    """The value at ``path`` inside decoded YAML, or None when a step is missing or of the wrong type."""
+    for segment in path:
+        if isinstance(value, dict) and isinstance(segment, str):
+            value = value.get(segment)
+        elif isinstance(value, list) and isinstance(segment, int) and 0 <= segment < len(value):
+            value = value[segment]
+        else:
+            return None
+    return value

@@ -88,6 +88,16 @@ def _number_text(n: int | float) -> str:
     return str(n)
 
 
+_NANO = 10**9
+_MAX_INT64 = 2**63 - 1
+# Decimal exponents beyond this are kept at it: a value of 10^1000 already exceeds anything a
+# device or a request can hold, and the exact power would take unbounded time and memory.
+_MAX_EXPONENT = 1000
+# Python refuses int() of longer digit strings; longer mantissas are read in pieces of this size.
+_DIGIT_CHUNK = 4000
+_LONGEST_BITS = 13_000  # about 3,900 decimal digits
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> Quantity:
     stripped = text.strip() if isinstance(text, str) else text
@@ -97,18 +107,59 @@ def _parse(text: str) -> Quantity:
     if not m or m.group(1) in ("+", "-", ".", "+.", "-."):
         raise QuantityError(f"quantities must match the regular expression '{QUANTITY_SYNTAX}'")
     number, suffix = m.group(1), m.group(2) or ""
-    value = Fraction(number)
+    negative = number.startswith("-")
+    whole, _, frac = number.lstrip("+-").partition(".")
+    digits = whole + frac
+    value = Fraction(_int(digits), 10 ** len(frac))
     if suffix in _BINARY:
         value *= _BINARY[suffix]
     elif suffix[:1] in ("e", "E"):
-        value *= Fraction(10) ** int(suffix[1:])
+        value = _scaled(value, _exponent(suffix[1:]), len(digits))
     else:
         value *= _DECIMAL[suffix]
-    return Quantity(value, text)
+    return Quantity(-_canonical(value, suffix in _BINARY) if negative else _canonical(value, suffix in _BINARY),
+                    text)
+
+
+def _int(digits: str) -> int:
+    value = 0
+    for start in range(0, len(digits), _DIGIT_CHUNK):
+        chunk = digits[start:start + _DIGIT_CHUNK]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return value
+
+
+def _exponent(text: str) -> int:
+    """ParseQuantity reads the exponent as an int64 (beyond that the suffix is refused) and keeps
+    its low 32 bits (1e4294967297 is 1e1 up to 1.37; 1.38 refuses such exponents, kubernetes#141203)."""
+    exponent = int(text)
+    if not -2**63 <= exponent < 2**63:
+        raise QuantityError(f"the exponent {text} of a quantity must fit in 64 bits")
+    return (exponent + 2**31) % 2**32 - 2**31
+
+
+def _scaled(value: Fraction, exponent: int, digits: int) -> Fraction:
+    if exponent < 0 and -exponent > digits + 10:
+        # Far below a nano whatever the mantissa: the round-up to 1n below decides the value.
+        return Fraction(1, _NANO * 10) if value else Fraction(0)
+    return value * Fraction(10) ** min(exponent, _MAX_EXPONENT)
+
+
+def _canonical(value: Fraction, binary: bool) -> Fraction:
+    """ParseQuantity's bounds on a magnitude: rounded up to whole nanos, and a binary-suffixed value
+    capped at 2^63-1."""
+    if (value * _NANO).denominator != 1:
+        value = Fraction(-(-value.numerator * _NANO // value.denominator), _NANO)
+    if binary and value > _MAX_INT64:
+        value = Fraction(_MAX_INT64)
+    return value
 
 
 def format_value(value: Fraction) -> str:
     """A canonical-enough spelling for computed values (exact; decimal suffixes where whole)."""
+    if abs(value.numerator).bit_length() > _LONGEST_BITS:
+        # Too long to print digit by digit (Python refuses such int-to-str conversions): its order.
+        return f"{'-' if value < 0 else ''}~1e{int(abs(value.numerator).bit_length() * 0.30103)}"
     if value.denominator == 1:
         n = value.numerator
         for suffix, factor in (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):

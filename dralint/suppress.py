@@ -146,8 +146,9 @@ class Outcome:
 
 def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], catalog: Catalog, rules: RuleFilter,
           *, report_unused: bool = False) -> Outcome:
-    """The findings no suppression covers, plus (with ``report_unused``) a DRA910 finding for every
-    suppression, or rule named in one, that matched nothing. Order is kept; new findings are sorted in.
+    """The findings no suppression covers, plus a DRA910 finding for every rule named in a
+    suppression that is no rule, and (with ``report_unused``) for every suppression, or rule named
+    in one, that matched nothing. Order is kept; new findings are sorted in.
     """
     resolved = [_resolve(s, catalog) for s in suppressions]
     used: set[tuple[int, str]] = set()
@@ -161,12 +162,16 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
         if not hit:
             kept.append(finding)
     suppressed = len(findings) - len(kept)
-    if not report_unused or UNUSED_RULE not in catalog.rules or not rules.selected(catalog.get(UNUSED_RULE)):
+    if UNUSED_RULE not in catalog.rules or not rules.selected(catalog.get(UNUSED_RULE)):
         return Outcome(kept, suppressed)
+    # A rule name that names no rule is a typo that never worked: reported on every run. Stale
+    # suppressions of real rules only when asked (``--report-unused-ignores``).
     unused = [_unused(sup, token, rule_id, catalog, rules)
               for i, (sup, ids) in enumerate(zip(suppressions, resolved, strict=True))
               for token, rule_id in (ids.items() if sup.tokens else [("", "*")])
-              if (i, rule_id) not in used]
+              if (i, rule_id) not in used and (report_unused or not rule_id)]
+    if not unused:
+        return Outcome(kept, suppressed)
     return Outcome(sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key), suppressed)
 
 
@@ -182,7 +187,9 @@ def _resolve(sup: Suppression, catalog: Catalog) -> dict[str, str]:
 def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules: RuleFilter) -> Finding | None:
     where = {Scope.LINE: f"line {sup.covers}", Scope.FILE: "this file", Scope.OBJECT: sup.object}[sup.scope]
     if not rule_id:
-        close = difflib.get_close_matches(token, list(catalog.rules) + [r.name for r in catalog], n=1)
+        # A letter O for a zero is the commonest slip in an id; else the closest id or name.
+        zero = catalog.resolve(token.upper().replace("O", "0")) if token.upper().startswith("DRA") else None
+        close = [zero.id] if zero else difflib.get_close_matches(token, list(catalog.rules) + [r.name for r in catalog], n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         message = f"`{sup.spelling}` names {token!r}, which is no dralint rule{hint}"
     elif rule_id != "*" and not rules.selected(catalog.get(rule_id)):

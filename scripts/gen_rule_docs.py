@@ -22,7 +22,7 @@ def render() -> str:
            "Generated from `rules/` by `scripts/gen_rule_docs.py`; do not edit by hand.", "",
            "| id | name | category | severity | summary |", "| --- | --- | --- | --- | --- |"]
     rules = list(catalog)
-    out += [f"| [{r.id}](#{r.id.lower()}-{r.name}) | {r.name} | {r.category.value} | {r.severity.value} | {r.summary} |"
+    out += [f"| [{r.id}](#{r.id.lower()}) | {r.name} | {r.category.value} | {r.severity.value} | {r.summary} |"
             for r in rules]
     for digit, title in GROUPS:
         group = [r for r in rules if r.id[3] == digit]
@@ -30,8 +30,13 @@ def render() -> str:
             continue
         out += ["", f"## {title}"]
         for r in group:
-            out += ["", f"### {r.id} {r.name}", "", f"*{r.category.value}, {r.severity.value} by default.* {r.summary}",
+            # The heading is the id alone, so its anchor is #draNNN: the links of dralint/project.py.
+            out += ["", f"### {r.id}", "", f"`{r.name}` · *{r.category.value}, {r.severity.value} by default.* {r.summary}",
                     "", r.rationale, "", f"**Fix.** {r.fix}"]
+            if r.autofix is not None:
+                how = "`dralint --fix` applies it" if r.autofix.value == "safe" else \
+                    "shown by `dralint --fix --diff`, applied with `--unsafe-fixes`"
+                out += ["", f"**Autofix ({r.autofix.value}).** Some findings carry a fix: {how} (docs/migrate.md)."]
             if r.api_server:
                 out += ["", f"**API server.** `{r.api_server}`"]
             if r.kubernetes:
@@ -46,6 +51,8 @@ def render() -> str:
                 flags = f" (`{' '.join(extra)}`)" if extra else ""
                 out += ["", f"{'Fails' if ex.verdict == 'bad' else 'Passes'}: {ex.title}{flags}", "", "```yaml",
                         ex.manifest.rstrip("\n"), "```"]
+                if ex.fixed is not None:
+                    out += ["", "After `dralint --fix`:", "", "```yaml", ex.fixed.rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
 
 

@@ -84,6 +84,23 @@ def find_documents(openapi_dir: Path) -> dict[str, dict[str, Path]]:
     return dict(sorted(found.items(), key=lambda item: release_key(item[0])))
 
 
+# Releases without published OpenAPI documents of their own yet, made from an earlier release's:
+# release -> (the release whose documents describe its types, the versions it no longer serves).
+# 1.38 (code freeze 2026-11-19, due 2026-12-16): v1beta1 is no longer served there (v1beta2
+# follows in 1.39); the other versions keep 1.37's types, since no OpenAPI document or type file
+# of the release-1.38 branch was available to compare with. See docs/schemas.md, "1.38".
+DERIVED_RELEASES: dict[str, tuple[str, frozenset[str]]] = {"1.38": ("1.37", frozenset({"v1beta1"}))}
+
+
+def with_derived(found: dict[str, dict[str, Path]]) -> dict[str, dict[str, Path]]:
+    """``found`` plus the derived releases whose base release is present (an own document wins)."""
+    out = dict(found)
+    for release, (base, dropped) in DERIVED_RELEASES.items():
+        if release not in out and base in found:
+            out[release] = {version: path for version, path in found[base].items() if version not in dropped}
+    return dict(sorted(out.items(), key=lambda item: release_key(item[0])))
+
+
 def top_level_kinds(components: Mapping[str, Any], version: str) -> dict[str, str]:
     """kind -> definition name for the objects the document's group-version serves (no ``*List``)."""
     kinds: dict[str, str] = {}
@@ -169,7 +186,10 @@ class Translator:
                 raise UnsupportedSchema(f"{owner}: allOf other than a wrapped $ref")
             return self._ref(parts[0]["$ref"], referenced)
         if "oneOf" in node:
-            return {"type": _one_of_types(node["oneOf"], owner)}
+            shape: dict[str, Any] = {"type": _one_of_types(node["oneOf"], owner)}
+            if owner == _QUANTITY_DEFINITION:
+                shape["format"] = "quantity"
+            return shape
         kind = node.get("type")
         if kind == "object":
             return self._object(node, owner, referenced)
@@ -206,6 +226,11 @@ def _as_list(kind: str | list[str]) -> list[str]:
     return [kind] if isinstance(kind, str) else list(kind)
 
 
+# apimachinery's Quantity decodes its own JSON: a number, or a string in the quantity grammar; any
+# other string fails the decoding (HTTP 400), so the schema names the format for the validator.
+_QUANTITY_DEFINITION = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+
+
 def _one_of_types(options: list[Mapping[str, Any]], owner: str) -> list[str]:
     """``oneOf`` of bare primitive types as one type list.
 
@@ -235,7 +260,7 @@ def build(openapi_dir: Path) -> tuple[list[KindSchema], dict[str, dict[str, list
     """Every kind schema of every release, and the index release -> apiVersion -> kinds."""
     schemas: list[KindSchema] = []
     index: dict[str, dict[str, list[str]]] = {}
-    for release, documents in find_documents(openapi_dir).items():
+    for release, documents in with_derived(find_documents(openapi_dir)).items():
         for version, path in sorted(documents.items()):
             components = json.loads(path.read_text(encoding="utf-8"))["components"]["schemas"]
             kinds = top_level_kinds(components, version)

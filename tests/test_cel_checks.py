@@ -65,3 +65,107 @@ def test_unchanged_class_selectors_are_not_judged_again() -> None:
 def test_taint_rule_selectors_only_in_1_33_and_1_34() -> None:
     gates = {"DRADeviceTaints": True}
     assert [f.rule for f in cel_findings(TAINT_RULE, kube_version="1.34", feature_gates=gates)] == ["DRA501"]
+
+
+SLICE = """apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-1
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {string: gpu}
+      productName: {string: A100}
+  - name: nic-0
+    attributes:
+      type: {string: nic}
+"""
+
+
+def _doc(kind: str, name: str, body: str) -> str:
+    return f"apiVersion: resource.k8s.io/v1\nkind: {kind}\nmetadata:\n  name: {name}\n{body}"
+
+
+def _class(name: str, *exprs: str) -> str:
+    items = "".join(f"  - cel:\n      expression: '{e}'\n" for e in exprs)
+    return _doc("DeviceClass", name, f"spec:\n  selectors:\n{items}")
+
+
+def _claim(class_name: str, expr: str) -> str:
+    return _doc("ResourceClaim", "c", f"""  namespace: default
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: {class_name}
+        selectors:
+        - cel:
+            expression: '{expr}'
+""")
+
+
+G = 'device.attributes["gpu.example.com"]'
+READ = f'{G}.productName == "A100"'
+GPUS_ONLY = f'{G}.type == "gpu"'
+
+
+def _rules(text: str, cluster: str | None = SLICE) -> list[str]:
+    return [f.rule for f in lint_text(text, Options(), cluster_text=cluster) if f.category.value == "cel"]
+
+
+def test_unguarded_read_warns_when_some_devices_lack_the_attribute() -> None:
+    assert _rules(_class("any", READ)) == ["DRA506"]
+    assert _rules(_claim("any", READ) + "---\n" + _class("any", "true")) == ["DRA506"]
+
+
+def test_class_selector_evaluated_first_guards_the_request() -> None:
+    # the class keeps only devices of type gpu, and every one of them has productName
+    assert _rules(_claim("gpus", READ) + "---\n" + _class("gpus", GPUS_ONLY)) == []
+    # the same class given as cluster state
+    assert _rules(_claim("gpus", READ), SLICE + "---\n" + _class("gpus", GPUS_ONLY)) == []
+
+
+def test_earlier_selector_of_a_class_guards_a_later_one() -> None:
+    assert _rules(_class("gpus", GPUS_ONLY, READ)) == []
+    assert _rules(_class("gpus", READ, GPUS_ONLY)) == ["DRA506"]
+
+
+def _messages(text: str, cluster: str | None = None) -> list[str]:
+    return [f.message for f in lint_text(text, Options(), cluster_text=cluster) if f.rule == "DRA501"]
+
+
+def test_attribute_name_in_the_domain_position_teaches_the_domain() -> None:
+    [message] = _messages(_class("c", 'device.driver == "gpu.nvidia.com" && device.attributes["productName"] == "A100"'))
+    assert message.startswith('attributes are keyed by domain: write device.attributes["gpu.nvidia.com"].productName, '
+                              'not device.attributes["productName"]: compilation failed: ERROR: <input>:1:')
+    assert "found no matching overload for '_==_' applied to '(map(string, any), string)'" in message
+
+
+def test_domain_hint_comes_from_the_request_class() -> None:
+    text = _claim("gpu.example.com", 'device.attributes["productName"] == "A100"') + "---\n" + _class(
+        "gpu.example.com", 'device.driver == "gpu.example.com"')
+    [message] = _messages(text)
+    assert 'device.attributes["gpu.example.com"].productName' in message
+
+
+def test_domain_hint_comes_from_the_slices_that_publish_the_name() -> None:
+    [message] = _messages(_class("c", 'device.attributes["productName"].startsWith("A")'), SLICE)
+    assert message.startswith('attributes are keyed by domain: write device.attributes["gpu.example.com"].productName')
+
+
+def test_single_equals_teaches_double_equals() -> None:
+    [message] = _messages(_class("c", 'device.driver = "gpu.example.com"'))
+    assert message.startswith("CEL compares with '==' ('=' is no CEL operator): compilation failed: "
+                              "ERROR: <input>:1:15: Syntax error: token recognition error at: '= '")
+
+
+def test_cost_error_shows_cel_gos_estimate() -> None:
+    # a list literal's join() has no element size in cel-go: unbounded (issue 13's join item)
+    [f] = [f for f in lint_text(_class("c", '["a", "b"].join("-") == "a-b"'), Options()) if f.rule == "DRA502"]
+    assert "the worst-case estimate is 1,844,674,407,370,955,275 against a limit of 1,000,000" in f.message
+    assert f.details == {"cost": 1844674407370955275}

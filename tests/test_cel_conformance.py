@@ -82,3 +82,59 @@ def test_agreement_figure(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nCEL conformance: {agree}/{len(_ALL)} agree")
     assert agree == len(_ALL)
+
+
+# --- the generated corpus judged by the real Kubernetes code (cel-go v0.27) --------------------
+def _oracle(shared: Path) -> list[dict[str, Any]]:
+    path = shared / "conformance" / "oracle-cel" / "cases.jsonl"
+    if not path.is_file():
+        pytest.skip("shared/conformance/oracle-cel/cases.jsonl is not there")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _evaluated_anyway(case: dict[str, Any]) -> str | None:
+    """'true', 'false' or 'error: ...' for a cost-error case that the oracle evaluated anyway."""
+    note = case.get("note", "")
+    marker = "evaluated anyway: "
+    if marker not in note:
+        return None
+    rest = note.split(marker, 1)[1]
+    return rest.removeprefix("result ")
+
+
+def test_oracle_cost_estimates_equal_cel_go(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Our estimate is cel-go's MaxCost, exactly, on every compiled case of the oracle corpus."""
+    compiled_cases = [c for c in _oracle(shared) if c.get("cost") is not None]
+    wrong = []
+    for case in compiled_cases:
+        got = compile_selector(case["expression"], _env(case)).cost
+        if got != case["cost"]:
+            wrong.append(f"{case['id']}: {got} != {case['cost']}: {case['expression'][:120]}")
+    agree = len(compiled_cases) - len(wrong)
+    with capsys.disabled():
+        print(f"\nCEL oracle cost: {agree}/{len(compiled_cases)} exact "
+              f"({100.0 * agree / max(1, len(compiled_cases)):.1f}%)")
+    assert compiled_cases and agree >= 0.99 * len(compiled_cases), "\n".join(wrong[:20])
+
+
+def test_oracle_outcomes_equal_kubernetes(shared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Compile stage, error text and evaluation result agree with the oracle, including the result
+    of the cost-error cases that Kubernetes' scheduler evaluates anyway."""
+    cases = _oracle(shared)
+    wrong = []
+    for case in cases:
+        got, message, _ = outcome(case)
+        ok = got == case["expect"] and (not case.get("error") or case["error"] in message)
+        anyway = _evaluated_anyway(case) if ok else None
+        if anyway is not None:
+            try:
+                result = str(compile_selector(case["expression"], _env(case)).evaluate(_device(case["device"]))).lower()
+            except CelRuntimeError as exc:
+                result = "error: " + exc.message
+            ok = result == anyway or (anyway.startswith("error: ") and anyway[7:] in result)
+            got, message = result, ""
+        if not ok:
+            wrong.append(f"{case['id']}: want {case['expect']} {case.get('error', '')!r}, got {got} {message[:80]!r}")
+    with capsys.disabled():
+        print(f"\nCEL oracle outcomes: {len(cases) - len(wrong)}/{len(cases)} agree")
+    assert not wrong, "\n".join(wrong[:20])

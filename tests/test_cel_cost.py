@@ -53,6 +53,37 @@ def test_estimates(env: CelEnv, expr: str, cost: int) -> None:
     assert compiled.ok == (cost <= MAX_COST)
 
 
+A = 'device.attributes["gpu.example.com"]'
+NEW_ANY = CelEnv(37, gates=frozenset({"DRAConsumableCapacity"}))
+
+
+@pytest.mark.parametrize("env,expr,cost", [
+    # cel.bind: the bound variable keeps its path, so a.cores has the attribute's size (64)
+    (STORED, f"cel.bind(a, {A}, a.cores).all(x, x >= 0)", 336),
+    (STORED, f'string(cel.bind(a, {A}, a.index)) == "3"', 23),
+    (STORED, f"int(string(cel.bind(a, {A}, a.numaNode))) == cel.bind(a, {A}, a.numaNode)", 39),
+    (STORED, f"uint(cel.bind(a, {A}, a.index)) > 3u", 17),
+    # dyn() costs one and passes its argument's size through
+    (STORED, f"dyn({A}.index) == dyn(1)", 7),
+    # a list literal's join() multiplies by an unknown element size: unbounded (issue 13)
+    (STORED, '["a", "b"].join("-") == "a-b"', 1844674407370955275),
+    (NEW_ANY, '["a", "b"].join("-") == "a-b"', 1844674407370955275),
+    # an attribute's join() is bounded: no element size, 63 separators of one character
+    (STORED, f'{A}.modes.join("-") == "a"', 12),
+    # type values have no size: comparing them is unbounded
+    (STORED, f"type({A}.model) == int", 1844674407370955270),
+    (NEW_ANY, f"type({A}.model) == int", 1844674407370955270),
+    # ext sets and lists (version 3) estimators
+    (STORED, f"sets.contains({A}.cores, [5])", 79),
+    (STORED, f'sets.intersects({A}.modes, ["mig", "mps"])', 143),
+    (STORED, f"{A}.cores.sort()[0] == 0", 8619),
+    # Kubernetes: parsing a literal costs a tenth of its length, rounded up
+    (STORED, 'isSemver("1.12.6+build.2")', 2),
+])
+def test_cel_go_model(env: CelEnv, expr: str, cost: int) -> None:
+    assert compile_selector(expr, env).cost == cost
+
+
 def test_cost_limit_is_reported_as_cel_go_does() -> None:
     compiled = compile_selector(EXPENSIVE, STORED)
     assert [(i.code, i.message) for i in compiled.issues] == [("cost", "too complex, exceeds cost limit")]
@@ -66,5 +97,11 @@ def test_four_nested_attribute_comprehensions_exceed_the_limit() -> None:
 
 
 def test_unknown_sizes_saturate() -> None:
-    compiled = compile_selector("[1].map(x, 'a').all(s, s.contains(s))", STORED)
+    compiled = compile_selector("[1].map(x, string(x)).all(s, s.contains(s))", STORED)
     assert compiled.cost is not None and compiled.cost > MAX_COST
+
+
+def test_entry_sizes_of_literals_flow_through_comprehensions() -> None:
+    # cel-go tracks the size of a literal list's items into map() results: 'a' is one character,
+    # so s.contains(s) costs 1 per item, not an unknown string's worth
+    assert compile_selector("[1].map(x, 'a').all(s, s.contains(s))", STORED).cost == 40

@@ -45,13 +45,23 @@ def test_unknown_field_points_at_its_line_and_the_users_path():
 def test_not_served_names_the_releases_that_serve_it():
     text = "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n"
     (f,) = lint_text(text, Options(kube_version="1.32"))
-    assert f.rule == "DRA801" and "1.33–1.37" in f.message and f.line == 1
+    assert f.rule == "DRA801" and "1.33–1.38" in f.message and f.line == 1
+    # 1.38 no longer serves v1beta1 (v1beta2 follows in 1.39).
+    old = text.replace("v1beta2", "v1beta1")
+    (f,) = lint_text(old, Options(kube_version="1.38"))
+    assert f.rule == "DRA801" and "1.32–1.37" in f.message
+    assert lint_text(old, Options(kube_version="1.37")) == []
     assert not lint_text(text, Options(kube_version="1.33"))
 
 
-def test_non_kubernetes_documents_are_skipped_and_scalars_reported():
+def test_non_kubernetes_documents_are_skipped_and_mistaken_objects_reported():
     assert not lint_text("just: a config\n---\nkind: ConfigMap\napiVersion: v1\n", Options())
-    assert rules(lint_text("- a\n- b\n", Options())) == {"DRA003"}
+    # A playbook or a list of settings is no Kubernetes object, and not ours to judge.
+    assert not lint_text("- hosts: all\n  tasks: []\n", Options())
+    assert not lint_text("just a string\n", Options())
+    # A list of objects, or a stray scalar in a file of objects, was meant to be objects.
+    assert rules(lint_text("- apiVersion: v1\n  kind: Pod\n", Options())) == {"DRA003"}
+    assert rules(lint_text("apiVersion: v1\nkind: Pod\n---\noops\n", Options())) == {"DRA003"}
 
 
 def test_select_and_ignore_by_id_name_and_prefix():

@@ -11,7 +11,7 @@ from dralint.convert import to_canonical
 from dralint.feasibility import FeasibilityOptions, judge
 from dralint.index import Index
 from dralint.manifest import NotAnObject, identify
-from dralint.releases import NEWEST_MINOR, Release, parse_version
+from dralint.releases import DEFAULT_MINOR, Release, parse_version
 
 
 EXAMPLES = [pytest.param(rule, ex, id=f"{rule.id}-{ex.verdict}-{i}")
@@ -31,7 +31,7 @@ def feasibility_rules(example) -> list[str]:
     linted = _objects(example.manifest, "manifest.yaml", False)
     cluster = _objects(example.cluster, "cluster.yaml", True) if example.cluster else []
     ids = {id(o) for o in linted}
-    minor = parse_version(example.kube_version) if example.kube_version else NEWEST_MINOR
+    minor = parse_version(example.kube_version) if example.kube_version else DEFAULT_MINOR
     options = FeasibilityOptions(max_steps=example.options.get("max_steps", 1_000_000))
     report = judge(Index.build(linted + cluster), Release(minor, dict(example.feature_gates)), options,
                    lambda o: id(o) in ids)

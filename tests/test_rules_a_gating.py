@@ -85,8 +85,9 @@ def test_status_fields_only_on_status_writes():
     status = ("status:\n  allocation:\n    devices:\n      results:\n"
               "      - {request: gpu, driver: gpu.example.com, pool: p, device: d}\n"
               "  devices:\n  - {driver: gpu.example.com, pool: p, device: d}\n")
-    assert lint(claim + status, "1.32") == [("DRA265", "info", "status")]
-    assert lint(claim + status, "1.32", old=claim) == [("DRA802", "warning", "status.devices")]
+    on = {"DynamicResourceAllocation": True}  # 1.32 serves resource.k8s.io only with it
+    assert lint(claim + status, "1.32", **on) == [("DRA265", "info", "status")]
+    assert lint(claim + status, "1.32", old=claim, **on) == [("DRA802", "warning", "status.devices")]
     assert lint(claim + status, "1.33", old=claim) == []
 
 
@@ -94,6 +95,6 @@ def test_fields_older_than_their_gate_are_kept():
     # adminAccess existed ungated in 1.31 (v1alpha3); DRAAdminAccess only arrived in 1.32.
     text = ("apiVersion: resource.k8s.io/v1alpha3\nkind: ResourceClaim\nmetadata: {name: c, namespace: default}\n"
             "spec:\n  devices:\n    requests:\n    - {name: gpu, deviceClassName: gpu.example.com, adminAccess: true}\n")
-    assert lint(text, "1.31") == [("DRA217", "warning", "spec.devices.requests[0].adminAccess")]
-    assert lint(text.replace("v1alpha3", "v1beta1"), "1.32") == [
+    assert lint(text, "1.31") == []  # kept, and no namespace check before 1.33
+    assert lint(text.replace("v1alpha3", "v1beta1"), "1.32", DynamicResourceAllocation=True) == [
         ("DRA802", "warning", "spec.devices.requests[0].adminAccess")]

@@ -46,7 +46,7 @@ def test_pod_claim_entries():
     - {name: gpu, resourceClaimTemplateName: gpu-template}
     - {name: gpu, resourceClaimName: other}
     - {name: Bad_Name, resourceClaimName: x}
-    - {name: "", resourceClaimName: y}
+    - {name: "", resourceClaimName: why}
     - {name: neither}
     - {name: both, resourceClaimName: a, resourceClaimTemplateName: b}
     - {name: badref, resourceClaimName: "not_valid"}
@@ -60,13 +60,15 @@ def test_pod_claim_entries():
 
 def test_source_shape_depends_on_release():
     old_shape = pod("- name: gpu\n  source: {resourceClaimTemplateName: gpu-template}", "- {name: gpu}")
-    assert lint(old_shape, "1.37") == [("DRA242", "spec.resourceClaims[0]")]
+    # Strict decoding refuses the old field; the entry then has no source at all.
+    assert lint(old_shape, "1.37") == [("DRA101", "spec.resourceClaims[0].source"), ("DRA242", "spec.resourceClaims[0]")]
     got = [f for f in lint_text(old_shape, Options(kube_version="1.30")) if f.severity.value == "error"]
     assert got == []
     new_shape = pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}")
     errs = [f for f in lint_text(new_shape, Options(kube_version="1.30", feature_gates={"DynamicResourceAllocation": True}))]
-    assert [(f.rule, f.field) for f in errs] == [("DRA242", "spec.resourceClaims[0]")]
-    assert "under `source:`" in errs[0].message
+    assert sorted((f.rule, f.field) for f in errs) == [("DRA101", "spec.resourceClaims[0].resourceClaimTemplateName"),
+                                                       ("DRA242", "spec.resourceClaims[0]")]
+    assert "under `source:`" in next(f.message for f in errs if f.rule == "DRA242")
 
 
 def test_container_claims():

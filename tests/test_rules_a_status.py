@@ -74,7 +74,7 @@ def test_reserved_for_limit_depends_on_release():
     beta = claim(ALLOC).replace("/v1\n", "/v1beta1\n").replace("      exactly:\n        deviceClassName",
                                                                 "      deviceClassName")
     many = beta + reserved(*range(33))
-    assert findings(many, beta, "1.32") == [("DRA250", "status.reservedFor")]
+    assert findings(many, beta, "1.32", DynamicResourceAllocation=True) == [("DRA250", "status.reservedFor")]
     assert findings(many, beta, "1.33") == []
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -40,10 +41,28 @@ def schema_of(release: str, api_version: str, kind: str) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# apimachinery's quantity grammar, written out independently of dralint.quantity.
+QUANTITY = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?")
+QUANTITIES = ["1", "0.5", "10Gi", "500m", "1e3", 4, 2.5]
+
+
+def reference_format_checker() -> jsonschema.FormatChecker:
+    checker = jsonschema.FormatChecker(["date-time"])
+
+    @checker.checks("quantity")
+    def is_quantity(value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return True  # the type keyword judges other types
+        return not isinstance(value, str) or (QUANTITY.fullmatch(value) is not None
+                                              and value not in ("+", "-", ".", "+.", "-."))
+
+    return checker
+
+
 @lru_cache(maxsize=None)
 def reference_validator(release: str, api_version: str, kind: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema_of(release, api_version, kind),
-                                           format_checker=jsonschema.FormatChecker(["date-time"]))
+                                           format_checker=reference_format_checker())
 
 
 def valid_instance(draw: Draw, node: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
@@ -57,6 +76,8 @@ def valid_instance(draw: Draw, node: dict[str, Any], defs: dict[str, Any], depth
     types = [node["type"]] if isinstance(node["type"], str) else node["type"]
     if "null" in types and (depth >= MAX_DEPTH or draw(st.integers(0, 9)) == 0):
         return None
+    if node.get("format") == "quantity":
+        return draw(st.sampled_from(QUANTITIES))
     kind = draw(st.sampled_from([t for t in types if t != "null"]))
     if kind == "object" and "properties" in node:
         required = set(node.get("required", ()))

@@ -35,7 +35,7 @@ def test_file_is_a_valid_2020_12_schema_and_compiles(path: Path) -> None:
 
 
 def test_known_releases() -> None:
-    assert known_releases() == [f"1.{minor}" for minor in range(26, 38)]
+    assert known_releases() == [f"1.{minor}" for minor in range(26, 39)]
 
 
 @pytest.mark.parametrize(("api_version", "kind", "releases"), [
@@ -46,13 +46,13 @@ def test_known_releases() -> None:
     ("resource.k8s.io/v1alpha2", "ResourceClaimParameters", ["1.30"]),
     ("resource.k8s.io/v1alpha3", "PodSchedulingContext", ["1.31"]),
     ("resource.k8s.io/v1alpha3", "DeviceClass", ["1.31", "1.32", "1.33"]),
-    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", ["1.33", "1.34", "1.35", "1.36", "1.37"]),
-    ("resource.k8s.io/v1alpha3", "ResourcePoolStatusRequest", ["1.36", "1.37"]),
+    ("resource.k8s.io/v1alpha3", "DeviceTaintRule", ["1.33", "1.34", "1.35", "1.36", "1.37", "1.38"]),
+    ("resource.k8s.io/v1alpha3", "ResourcePoolStatusRequest", ["1.36", "1.37", "1.38"]),
     ("resource.k8s.io/v1beta1", "ResourceClaim", ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]),
-    ("resource.k8s.io/v1beta2", "DeviceClass", ["1.33", "1.34", "1.35", "1.36", "1.37"]),
-    ("resource.k8s.io/v1beta2", "DeviceTaintRule", ["1.36", "1.37"]),
-    ("resource.k8s.io/v1", "ResourceSlice", ["1.34", "1.35", "1.36", "1.37"]),
-    ("resource.k8s.io/v1", "DeviceTaintRule", ["1.37"]),
+    ("resource.k8s.io/v1beta2", "DeviceClass", ["1.33", "1.34", "1.35", "1.36", "1.37", "1.38"]),
+    ("resource.k8s.io/v1beta2", "DeviceTaintRule", ["1.36", "1.37", "1.38"]),
+    ("resource.k8s.io/v1", "ResourceSlice", ["1.34", "1.35", "1.36", "1.37", "1.38"]),
+    ("resource.k8s.io/v1", "DeviceTaintRule", ["1.37", "1.38"]),
     ("resource.k8s.io/v1", "ResourceClaimList", []),
     ("resource.k8s.io/v2", "ResourceClaim", []),
     ("v1", "Pod", []),

@@ -136,7 +136,8 @@ def test_decoder_rules(widget: dict[str, Any]) -> None:
                               "description": "How many."}
     assert props["small"]["minimum"] == -(2**31) and props["small"]["maximum"] == 2**31 - 1
     assert props["size"] == {"$ref": "#/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity"}
-    assert defs["io.k8s.apimachinery.pkg.api.resource.Quantity"] == {"type": ["null", "number", "string"]}
+    assert defs["io.k8s.apimachinery.pkg.api.resource.Quantity"] == {"type": ["null", "number", "string"],
+                                                                    "format": "quantity"}
     assert defs["io.k8s.apimachinery.pkg.util.intstr.IntOrString"] == {"type": ["integer", "null", "string"]}
     assert defs["io.k8s.apimachinery.pkg.runtime.RawExtension"] == {}
     assert props["labels"] == {"type": ["null", "object"], "additionalProperties": {"type": ["null", "string"]}}

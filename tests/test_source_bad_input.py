@@ -19,7 +19,7 @@ def kinds(loaded) -> list[tuple[str, int]]:
 
 def test_missing_file_and_directory_are_unreadable(tmp_path: Path) -> None:
     missing = load_file(str(tmp_path / "nope.yaml"))
-    assert kinds(missing) == [("unreadable", 0)]
+    assert kinds(missing) == [("unreadable", 1)]
     assert "no such file" in missing.problems[0].message
     assert load_file("bad\x00name.yaml").problems[0].kind == "unreadable"
     assert discover(["bad\x00name.yaml", ""])[1][0].kind == "unreadable"
@@ -89,7 +89,7 @@ def test_too_large_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     with path.open("wb") as handle:
         handle.truncate(50 * 1024 * 1024)  # sparse: 50 MB of NULs without writing them
     loaded = load_file(str(path))
-    assert kinds(loaded) == [("too-large", 0)]
+    assert kinds(loaded) == [("too-large", 1)]
     assert load_text("a: 1\n" * (MAX_FILE_BYTES // 5 + 1), "big.yaml").problems[0].kind == "too-large"
 
 

@@ -46,8 +46,11 @@ def test_parse_keeps_what_the_webhook_needs():
     (review_body(operation="PATCH"), "operation"),
     (review_body(kind="ResourceClaim"), "request.kind"),
     (review_body(object=[1]), "request.object is not an object"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-], ids=["syntax", "bytes", "array", "v1beta1", "no-request", "no-uid", "operation", "kind", "object", "deep"])
+    (b"[" * 100_000 + b"]" * 100_000, "depth limit"),
+    (b'{"apiVersion": "admission.k8s.io/v1", "n": ' + b"7" * 5000 + b"}", "not JSON"),
+    (review_body(operation="UPDATE"), "oldObject is missing"),
+], ids=["syntax", "bytes", "array", "v1beta1", "no-request", "no-uid", "operation", "kind", "object", "deep",
+        "5000-digit-integer", "update-without-old"])
 def test_bad_bodies_are_400_with_a_message(body, fragment):
     with pytest.raises(BadReview) as info:
         parse_review(body)

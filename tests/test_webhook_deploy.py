@@ -11,12 +11,14 @@ from dralint.engine import Options, lint_paths
 from dralint.findings import Severity
 from dralint_webhook.certs import dns_names
 from dralint_webhook.cli import build_parser
-from dralint_webhook.manifests import webhook_configuration
+from dralint_webhook.manifests import controller_webhook, webhook_configuration
+from dralint_webhook.store import RESOURCES
 
 WEBHOOK = Path(__file__).resolve().parents[1] / "webhook"
 DEPLOY = WEBHOOK / "deploy"
 BASE = DEPLOY / "base"
 OVERLAY = DEPLOY / "overlays" / "cert-manager"
+CONTROLLERS = DEPLOY / "overlays" / "judge-status-and-slices"
 NAMESPACE, SERVICE = "dralint", "dralint-webhook"
 
 
@@ -70,7 +72,8 @@ def test_deployment_is_hardened_and_highly_available():
     pod = spec["template"]["spec"]
     assert spec["replicas"] == 2 and spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
-    assert pod["automountServiceAccountToken"] is False
+    assert pod["automountServiceAccountToken"] is True       # the watch reads the cluster with it
+    assert pod["priorityClassName"] == objects(BASE)["PriorityClass"]["metadata"]["name"]
     c = container()
     sc = c["securityContext"]
     assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
@@ -80,7 +83,10 @@ def test_deployment_is_hardened_and_highly_available():
     assert anti["topologyKey"] == "kubernetes.io/hostname"
     assert anti["labelSelector"]["matchLabels"] == spec["template"]["metadata"]["labels"]
     assert c["readinessProbe"]["httpGet"]["path"] == "/readyz" and c["livenessProbe"]["httpGet"]["path"] == "/healthz"
-    assert all(c[p]["httpGet"]["scheme"] == "HTTPS" for p in ("readinessProbe", "livenessProbe", "startupProbe"))
+    # Probes on the plain health port, with timeouts; the startup probe never waits for the cluster's list.
+    assert {c[p]["httpGet"]["port"] for p in ("readinessProbe", "livenessProbe", "startupProbe")} == {"health"}
+    assert c["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert all(1 <= c[p]["timeoutSeconds"] <= 3 for p in ("readinessProbe", "livenessProbe", "startupProbe"))
     # SIGTERM: the grace period covers the preStop pause and gunicorn's graceful timeout.
     assert pod["terminationGracePeriodSeconds"] > c["lifecycle"]["preStop"]["sleep"]["seconds"] + 5
     assert any(m["mountPath"] == "/tmp" for m in c["volumeMounts"])   # writable scratch under a read-only root
@@ -89,7 +95,11 @@ def test_deployment_is_hardened_and_highly_available():
 def test_container_arguments_are_a_valid_serve_command_with_mounted_files():
     c = container()
     args = build_parser().parse_args(c["args"])
-    assert args.command == "serve" and args.workers == 2
+    assert args.command == "serve" and args.workers == 2 and args.watch and args.health_port
+    assert {p["name"]: p["containerPort"] for p in c["ports"]}["health"] == args.health_port
+    memory = c["resources"]["limits"]["memory"]
+    limit = int(memory.removesuffix("Gi")) * 1024 if memory.endswith("Gi") else int(memory.removesuffix("Mi"))
+    assert 0 < args.max_worker_memory * args.workers < limit
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in objects(BASE)["Deployment"]["spec"]["template"]["spec"]["volumes"]}
     for path in (args.cert, args.key, args.config):
@@ -100,7 +110,7 @@ def test_container_arguments_are_a_valid_serve_command_with_mounted_files():
     generator = docs(BASE / "kustomization.yaml")[0]["configMapGenerator"][0]
     assert policy_volume == generator["name"] and generator["options"]["disableNameSuffixHash"] is True
     assert Path(args.config).name in generator["files"]
-    assert c["ports"][0]["containerPort"] == args.port
+    assert c["ports"][0]["containerPort"] == args.port and c["ports"][0]["name"] == "https"
 
 
 def test_service_and_pdb_select_the_pods():
@@ -120,12 +130,13 @@ def test_webhook_configuration_is_the_one_the_code_builds():
         assert hook["sideEffects"] == "None" and hook["admissionReviewVersions"] == ["v1"]
         assert 1 <= hook["timeoutSeconds"] <= 10 and hook["failurePolicy"] in ("Ignore", "Fail")
         assert hook["namespaceSelector"]["matchExpressions"] == [
-            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [NAMESPACE]}]
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [NAMESPACE, "kube-system"]}]
         assert hook["matchConditions"] and "caBundle" not in hook["clientConfig"]
         assert hook["clientConfig"]["service"]["name"] == objects(BASE)["Service"]["metadata"]["name"]
     resources = {r for hook in vwc["webhooks"] for rule in hook["rules"] for r in rule["resources"]}
-    assert {"resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "deviceclasses", "resourceslices",
-            "pods"} <= resources
+    assert {"resourceclaims", "resourceclaimtemplates", "deviceclasses", "pods"} <= resources
+    # What the scheduler and drivers write is judged only where the admin opts in.
+    assert not {"resourceclaims/status", "resourceslices"} & resources
     ops = {o for hook in vwc["webhooks"] for rule in hook["rules"] for o in rule["operations"]}
     assert ops == {"CREATE", "UPDATE"}
 
@@ -174,7 +185,31 @@ def test_dockerfile_runs_the_same_command_as_non_root():
     assert "[webhook]" in text and ".whl" in text
 
 
-@pytest.mark.parametrize("folder", [BASE, OVERLAY])
+@pytest.mark.parametrize("folder", [BASE, OVERLAY, CONTROLLERS])
 def test_dralint_finds_no_errors_in_its_own_deployment(folder):
     result = lint_paths([str(folder)], Options())
     assert [f for f in result.findings if f.severity is Severity.ERROR] == []
+
+
+def test_the_opt_in_overlay_judges_status_and_slices_and_can_never_block_them():
+    patch = yaml.safe_load(docs(CONTROLLERS / "kustomization.yaml")[0]["patches"][0]["patch"])
+    assert patch == [{"op": "add", "path": "/webhooks/-", "value": controller_webhook(SERVICE, NAMESPACE)}]
+    hook = patch[0]["value"]
+    assert hook["failurePolicy"] == "Ignore" and hook["timeoutSeconds"] <= 2
+    assert set(hook["rules"][0]["resources"]) == {"resourceclaims/status", "resourceslices"}
+
+
+def test_rbac_reads_exactly_what_the_watch_lists():
+    role = [d for d in docs(BASE / "rbac.yaml") if d["kind"] == "ClusterRole"][0]
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+               for v in rule["verbs"]}
+    assert granted == {(group, name, verb) for name, group, *_ in RESOURCES for verb in ("get", "list", "watch")}
+    binding = [d for d in docs(BASE / "rbac.yaml") if d["kind"] == "ClusterRoleBinding"][0]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE, "namespace": NAMESPACE}]
+
+
+def test_network_policy_opens_the_webhook_and_health_ports_only():
+    policy = objects(BASE)["NetworkPolicy"]["spec"]
+    ports = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
+    assert ports == {8443, 8081} and set(policy["policyTypes"]) == {"Ingress", "Egress"}
+    assert policy["podSelector"]["matchLabels"] == objects(BASE)["Deployment"]["spec"]["template"]["metadata"]["labels"]

@@ -7,6 +7,7 @@ from dralint_webhook.gunicorn_conf import ServeOptions, WebhookServer, bind_addr
 from dralint_webhook.manifests import TIMEOUT_SECONDS
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.tls import ServingTLS
+from dralint_webhook.worker import WebhookWorker
 
 GO_IDLE_CONN_TIMEOUT = 90   # the API server's HTTP transport closes idle connections after this
 
@@ -19,9 +20,11 @@ def hook_with_tls(tmp_path) -> Webhook:
 
 def test_settings_fit_admission_traffic(tmp_path):
     hook = hook_with_tls(tmp_path)
-    conf = settings(ServeOptions(bind="127.0.0.1", port=9443, workers=3, threads=4), hook)
-    assert conf["bind"] == ["127.0.0.1:9443"]
-    assert (conf["worker_class"], conf["workers"], conf["threads"]) == ("gthread", 3, 4)
+    conf = settings(ServeOptions(bind="127.0.0.1", port=9443, workers=3, threads=4, health_port=9080), hook)
+    assert conf["bind"] == ["127.0.0.1:9443", "127.0.0.1:9080"]
+    assert issubclass(conf["worker_class"], WebhookWorker) and conf["worker_class"].health_port == 9080
+    assert conf["worker_class"].deadline_seconds < TIMEOUT_SECONDS
+    assert (conf["workers"], conf["threads"]) == (3, 4)
     assert conf["keepalive"] > GO_IDLE_CONN_TIMEOUT
     assert conf["graceful_timeout"] == TIMEOUT_SECONDS and conf["preload_app"] is True
     assert conf["certfile"] == hook.tls.cert and conf["keyfile"] == hook.tls.key
@@ -31,7 +34,7 @@ def test_settings_fit_admission_traffic(tmp_path):
 
 def test_the_application_applies_them(tmp_path):
     server = WebhookServer(hook_with_tls(tmp_path), ServeOptions(port=9443))
-    assert server.cfg.worker_class_str == "gthread" and server.cfg.is_ssl
+    assert issubclass(server.cfg.worker_class, WebhookWorker) and server.cfg.is_ssl
     assert server.cfg.address == [("0.0.0.0", 9443)]
     if "control_socket_disable" in server.cfg.settings:
         assert server.cfg.control_socket_disable is True

@@ -108,7 +108,10 @@ def test_load_policy_reports_unreadable_and_invalid_files(tmp_path):
     with pytest.raises(PolicyError, match="not valid YAML"):
         load_policy(str(bad))
     empty = tmp_path / "empty.yaml"
-    empty.write_text("")
+    empty.write_text("")       # what a writer leaves between truncating and writing: never the defaults
+    with pytest.raises(PolicyError, match="empty"):
+        load_policy(str(empty))
+    empty.write_text("{}\n")
     assert load_policy(str(empty)).options.kube_version == parse_policy({}).options.kube_version
 
 

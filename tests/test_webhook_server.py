@@ -25,6 +25,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from dralint_webhook.admission import MAX_BODY_BYTES
+
 SERVICE, NAMESPACE = "dralint-webhook", "dralint"
 HOSTNAME = f"{SERVICE}.{NAMESPACE}.svc"
 START_TIMEOUT = 60.0
@@ -226,7 +228,7 @@ def test_oversized_bodies_get_413(client):
     conn = client._connection()
     conn.putrequest("POST", "/validate")
     conn.putheader("Content-Type", "application/json")
-    conn.putheader("Content-Length", str(3 * 1024 * 1024 + 1))
+    conn.putheader("Content-Length", str(MAX_BODY_BYTES + 1))
     conn.endheaders(message_body=b" " * 1024)
     resp = conn.getresponse()
     status, text = resp.status, resp.read()

@@ -8,7 +8,8 @@ import pytest
 
 from dralint.catalog import load_catalog
 from dralint.cli import main
-from dralint.config import ConfigError, find_config, glob_regex, load_config
+from dralint.config import ConfigError, find_config, load_config
+from dralint.globs import glob_regex
 from dralint.findings import Severity
 
 from conftest import BAD_CLAIM
@@ -147,10 +148,10 @@ def test_command_line_overrides_the_file(tmp_path, monkeypatch):
 def test_per_path_ignores_from_the_command(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".git").mkdir()
-    (tmp_path / "vendor").mkdir()
-    (tmp_path / "vendor" / "claim.yaml").write_text(BAD_CLAIM)
+    (tmp_path / "upstream").mkdir()
+    (tmp_path / "upstream" / "claim.yaml").write_text(BAD_CLAIM)
     (tmp_path / "mine.yaml").write_text(BAD_CLAIM)
-    (tmp_path / ".dralint.yaml").write_text("per-path-ignores:\n  vendor/: all\n")
+    (tmp_path / ".dralint.yaml").write_text("per-path-ignores:\n  upstream/: all\n")
     code, report, _ = run(".")
     assert {f["file"] for f in report["findings"]} == {"./mine.yaml"}
     assert report["summary"]["suppressed"] >= 1

@@ -46,3 +46,12 @@ def test_pre_commit_hooks_file():
         assert hook["language"] == "python" and hook["entry"] == "dralint" and hook["require_serial"] is True
         assert hook["types_or"] == ["yaml", "json"]
     assert hooks["dralint-all"]["pass_filenames"] is False
+
+
+def test_ci_installs_the_newest_allowed_releases():
+    # A dependency's new release must turn CI red the day it lands, not when a cache expires.
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    installs = [line for line in script.splitlines() if "pip install" in line and "--upgrade pip" not in line]
+    assert len(installs) == 2, installs
+    assert 'upgrade=(--upgrade --upgrade-strategy eager)' in script
+    assert all('"${upgrade[@]}"' in line for line in installs)

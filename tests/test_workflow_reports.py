@@ -1,6 +1,7 @@
 """The report formats: SARIF against the official schema, GitHub annotations, JUnit XML, text."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -14,7 +15,7 @@ from dralint.cli import main
 from dralint.engine import RunResult
 from dralint.findings import Category, Finding, Severity
 from dralint.report import FORMATS, ReportContext
-from dralint.report.context import RULES_DOC_URL
+from dralint.project import rules_doc_url
 from dralint.report.github import annotation, escape_data, escape_property
 
 from conftest import BAD_CLAIM
@@ -76,7 +77,7 @@ def test_sarif_rules_carry_help_uri_into_the_rule_docs(sarif_validator):
     log = json.loads(render("sarif", []))
     sarif_validator.validate(log)
     rule = next(r for r in log["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "DRA201")
-    assert rule["helpUri"] == f"{RULES_DOC_URL}#dra201-request-count-positive"
+    assert rule["helpUri"] == f"{rules_doc_url()}#dra201"
     assert rule["defaultConfiguration"]["level"] == "error"
     assert rule["shortDescription"]["text"] == CATALOG.get("DRA201").summary
 
@@ -92,6 +93,25 @@ def test_sarif_edge_cases_stay_valid(sarif_validator):
     assert results[1]["level"] == "note"
     assert results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dir%20with%20space/%C3%A4.yaml"
     assert results[2]["locations"][0]["physicalLocation"]["region"] == {"startLine": 3}
+
+
+def _prints(findings: list[Finding]) -> list[str]:
+    return [r["partialFingerprints"]["dralint/v2"] for r in json.loads(render("sarif", findings))["runs"][0]["results"]]
+
+
+def test_sarif_fingerprints_are_distinct_and_stable():
+    # Code scanning merges results that share a fingerprint: two broken files must stay two alerts.
+    whole_file = dict(rule="DRA001", object="", field="", line=3, column=5, category=Category.INPUT)
+    findings = [finding(file="a.yaml", message="invalid YAML: mapping values are not allowed here", **whole_file),
+                finding(file="b.yaml", message="invalid YAML: mapping values are not allowed here", **whole_file),
+                finding(file="b.yaml", message="invalid YAML: found character '\\t'", **whole_file),
+                finding(), finding(file="other/claim.yaml"),
+                finding(message="second finding on the same field")]
+    prints = _prints(findings)
+    assert len(set(prints)) == len(prints)
+    # Stable: the same findings on other lines (code moved), with other numbers in a whole-file message.
+    moved = [dataclasses.replace(f, line=f.line + 10, message=f.message.replace("3", "7")) for f in findings]
+    assert _prints(moved) == prints
 
 
 def test_the_validator_rejects_a_broken_log(sarif_validator):

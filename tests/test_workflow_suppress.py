@@ -104,7 +104,9 @@ def test_unused_suppressions_are_reported_once_asked():
             Suppression("f.yaml", 1, 1, Scope.FILE, ()),
             Suppression("f.yaml", 5, 5, Scope.OBJECT, ("DRA101",), object="ResourceClaim default/c")]
     findings = [finding()]
-    assert suppress.apply(findings, sups, CATALOG, ALL).findings == []
+    # A rule that does not exist is reported on every run: the suppression never worked.
+    (typo,) = suppress.apply(findings, sups, CATALOG, ALL).findings
+    assert (typo.rule, typo.line) == ("DRA910", 11) and "'DRA2O1', which is no dralint rule" in typo.message
     reported = suppress.apply(findings, sups, CATALOG, ALL, report_unused=True).findings
     # The bare ignore-file covers the DRA201 finding too, so it is in use.
     assert [(f.rule, f.line) for f in reported] == [("DRA910", 5), ("DRA910", 11), ("DRA910", 11)]
@@ -157,6 +159,15 @@ def test_unused_from_the_command(tmp_path):
     _, report = run("--report-unused-ignores", str(path))
     (unused,) = [f for f in report["findings"] if f["rule"] == "DRA910"]
     assert unused["line"] == 12 and unused["severity"] == "warning"
+
+
+def test_a_suppression_naming_no_rule_is_reported_without_being_asked(tmp_path):
+    path = tmp_path / "claim.yaml"
+    path.write_text(claim(count="        count: -1  # dralint: ignore=DRA2O1"))
+    _, report = run(str(path))
+    assert {f["rule"] for f in report["findings"]} == {"DRA201", "DRA910"}
+    (typo,) = [f for f in report["findings"] if f["rule"] == "DRA910"]
+    assert "which is no dralint rule; did you mean DRA201?" in typo["message"]
 
 
 def engine_applies_suppressions() -> bool:

@@ -203,7 +203,8 @@ def _rows() -> list[tuple[str, str, str, str]]:
     add(("ext_lists", "distinct", "list_distinct", ".list(A) -> list(A)"))
     for t in _COMPARABLE:
         add(("ext_lists", "sort", f"list_{t}_sort", f".list({t}) -> list({t})"))
-    add(("ext_lists", "@sortByAssociatedKeys", "list_sortByAssociatedKeys", ".list(A), list(B) -> list(A)"))
+        # sortBy's key list: one overload per comparable key type, as cel-go declares them
+        add(("ext_lists", "@sortByAssociatedKeys", f"list_{t}_sortByAssociatedKeys", f".list(A), list({t}) -> list(A)"))
     add(("two_var", "cel.@mapInsert", "@mapInsert_map_key_value", "map(K, V), K, V -> map(K, V)"))
     add(("two_var", "cel.@mapInsert", "@mapInsert_map_map", "map(K, V), map(K, V) -> map(K, V)"))
     # --- Kubernetes ip / cidr / format -------------------------------------------------------

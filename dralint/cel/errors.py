@@ -10,13 +10,15 @@ class CelIssue:
 
     ``code`` is ``too-long``, ``syntax``, ``check``, ``output-type``, ``cost`` (errors) or one of
     the warning codes of :mod:`dralint.cel.lint`. ``message`` uses cel-go's wording where cel-go
-    has one; ``offset`` is the 0-based character offset in the expression (None: whole expression).
+    has one; ``offset`` is the 0-based character offset in the expression (None: whole expression);
+    ``hint`` teaches the fix where cel-go's text does not (shown before it).
     """
 
     code: str
     severity: str
     message: str
     offset: int | None
+    hint: str = ""
 
 
 class CelRuntimeError(Exception):

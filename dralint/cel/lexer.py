@@ -43,7 +43,10 @@ def tokenize(src: str) -> list[Token]:
     while pos < n:
         m = match(src, pos)
         if m is None:
-            raise LexError(f"Syntax error: token recognition error at: '{src[pos]}'", pos)
+            # ANTLR reports what it consumed: '=', '&' and '|' start '==', '&&', '||', so the
+            # character after them is part of the text ('= ' for "a = b").
+            bad = src[pos:pos + 2] if src[pos] in "=&|" else src[pos]
+            raise LexError(f"Syntax error: token recognition error at: '{bad}'", pos)
         kind = m.lastgroup
         text = m.group()
         if kind == "ident":

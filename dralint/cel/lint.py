@@ -12,16 +12,18 @@ Warning codes:
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Mapping
 
+from ..bounded_cache import bounded_cache
 from . import ast as A
 from .env import CelEnv
 from .errors import CelIssue
 from .parser import ParseError, parse
-from .selector import compile_selector
+from .selector import EXPRESSION_CACHE_BYTES, compile_selector
 from .values import Semver, SemverError
 
 Names = Mapping[str, Mapping[str, set[str]]]
@@ -37,12 +39,13 @@ class _Access:
 
 
 def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
-                  published_by_all: Names | None = None) -> list[CelIssue]:
+                  published_by_all: Names | None = None, domain: str | None = None) -> list[CelIssue]:
     """Compile issues (errors) followed by teaching warnings; never raises.
 
     ``known``: ``{"attributes": {domain: {ids}}, "capacity": {domain: {ids}}}`` from the
     ResourceSlices dralint has seen (None: unknown, no name checks). ``published_by_all``: the
     same shape, holding the names *every* candidate device publishes (None: no guard check).
+    ``domain``: the driver domain the context suggests (a request's DeviceClass), used in hints.
     """
     compiled = compile_selector(expression, env)
     issues = list(compiled.issues)
@@ -51,7 +54,8 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     analysis = _analyse(expression)
     if analysis is None:
         return issues
-    fixed, accesses, guarded = analysis
+    fixed, accesses, guarded, driver = analysis
+    issues = [_keyed_by_domain(i, driver, accesses, known, domain) for i in issues]
     issues += fixed
     if known is not None:
         issues += _unknown_names(list(accesses), known)
@@ -60,16 +64,90 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     return issues
 
 
-@lru_cache(maxsize=2048)
-def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any] | None:
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression: len(expression) + 64)
+def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any, str | None] | None:
     """What depends on the expression alone (parsed once, not once per object that uses it):
-    the name-independent warnings, the device accesses, and which accesses are guarded."""
+    the name-independent warnings, the device accesses, which accesses are guarded, and the
+    driver a ``device.driver == "X"`` names."""
     try:
         root = parse(expression).root
     except (ParseError, RecursionError):
         return None
     nodes = A.walk(root)
-    return tuple(_has_domain(nodes) + _version_strings(nodes)), tuple(_accesses(nodes)), _guarded(root)
+    return (tuple(_has_domain(nodes) + _version_strings(nodes)), tuple(_accesses(nodes)), _guarded(root),
+            _driver_literal(nodes))
+
+
+def _keyed_by_domain(issue: CelIssue, driver: str | None, accesses: tuple[_Access, ...], known: Names | None,
+                     domain: str | None) -> CelIssue:
+    """A type error on ``device.attributes["productName"]`` (an attribute name where the domain goes)
+    gets a hint naming the domain at hand."""
+    if issue.code != "check" or issue.hint or "map(string, " not in issue.message:
+        return issue
+    wrong = [a for a in accesses if a.ident is None and "." not in a.domain]
+    if not wrong:
+        return issue
+    a = wrong[0]
+    at_hand = _domain_at_hand(driver, a, accesses, known, domain)
+    ident = a.domain
+    member = f".{ident}" if _IDENT.fullmatch(ident) else f'["{ident}"]'
+    label = "attributes" if a.kind == "attributes" else "capacities"
+    shown = f'"{at_hand}"' if at_hand else "<domain>"
+    where = "" if at_hand else " (the domain of the driver that publishes it, e.g. gpu.example.com)"
+    hint = (f"{label} are keyed by domain: write device.{a.kind}[{shown}]{member}{where}, "
+            f'not device.{a.kind}["{ident}"]')
+    return dataclasses.replace(issue, hint=hint)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _domain_at_hand(driver: str | None, access: _Access, accesses: tuple[_Access, ...], known: Names | None,
+                    domain: str | None) -> str | None:
+    """The driver named in the expression, a domain it already uses, the domain that publishes
+    the name, or the context's domain, in that order."""
+    if driver:
+        return driver
+    for a in accesses:
+        if "." in a.domain:
+            return a.domain
+    if known is not None:
+        publishers = sorted(d for d, ids in known.get(access.kind, {}).items() if access.domain in ids)
+        if publishers:
+            return publishers[0]
+    return domain
+
+
+def read_names(expression: str) -> frozenset[tuple[str, str, str]]:
+    """(kind, domain, name) of every attribute or capacity the expression reads or tests."""
+    analysis = _analyse(expression)
+    if analysis is None:
+        return frozenset()
+    return frozenset((a.kind, a.domain, a.ident) for a in analysis[1] if a.ident is not None)
+
+
+def selector_domain(expressions: tuple[str, ...] | list[str]) -> str | None:
+    """The driver domain selectors point at: the driver one names, else the first domain one reads."""
+    analyses = [a for a in map(_analyse, expressions) if a is not None]
+    for analysis in analyses:
+        if analysis[3]:
+            return analysis[3]
+    for analysis in analyses:
+        for a in analysis[1]:
+            if "." in a.domain:
+                return a.domain
+    return None
+
+
+def _driver_literal(nodes: list[A.Expr]) -> str | None:
+    """X of a ``device.driver == "X"`` among the nodes."""
+    for e in nodes:
+        if isinstance(e, A.Call) and e.function == "_==_" and len(e.args) == 2:
+            for lhs, rhs in (e.args, e.args[::-1]):
+                if (A.qualified_name(lhs) == "device.driver" and isinstance(rhs, A.Literal)
+                        and isinstance(rhs.value, str)):
+                    return rhs.value
+    return None
 
 
 def _device_map(e: A.Expr) -> str | None:
@@ -175,9 +253,12 @@ def _unknown_names(accesses: list[_Access], known: Names) -> list[CelIssue]:
             continue
         seen.add(key)
         if a.domain not in domains:
+            owners = sorted(d for d, ids in domains.items() if a.domain in ids)
+            hint = (f"; '{a.domain}' is the name of {'an attribute' if a.kind == 'attributes' else 'a capacity'} "
+                    f"in domain '{owners[0]}': device.{a.kind}[\"{owners[0]}\"].{a.domain}"
+                    if owners and _IDENT.fullmatch(a.domain) else _suggest(a.domain, set(domains)))
             out.append(CelIssue("unknown-domain", "warning",
-                                f"no ResourceSlice publishes any {label} in domain '{a.domain}'"
-                                f"{_suggest(a.domain, set(domains))}", a.offset))
+                                f"no ResourceSlice publishes any {label} in domain '{a.domain}'{hint}", a.offset))
             continue
         if a.ident is not None and a.ident not in domains[a.domain]:
             code = "unknown-attribute" if a.kind == "attributes" else "unknown-capacity"
@@ -238,8 +319,9 @@ def _unguarded(accesses: list[_Access], guarded: dict[int, set[tuple[str, str, s
             continue
         if (a.kind, a.domain, a.ident) in guarded.get(a.offset, set()):
             continue
-        if a.ident in everywhere.get(a.kind, {}).get(a.domain, set()):
-            continue
+        publishers = everywhere.get(a.kind, {})
+        if a.domain not in publishers or a.ident in publishers[a.domain]:
+            continue  # no candidate device publishes the domain, or every one has the name
         if known is not None and a.ident not in known.get(a.kind, {}).get(a.domain, set()):
             continue  # already reported as unknown
         out.append(CelIssue(

@@ -6,13 +6,13 @@ server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+from ..bounded_cache import bounded_cache
 from . import types as T
 from .checker import check
 from .compiler import compile_program
-from .cost import estimate
+from .cost_dra import estimate
 from .device import Device
 from .env import CelEnv, model
 from .errors import CelIssue, CelRuntimeError, issue_text
@@ -23,9 +23,11 @@ from .validators import validate
 MAX_LENGTH = 10 * 1024          # CELSelectorExpressionMaxLength, in bytes
 MAX_COST = 1_000_000            # CELSelectorExpressionMaxCost
 
-_QUANTITY_HINT = ("; quantities and semantic versions have no relational operators: "
+_QUANTITY_HINT = ("quantities and semantic versions have no relational operators: "
                   "use a.compareTo(b) < 0, a.isLessThan(b) or a.isGreaterThan(b)")
-_DEVICE_FIELDS_HINT = "; a device has the fields driver, attributes, capacity"
+_DEVICE_FIELDS_HINT = "a device has the fields driver, attributes, capacity"
+_ALLOW_MULTI_HINT = "allowMultipleAllocations needs Kubernetes 1.34+ with the DRAConsumableCapacity feature gate"
+_EQUALS_HINT = "CEL compares with '==' ('=' is no CEL operator)"
 
 
 class Compiled:
@@ -40,10 +42,17 @@ class Compiled:
         self.ok = not any(i.severity == "error" for i in issues)
         self._program = program
         self._frame = [MAX_COST, None] + [None] * max(0, slots - 2)
-        self._list_attrs = model(env).attribute_type == T.DYN
+        # With DRAListTypeAttributes off, 1.36 refuses a device with list values at evaluation;
+        # 1.37 (dynamic-resource-allocation @3d03671) passes them through whatever the gate.
+        self._list_attrs = model(env).attribute_type == T.DYN or env.kube_minor >= 37
 
     def __repr__(self) -> str:
         return f"Compiled({self.expression!r}, ok={self.ok}, cost={self.cost})"
+
+    @property
+    def runnable(self) -> bool:
+        """A program exists: the expression compiled (perhaps over the estimated cost)."""
+        return self._program is not None
 
     def error_text(self) -> str:
         """Kubernetes' text for the first error issue (``compilation failed: ERROR: ...``)."""
@@ -82,6 +91,9 @@ class Compiled:
                               f"type conversion error from '{name}' to 'bool'")
 
 
+EXPRESSION_CACHE_BYTES = 512 * 1024
+
+
 def compile_selector(expression: str, env: CelEnv) -> Compiled:
     """Compile ``expression`` in ``env`` (never raises; problems are in ``Compiled.issues``)."""
     if not isinstance(expression, str):
@@ -89,7 +101,8 @@ def compile_selector(expression: str, env: CelEnv) -> Compiled:
     return _compile_cached(expression, env)
 
 
-@lru_cache(maxsize=2048)
+# Bounded by the expressions' bytes: a compiled 10 KB expression is far larger than a 100-byte one.
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env: len(expression) + 64)
 def _compile_cached(expression: str, env: CelEnv) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",
@@ -104,11 +117,12 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
     try:
         parsed = parse(expression)
     except ParseError as exc:
-        return Compiled(expression, env, (CelIssue("syntax", "error", exc.message, exc.offset),), None)
+        hint = _EQUALS_HINT if "token recognition error at: '=" in exc.message else ""
+        return Compiled(expression, env, (CelIssue("syntax", "error", exc.message, exc.offset, hint),), None)
     m = model(env)
     checked = check(parsed.root, m)
     if checked.errors:
-        issues = tuple(CelIssue("check", "error", _teach(msg), off) for off, msg in checked.errors)
+        issues = tuple(CelIssue("check", "error", msg, off, _teach(msg)) for off, msg in checked.errors)
         return Compiled(expression, env, issues, None)
     found = validate(parsed.root, checked, m)
     if found:
@@ -116,7 +130,7 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
     out = checked.type_of(parsed.root)
     if not (out == T.BOOL or out == T.ANY or (out == T.DYN and m.attribute_type == T.DYN)):
         return Compiled(expression, env, (CelIssue("output-type", "error",
-                                                   f"must evaluate to bool or the unknown type, not {T.fmt(out)}", None),), None)
+                                                   f"must evaluate to bool or the unknown type, not {T.declared_name(out)}", None),), None)
     cost = estimate(parsed.root, checked, m)[1]
     issues: tuple[CelIssue, ...] = ()
     if cost > MAX_COST:
@@ -126,13 +140,14 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
 
 
 def _teach(message: str) -> str:
-    """cel-go's message plus a hint where the fix is not obvious from it."""
+    """A hint for cel-go's message where the fix is not obvious from it ("" when none)."""
     if message.startswith("found no matching overload for '_") and ("kubernetes.Quantity" in message or
                                                                      "kubernetes.Semver" in message):
         op = message.split("'")[1]
         if op in ("_<_", "_<=_", "_>_", "_>=_"):
-            return message + _QUANTITY_HINT
+            return _QUANTITY_HINT
+    if message == "undefined field 'allowMultipleAllocations'":
+        return _ALLOW_MULTI_HINT
     if message.startswith("undefined field '"):
-        return message + _DEVICE_FIELDS_HINT if message != "undefined field 'allowMultipleAllocations'" else (
-            message + "; allowMultipleAllocations needs Kubernetes 1.34+ with the DRAConsumableCapacity feature gate")
-    return message
+        return _DEVICE_FIELDS_HINT
+    return ""

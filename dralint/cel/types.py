@@ -38,6 +38,16 @@ def fmt(t: Type) -> str:
     return _NAMES.get(k, k)
 
 
+def declared_name(t: Type) -> str:
+    """cel-go's ``Type.String()``: as ``fmt`` but ``any`` is ``google.protobuf.Any``."""
+    if t.kind == "any":
+        return "google.protobuf.Any"
+    if t.params and t.kind in ("list", "map", "type", "opaque", "object"):
+        head = fmt(Type(t.kind, t.name)) if t.kind in ("opaque", "object") else t.kind
+        return f"{head}({', '.join(declared_name(p) for p in t.params)})"
+    return fmt(t)
+
+
 INT = Type("int")
 UINT = Type("uint")
 DOUBLE = Type("double")

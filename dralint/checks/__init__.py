@@ -1,8 +1,8 @@
 """The explicit list of object checks. Each module has ``KINDS`` and ``check(ctx)``; see base.py."""
 from __future__ import annotations
 
-from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, pods, references, slices,
-               taint_rules)
+from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, pods, pool_status, references,
+               slices, taint_rules)
 from .base import CheckContext, ObjectCheck, Problem
 
 MODULES: tuple[ObjectCheck, ...] = (
@@ -12,6 +12,7 @@ MODULES: tuple[ObjectCheck, ...] = (
     classes,         # DeviceClass
     slices,          # ResourceSlice
     taint_rules,     # DeviceTaintRule
+    pool_status,     # ResourcePoolStatusRequest
     legacy,          # v1alpha1 / v1alpha2 kinds (1.26-1.30)
     cel_selectors,   # CEL: compile, type-check, cost, teaching warnings
     pods,            # pod specs of Pods and workloads: resourceClaims and containers' claims

@@ -31,6 +31,7 @@ class Problem:
     details: Mapping[str, Any] | None = None
     scalar_offset: int | None = None       # a position inside the string at ``path`` (CEL errors)
     user_path: FieldPath | None = None     # already in the user's spelling (e.g. a field the server drops)
+    at: FieldPath | None = None            # where to point, when not at ``path`` (canonical): a bad key of a map
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class CheckContext:
     subresource: str = ""                   # "" or "status"
     index: "Index | None" = None            # every object of the run (linted files and --cluster)
     dropped: tuple["Problem", ...] = ()    # fields the server drops for a gate that is off (DRA802), already gone from obj
+    strict: bool = True                     # fieldValidation=Strict: unknown fields are refused
 
     @property
     def is_update(self) -> bool:
@@ -72,6 +74,18 @@ def too_many(rule: str, items: Any, limit: int | None, path: FieldPath, what: st
     if limit is None or not isinstance(items, (list, dict)) or len(items) <= limit:
         return None
     return too_many_problem(rule, path, len(items), limit, what, fix)
+
+
+def map_key(limits: Limits, path: FieldPath, key: str, max_len: int) -> FieldPath:
+    """The path the server gives a bad map key: the map (declarative validation, 1.36+), or the entry
+    (validateMap of 1.33-1.35), a key longer than ``max_len`` (at least 16) shortened in the middle."""
+    if limits.keys_at_map:
+        return path
+    max_len = max(max_len, 16)
+    if len(key) > max_len:
+        remaining = max_len - 3
+        key = key[:(remaining + 1) // 2] + "..." + key[len(key) - remaining // 2:]
+    return path.key(key)
 
 
 def p(*segments: str | int) -> FieldPath:

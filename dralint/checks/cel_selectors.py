@@ -64,34 +64,174 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
     env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=False)
     if ctx.index is not None:
         known, everywhere = ctx.index.derived("cel-published-names", _published_names)
-        # Many objects repeat the same expressions; the verdict depends only on the text, the env
-        # and the run's published names. One entry per distinct expression of the run.
+        # Many objects repeat the same expressions; the verdict depends only on the text, the env,
+        # the run's published names and the devices the selectors before it leave. One entry per
+        # distinct expression (and context) of the run.
         verdicts = ctx.index.derived("cel-verdicts", lambda _: {})
     else:
         known, everywhere, verdicts = None, None, {}
-    for path, selectors in lists:
+    for path, selectors, class_name in lists:
         if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
             continue  # a stored selector list: the API server does not judge it again
         if len(selectors) > ctx.limits.selectors:
             continue  # over the limit the server reports TooMany and validates none of the items
+        class_selectors = before = _class_expressions(ctx, class_name)
         for j, entry in enumerate(selectors):
-            cel = entry.get("cel") if isinstance(entry, dict) else None
-            expr = cel.get("expression") if isinstance(cel, dict) else None
-            if not isinstance(expr, str):
+            expr = _expression(entry)
+            if expr is None:
                 continue
             verdict = verdicts.get((expr, env))
             if verdict is None:
-                verdict = verdicts[(expr, env)] = tuple(_judge(expr, env, known, everywhere))
+                verdict = verdicts[(expr, env)] = tuple(_judge(expr, env, known, everywhere, None))
+            domain = None
+            if class_name and any(v[0] == COMPILE_ERROR for v in verdict):
+                # a hint may name the domain the request's class points at
+                domain = _context_domain(class_selectors, class_name)
+                if domain is not None:
+                    key = (expr, env, domain)
+                    if key not in verdicts:
+                        verdicts[key] = tuple(_judge(expr, env, known, everywhere, domain))
+                    verdict = verdicts[key]
+            if before and any(v[0] == UNGUARDED for v in verdict):
+                # The allocator evaluates the class's selectors and the earlier ones first: a read
+                # is guarded when every device they leave publishes the name.
+                left = _left_by(ctx, before, expr)
+                if left is not None:
+                    key = (expr, env, domain, before)
+                    if key not in verdicts:
+                        verdicts[key] = tuple(_judge(expr, env, known, left, domain))
+                    verdict = verdicts[key]
+            before = before + ((expr,) if expr not in before else ())
             if verdict:
                 where = path.child(j, "cel", "expression")
                 for rule, message, offset, details in verdict:
                     yield Problem(rule, where, message, scalar_offset=offset, details=details)
 
 
+def _expression(entry: Any) -> str | None:
+    cel = entry.get("cel") if isinstance(entry, dict) else None
+    # `cel: {}` decodes to an empty expression, which the server compiles (and refuses).
+    expr = cel.get("expression", "") if isinstance(cel, dict) else None
+    return expr if isinstance(expr, str) else None
+
+
+def _class_expressions(ctx: CheckContext, class_name: str | None) -> tuple[str, ...]:
+    """The selectors of the request's DeviceClass (in the run or the cluster state)."""
+    klass = ctx.index.classes.get(class_name) if ctx.index is not None and class_name else None
+    if klass is None:
+        return ()
+    found = _get(klass.value, ("spec", "selectors"))
+    return tuple(e for e in map(_expression, found if isinstance(found, list) else []) if e is not None)
+
+
+def _context_domain(class_selectors: tuple[str, ...], class_name: str | None) -> str | None:
+    """The driver domain a request's class points at, for hints: the driver its selectors name,
+    a domain they read, or a class named like a domain."""
+    from ..cel.lint import selector_domain
+
+    found = selector_domain(class_selectors)
+    if found is None and class_name and "." in class_name:
+        found = class_name
+    return found
+
+
+def _left_by(ctx: CheckContext, before: tuple[str, ...], expr: str) -> Any:
+    """Per domain, the names every device publishes among the devices the ``before`` selectors
+    select, as far as the names ``expr`` reads are concerned (None: not known).
+
+    Only a device that publishes a domain ``expr`` reads but lacks one of the names it reads
+    can make a read fail, so only those devices are evaluated.
+    """
+    from ..cel import CelRuntimeError, compile_selector, env_for
+    from ..cel.lint import read_names
+
+    assert ctx.index is not None
+    reads = read_names(expr)
+    cache = ctx.index.derived("cel-left-by", lambda _: {"evaluations": 0})
+    key = (before, reads)
+    if key in cache:
+        return cache[key]
+    devices = ctx.index.derived("cel-devices", _Devices.of)
+    suspects = sorted(set().union(*(devices.lacking(kind, dom, ident) for kind, dom, ident in reads)))
+    if not devices.records or cache["evaluations"] + len(suspects) * len(before) > _EVALUATION_BUDGET:
+        cache[key] = None  # no devices, or a run too large to simulate: the plain verdict stands
+        return None
+    cache["evaluations"] += len(suspects) * len(before)
+    # The scheduler evaluates stored selectors; one that does not compile restricts nothing here.
+    stored = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
+    programs = [c for c in (compile_selector(e, stored) for e in before) if c.runnable]
+
+    def selected(device: Any) -> bool:
+        for program in programs:
+            try:
+                if program.evaluate(device) is not True:
+                    return False
+            except CelRuntimeError:
+                return False  # the allocation fails on this device; it never reaches the later selector
+        return True
+
+    kept = [devices.records[i] for i in suspects if selected(devices.cel(i))]
+    cache[key] = _names(kept)[1]
+    return cache[key]
+
+
+# Evaluations of earlier selectors on devices that one run may spend on DRA506 (a few seconds).
+_EVALUATION_BUDGET = 1_000_000
+
+
+class _Devices:
+    """The distinct devices of the run's ResourceSlices, indexed by the domains they publish."""
+
+    def __init__(self, records: list[tuple[str, dict]]) -> None:
+        from ..cel.device import split_qualified_name
+
+        self.records = records
+        self.by_domain: dict[tuple[str, str], list[tuple[int, set[str]]]] = {}
+        for i, (driver, dev) in enumerate(records):
+            names: dict[tuple[str, str], set[str]] = {}
+            for kind in ("attributes", "capacity"):
+                published = dev.get(kind)
+                for name in published if isinstance(published, dict) else ():
+                    domain, ident = split_qualified_name(str(name), driver)
+                    names.setdefault((kind, domain), set()).add(ident)
+            for kd, ids in names.items():
+                self.by_domain.setdefault(kd, []).append((i, ids))
+        self._lacking: dict[tuple[str, str, str], list[int]] = {}
+        self._cel: dict[int, Any] = {}
+
+    @classmethod
+    def of(cls, index: Any) -> "_Devices":
+        import json
+
+        records, seen = [], set()
+        for driver, dev in _slice_devices(index):
+            shape = json.dumps([driver, dev.get("attributes"), dev.get("capacity"),
+                                dev.get("allowMultipleAllocations")], sort_keys=True, default=str)
+            if shape not in seen:
+                seen.add(shape)
+                records.append((driver, dev))
+        return cls(records)
+
+    def lacking(self, kind: str, domain: str, ident: str) -> list[int]:
+        """The devices that publish the domain but not the name."""
+        key = (kind, domain, ident)
+        if key not in self._lacking:
+            self._lacking[key] = [i for i, ids in self.by_domain.get((kind, domain), ()) if ident not in ids]
+        return self._lacking[key]
+
+    def cel(self, i: int) -> Any:
+        """The CEL view of device ``i``, built on first use."""
+        if i not in self._cel:
+            from ..cel import device_from_api
+
+            self._cel[i] = device_from_api(*self.records[i])
+        return self._cel[i]
+
+
 _Verdict = tuple[str, str, "int | None", "dict | None"]  # rule, message, offset in the scalar, details
 
 
-def _judge(expr: str, env: Any, known: Any, everywhere: Any) -> Iterator[_Verdict]:
+def _judge(expr: str, env: Any, known: Any, everywhere: Any, domain: str | None) -> Iterator[_Verdict]:
     from ..cel import compile_selector, lint_selector
     from ..cel.errors import issue_text
 
@@ -99,13 +239,18 @@ def _judge(expr: str, env: Any, known: Any, everywhere: Any) -> Iterator[_Verdic
     issues = list(compiled.issues)
     if compiled.ok or all(i.code in ("cost",) for i in issues):
         issues = lint_selector(expr, env, known, everywhere)
+    elif any(i.code == "check" for i in issues):
+        issues = lint_selector(expr, env, known, None, domain)  # for the hints that need the names
+        issues = [i for i in issues if i.severity == "error"]
     for issue in issues:
         if issue.code == "too-long":
             yield (TOO_LONG, f"{issue.message} (the expression has "
                              f"{len(expr.encode('utf-8', 'surrogatepass'))} bytes; API server: Too long)", None, None)
         elif issue.code in ("syntax", "check"):
             text = issue_text(expr, issue).split("\n", 1)[0]
-            yield COMPILE_ERROR, f"compilation failed: {text} (API server: Invalid value)", issue.offset, None
+            # the hint first, then cel-go's own text as the API server reports it
+            hint = f"{issue.hint}: " if issue.hint else ""
+            yield COMPILE_ERROR, f"{hint}compilation failed: {text} (API server: Invalid value)", issue.offset, None
         elif issue.code == "output-type":
             yield COMPILE_ERROR, f"{issue.message} (API server: Invalid value)", None, None
         elif issue.code == "cost":
@@ -115,8 +260,9 @@ def _judge(expr: str, env: Any, known: Any, everywhere: Any) -> Iterator[_Verdic
             yield _WARNING_RULES[issue.code], issue.message, issue.offset, None
 
 
-def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath, list]]:
-    """(path of a ``selectors`` list, the list) for every selector list of the object."""
+def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath, list, str | None]]:
+    """(path of a ``selectors`` list, the list, the DeviceClass a request names) for every
+    selector list of the object."""
     if not isinstance(obj, dict):
         return
     if kind == "DeviceClass":
@@ -132,17 +278,22 @@ def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath
                 continue
             exactly = req.get("exactly")
             if isinstance(exactly, dict) and isinstance(exactly.get("selectors"), list):
-                yield p(*prefix, i, "exactly", "selectors"), exactly["selectors"]
+                yield p(*prefix, i, "exactly", "selectors"), exactly["selectors"], _class_name(exactly)
             subs = req.get("firstAvailable")
             for k, sub in enumerate(subs if isinstance(subs, list) else []):
                 if isinstance(sub, dict) and isinstance(sub.get("selectors"), list):
-                    yield p(*prefix, i, "firstAvailable", k, "selectors"), sub["selectors"]
+                    yield p(*prefix, i, "firstAvailable", k, "selectors"), sub["selectors"], _class_name(sub)
 
 
-def _list_at(obj: dict, segments: tuple) -> Iterator[tuple[FieldPath, list]]:
+def _class_name(request: dict) -> str | None:
+    name = request.get("deviceClassName")
+    return name if isinstance(name, str) and name else None
+
+
+def _list_at(obj: dict, segments: tuple) -> Iterator[tuple[FieldPath, list, str | None]]:
     value = _get(obj, segments)
     if isinstance(value, list):
-        yield p(*segments), value
+        yield p(*segments), value, None
 
 
 def _get(obj: Any, path: tuple) -> Any:
@@ -159,40 +310,49 @@ def _get(obj: Any, path: tuple) -> Any:
 
 def _published_names(index: Any) -> tuple[dict | None, dict | None]:
     """Names the run's ResourceSlices publish, and per domain those every publishing device has."""
-    from ..cel.device import split_qualified_name
-
-    slices = index.slices
-    if not slices:
+    if not index.slices:
         return None, None
-    known: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
-    everywhere: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
-    # Devices of one driver mostly publish the same names; a set seen before changes neither map.
-    seen: set[tuple] = set()
-    for obj in slices:
+    return _names(_slice_devices(index))
+
+
+def _slice_devices(index: Any) -> Iterator[tuple[str, dict]]:
+    """(driver, device dict) for every device of the run's ResourceSlices."""
+    for obj in index.slices:
         spec = obj.value.get("spec") if isinstance(obj.value, dict) else None
         if not isinstance(spec, dict):
             continue
         driver = spec.get("driver") if isinstance(spec.get("driver"), str) else ""
         devices = spec.get("devices")
         for dev in devices if isinstance(devices, list) else []:
-            if not isinstance(dev, dict):
+            if isinstance(dev, dict):
+                yield driver, dev
+
+
+def _names(devices: Iterable[tuple[str, dict]]) -> tuple[dict, dict]:
+    """The names the devices publish, and per domain those every device publishing it has."""
+    from ..cel.device import split_qualified_name
+
+    known: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+    everywhere: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+    # Devices of one driver mostly publish the same names; a set seen before changes neither map.
+    seen: set[tuple] = set()
+    for driver, dev in devices:
+        for kind in ("attributes", "capacity"):
+            names = dev.get(kind)
+            if not isinstance(names, dict):
+                names = {}
+            shape = (driver, kind, *names)
+            if shape in seen:
                 continue
-            for kind in ("attributes", "capacity"):
-                names = dev.get(kind)
-                if not isinstance(names, dict):
-                    names = {}
-                shape = (driver, kind, *names)
-                if shape in seen:
-                    continue
-                seen.add(shape)
-                per_domain: dict[str, set[str]] = {}
-                for name in names:
-                    domain, ident = split_qualified_name(str(name), driver)
-                    per_domain.setdefault(domain, set()).add(ident)
-                for domain, ids in per_domain.items():
-                    known[kind].setdefault(domain, set()).update(ids)
-                    if domain in everywhere[kind]:
-                        everywhere[kind][domain] &= ids
-                    else:
-                        everywhere[kind][domain] = set(ids)
+            seen.add(shape)
+            per_domain: dict[str, set[str]] = {}
+            for name in names:
+                domain, ident = split_qualified_name(str(name), driver)
+                per_domain.setdefault(domain, set()).add(ident)
+            for domain, ids in per_domain.items():
+                known[kind].setdefault(domain, set()).update(ids)
+                if domain in everywhere[kind]:
+                    everywhere[kind][domain] &= ids
+                else:
+                    everywhere[kind][domain] = set(ids)
     return known, everywhere

@@ -258,11 +258,14 @@ def _results(ctx: CheckContext, results: list, path: FieldPath, names: RequestNa
                 yield problem
         yield from _device_id(result, rpath, R_RESULT_INVALID)
         yield from binding_condition_problems(ctx, result, rpath, R_RESULT_INVALID)
-        yield from check_tolerations(result.get("tolerations"), rpath.child("tolerations"), ctx.release, ctx.limits)
+        if ctx.limits.result_tolerations_checked:
+            yield from check_tolerations(result.get("tolerations"), rpath.child("tolerations"), ctx.release,
+                                         ctx.limits)
         share = result.get("shareID")
         if isinstance(share, str):
             yield from _uuid(share, rpath.child("shareID"), R_RESULT_INVALID)
-        yield from _skip_node_operations(result.get("skipNodeOperations"), rpath.child("skipNodeOperations"))
+        if ctx.release.stage("DRAOptionalNodeOperations") is not None:
+            yield from _skip_node_operations(result.get("skipNodeOperations"), rpath.child("skipNodeOperations"))
 
 
 def _device_id(entry: dict, path: FieldPath, rule: str) -> Iterator[Problem]:

@@ -2,8 +2,9 @@
 
 Mirrors the API server's ``validateDeviceClaim`` as it runs on CREATE, after the server's
 defaulting (empty ``allocationMode`` → ``ExactCount``, ``count`` 0 → 1) and after the gate-based
-dropping of ``dralint.gating``. On UPDATE the server only checks that the spec did not change
-(see ``claim_status``), so nothing here runs then. Template specs live at ``spec.spec``.
+dropping of ``dralint.gating``. On a claim's UPDATE the server only checks that the spec did not
+change (see ``claim_status``), so nothing here runs then; a template's UPDATE is validated in full
+as well. Template specs live at ``spec.spec``.
 
 Over-long lists give one "too many" problem at the list and their items are not checked, as the
 server does (it short-circuits for DoS protection). CEL expressions are compiled by
@@ -17,6 +18,7 @@ from typing import Any, Iterator, Mapping
 from ..findings import Severity
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
+from . import derived
 from .base import CheckContext, Problem, too_many_problem
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
@@ -29,7 +31,6 @@ LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 # Versions whose requests are flat (converted to ``exactly``); their defaulting differs (see _exact).
 FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 ALLOCATION_MODES = ("All", "ExactCount")
-ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 
 R_REQUESTS_TOO_MANY = "DRA200"
 R_COUNT_POSITIVE = "DRA201"
@@ -67,9 +68,16 @@ def spec_path(kind: str) -> FieldPath:
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
-    """Problems of the spec of a claim or template being created."""
+    """Problems of the spec of a claim being created, or of a template being created or updated.
+
+    The template strategy's ValidateUpdate still runs the full validation before the immutability
+    check, so an unchanged template spec that the release now refuses fails its update too; so does
+    a claim's up to 1.33.
+    """
     obj = ctx.obj
-    if obj.version in LEGACY_VERSIONS or ctx.operation != "CREATE" or ctx.subresource:
+    if obj.version in LEGACY_VERSIONS or ctx.subresource:
+        return
+    if ctx.operation != "CREATE" and obj.kind != "ResourceClaimTemplate" and not ctx.limits.claim_update_revalidates:
         return
     base = spec_path(obj.kind)
     devices = obj.get(*base, "devices")
@@ -86,6 +94,7 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     configs = devices.get("config")
     if isinstance(configs, list):
         yield from _configs(ctx, configs, path.child("config"), names)
+    yield from derived.problems(ctx, devices, path)
 
 
 # --- requests -------------------------------------------------------------------------------------
@@ -121,6 +130,9 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
     if exactly is None and not has_first and ctx.release.stage("DRAPrioritizedList") is None:
         # Before 1.33 a request had its fields directly (no `exactly`): only the class is missing.
         exactly = {}
+    if ctx.limits.flat_requests and isinstance(exactly, dict):
+        yield from _flat_request(ctx, name, exactly, first if has_first else None, path)
+        return
     has_exactly = exactly is not None
     if not has_exactly and not has_first:
         why = (" because the server drops its `firstAvailable` (feature gate DRAPrioritizedList is off, see the "
@@ -140,6 +152,38 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
         yield from _first_available(ctx, first, path.child("firstAvailable"))
     elif isinstance(exactly, dict):
         yield from _exact(ctx, exactly, path.child("exactly"))
+
+
+_FLAT_CONFLICTS = (("selectors", None), ("allocationMode", ""), ("count", 0), ("adminAccess", None))
+
+
+def _flat_request(ctx: CheckContext, name: Any, exactly: dict, first: list | None,
+                  path: FieldPath) -> Iterator[Problem]:
+    """1.33: the request's own fields are flat, so `exactly` only counts with a class in it."""
+    has_class = exactly.get("deviceClassName") not in (None, "")
+    epath = path.child("exactly")
+    if has_class and first is None:
+        yield from _exact(ctx, exactly, epath)
+        return
+    if has_class:
+        yield Problem(R_EXACTLY_OR_FIRST, path,
+                      f"request {name!r} sets both `deviceClassName` and `firstAvailable`; exactly one of them is "
+                      "allowed (API server of 1.33: Invalid value, \"exactly one of `deviceClassName` or "
+                      "`firstAvailable` must be specified\")")
+    elif first is None:
+        yield Problem(R_EXACTLY_OR_FIRST, path,
+                      f"request {name!r} has neither `deviceClassName` nor `firstAvailable`; exactly one of them is "
+                      "required (API server of 1.33: Required value)")
+    else:
+        for field, zero in _FLAT_CONFLICTS:
+            if field in exactly and exactly[field] != zero:
+                yield Problem(R_EXACTLY_OR_FIRST, epath.child(field),
+                              f"`{field}` must not be set on request {name!r}, which has `firstAvailable`: set it on "
+                              "the subrequests instead (API server of 1.33: Invalid value, \"must not be specified "
+                              "when firstAvailable is set\")")
+        yield from _first_available(ctx, first, path.child("firstAvailable"))
+    if isinstance(exactly.get("tolerations"), list):
+        yield from check_tolerations(exactly["tolerations"], epath.child("tolerations"), ctx.release, ctx.limits)
 
 
 def _exact(ctx: CheckContext, exactly: dict, path: FieldPath) -> Iterator[Problem]:
@@ -241,11 +285,8 @@ def _capacity(capacity: Any, path: FieldPath) -> Iterator[Problem]:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             try:
                 qty = Quantity.parse(value)
-            except QuantityError as exc:
-                yield Problem(R_CAPACITY, kpath,
-                              f"capacity request {value!r} is not a quantity: {exc}; write e.g. `10Gi` or `500m` "
-                              "(the API server refuses to decode the object)")
-                continue
+            except QuantityError:
+                continue  # the schema stage reports what the decoder refuses (DRA102)
             if qty.value <= 0:
                 yield Problem(R_CAPACITY, kpath,
                               f"capacity request {value!r} for {key!r} is not positive; the API server accepts it "
@@ -274,9 +315,9 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                                       R_CONSTRAINT_UNKNOWN_REQUEST)
         match, distinct = constraint.get("matchAttribute"), constraint.get("distinctAttribute")
         if match is not None:
-            yield from _attribute(match, cpath.child("matchAttribute"))
+            yield from _attribute(ctx, match, cpath.child("matchAttribute"))
         elif distinct is not None:
-            yield from _attribute(distinct, cpath.child("distinctAttribute"))
+            yield from _attribute(ctx, distinct, cpath.child("distinctAttribute"))
         elif ctx.gate("DRAConsumableCapacity"):
             yield Problem(R_ATTRIBUTE_REQUIRED, cpath,
                           "a constraint needs `matchAttribute` (all devices share the attribute's value) or "
@@ -290,10 +331,10 @@ def _constraints(ctx: CheckContext, constraints: list, path: FieldPath, names: R
                           "devices must share, e.g. `resource.kubernetes.io/pcieRoot` (API server: Required value)")
 
 
-def _attribute(value: Any, path: FieldPath) -> Iterator[Problem]:
+def _attribute(ctx: CheckContext, value: Any, path: FieldPath) -> Iterator[Problem]:
     if not isinstance(value, str):
         return
-    errs = qualified_attribute_errors(value, fully_qualified=True)
+    errs = qualified_attribute_errors(value, fully_qualified=True, multi_slash_ok=ctx.limits.multi_slash_names)
     for _, msg in errs[:1]:
         hint = (f"; prefix it with the driver's domain, e.g. `gpu.example.com/{value}`"
                 if value and "/" not in value else "")
@@ -392,16 +433,19 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
 
 def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
     """Admin access needs the namespace label: an error when the namespace is known without it, else a warning."""
+    key = ctx.limits.admin_access_label
+    if key is None:
+        return None
     namespace = ctx.obj.namespace
     labels = ctx.index.namespace_labels(namespace) if ctx.index is not None and namespace else None
-    label = f"`{ADMIN_NAMESPACE_LABEL}: \"true\"`"
+    label = f"`{key}: \"true\"`"
     if labels is None:
         where = f"namespace {namespace!r}" if namespace else "the namespace it is created in"
         return Problem(R_ADMIN_UNVERIFIED, path,
                        f"admin access is only granted when {where} carries the label {label}; the namespace is not "
                        "part of this run, so dralint cannot check it (the API server refuses the object with "
                        "Forbidden when the label is missing)")
-    if labels.get(ADMIN_NAMESPACE_LABEL) != "true":
+    if labels.get(key) != "true":
         return Problem(R_ADMIN_FORBIDDEN, path,
                        f"admin access to devices requires the label {label} on namespace {namespace!r}, which does "
                        "not have it; ask a cluster admin to label the namespace, or drop `adminAccess` "

@@ -120,22 +120,28 @@ def c_identifier_errors(value: str, max_length: int = 32) -> list[tuple[str, str
     return errs
 
 
-def qualified_attribute_errors(value: str, *, fully_qualified: bool = False) -> list[tuple[str, str]]:
-    """Errors for a DRA attribute/capacity name: ``id`` or ``domain/id`` (domain validated as a driver name)."""
-    return list(_qualified_attribute_errors(value, fully_qualified))
+def qualified_attribute_errors(value: str, *, fully_qualified: bool = False,
+                               multi_slash_ok: bool = False) -> list[tuple[str, str]]:
+    """Errors for a DRA attribute/capacity name: ``id`` or ``domain/id`` (domain validated as a driver name).
+
+    ``multi_slash_ok``: the release's server accepts a name with two or more slashes unchecked
+    (up to 1.36 its ``validateQualifiedName`` switches on the number of parts and has no case for
+    more than two; 1.37 refuses them).
+    """
+    return list(_qualified_attribute_errors(value, fully_qualified, multi_slash_ok))
 
 
 @lru_cache(maxsize=4096)  # every device of a driver repeats the same few names
-def _qualified_attribute_errors(value: str, fully_qualified: bool) -> tuple[tuple[str, str], ...]:
-    return tuple(_attribute_name_errors(value, fully_qualified))
+def _qualified_attribute_errors(value: str, fully_qualified: bool, multi_slash_ok: bool) -> tuple[tuple[str, str], ...]:
+    return tuple(_attribute_name_errors(value, fully_qualified, multi_slash_ok))
 
 
-def _attribute_name_errors(value: str, fully_qualified: bool) -> list[tuple[str, str]]:
+def _attribute_name_errors(value: str, fully_qualified: bool, multi_slash_ok: bool) -> list[tuple[str, str]]:
     if fully_qualified and "/" not in value:
         return [("Invalid", "a fully qualified name must be a domain and a name separated by a slash")]
     parts = value.split("/")
     if len(parts) > 2:
-        return [("Invalid", "a qualified name must not contain more than one slash")]
+        return [] if multi_slash_ok else [("Invalid", "a qualified name must not contain more than one slash")]
     if len(parts) == 2:
         domain, name = parts
         errs: list[tuple[str, str]] = []

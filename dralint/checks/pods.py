@@ -15,6 +15,7 @@ import difflib
 from typing import Any, Iterator
 
 from ..paths import FieldPath
+from ..schema import UNKNOWN_FIELD, core
 from .base import CheckContext, Problem
 from .claims import LEGACY_VERSIONS, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
@@ -32,6 +33,8 @@ R_CONTAINER_DUPLICATE = "DRA246"
 R_CONTAINER_REQUEST = "DRA247"
 R_POD_LEVEL = "DRA248"
 R_REQUEST_UNKNOWN = "DRA604"
+R_UNKNOWN_FIELD = "DRA101"
+R_WRONG_TYPE = "DRA102"
 
 SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -45,7 +48,15 @@ def check(ctx: CheckContext) -> Iterator[Problem]:
     for base in obj.manifest.pod_spec_paths:
         spec = obj.get(*base)
         if isinstance(spec, dict):
+            yield from _decoding(ctx, spec, FieldPath(base))
             yield from _pod_spec(ctx, spec, FieldPath(base))
+
+
+def _decoding(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Problem]:
+    """What strict decoding refuses in the claim lists: unknown fields (DRA101), wrong types (DRA102)."""
+    for problem in core.validate_claims(spec, ctx.release.minor, strict=ctx.strict):
+        rule = R_UNKNOWN_FIELD if problem.kind == UNKNOWN_FIELD else R_WRONG_TYPE
+        yield Problem(rule, FieldPath(tuple(path) + tuple(problem.path)), problem.message)
 
 
 def _pod_spec(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Problem]:
@@ -183,9 +194,13 @@ def _request_in_claim(ctx: CheckContext, entry: dict, name: str, request: str, p
     close = difflib.get_close_matches(request, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else \
         f"; its requests are {', '.join(str(k) for k in known)}" if known else "; it has no requests"
+    where = target.manifest.document.file
+    elsewhere = f" (the one in {where})" if where != ctx.obj.manifest.document.file else ""
     return Problem(R_REQUEST_UNKNOWN, path,
-                   f"{target.kind} {target.name!r} (pod claim {name!r}) has no request {request!r}{hint}. "
-                   "The API server accepts this, but the container silently gets no device")
+                   f"{target.kind} {target.name!r}{elsewhere} (pod claim {name!r}) has no request {request!r}{hint}. "
+                   "This is dralint's own cross-object check: the API server does not look into the claim and "
+                   "accepts the pod, but the container silently gets no device",
+                   details={"requests": [k for k in known if isinstance(k, str)]})
 
 
 def _target(ctx: CheckContext, entry: dict) -> Any:
@@ -193,15 +208,8 @@ def _target(ctx: CheckContext, entry: dict) -> Any:
     if index is None:
         return None
     source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
-    for field, table in (("resourceClaimName", index.claims), ("resourceClaimTemplateName", index.templates)):
+    for field, kind in (("resourceClaimName", "ResourceClaim"), ("resourceClaimTemplateName", "ResourceClaimTemplate")):
         target_name = source.get(field)
         if isinstance(target_name, str):
-            for namespace in namespaces_of(ctx.obj.namespace):
-                if (namespace, target_name) in table:
-                    return table[(namespace, target_name)]
+            return index.find(kind, ctx.obj.namespace, target_name, near=ctx.obj)
     return None
-
-
-def namespaces_of(namespace: str) -> tuple[str, ...]:
-    """An object without a namespace lands in the context's namespace, usually ``default``."""
-    return ("", "default") if namespace in ("", "default") else (namespace,)

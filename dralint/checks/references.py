@@ -13,11 +13,11 @@ import re
 from typing import Any, Callable, Iterable, Iterator
 
 from ..convert import Canonical
+from ..index import namespaces_of
 from ..paths import FieldPath
 from .base import CheckContext, Problem
 from .claims import LEGACY_VERSIONS, spec_path
 from .pods import KINDS as WORKLOAD_KINDS
-from .pods import namespaces_of
 
 KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"}) | WORKLOAD_KINDS
 
@@ -75,15 +75,15 @@ def _body_path(obj: Canonical, where: tuple) -> FieldPath:
 def _class_references(ctx: CheckContext) -> Iterator[Problem]:
     assert ctx.index is not None
     classes = ctx.index.classes
-    if not classes:
+    if not classes and not ctx.index.refused:
         return
     for where, body in _request_bodies(ctx.obj):
         name = body.get("deviceClassName")
-        if isinstance(name, str) and name and name not in classes:
+        if isinstance(name, str) and name and name not in classes and (classes or _refused(ctx, "DeviceClass", name)):
             yield Problem(R_CLASS_NOT_FOUND, _body_path(ctx.obj, where).child("deviceClassName"),
                           f"DeviceClass {name!r} is not among the {len(classes)} DeviceClass(es) of this run"
-                          f"{_class_suggestion(ctx.index, name)}; unless it exists in the cluster, the claim can never be "
-                          "allocated (the API server does not check this)")
+                          f"{_refused(ctx, 'DeviceClass', name) or _class_suggestion(ctx.index, name)}; unless it "
+                          "exists in the cluster, the claim can never be allocated (the API server does not check this)")
 
 
 # --- pods → claims and templates ------------------------------------------------------------------
@@ -91,7 +91,7 @@ def _class_references(ctx: CheckContext) -> Iterator[Problem]:
 def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
     assert ctx.index is not None
     index, obj = ctx.index, ctx.obj
-    if not index.claims and not index.templates:
+    if not index.claims and not index.templates and not index.refused:
         return
     spaces = namespaces_of(obj.namespace)
     claims = index.derived(f"claim-names:{sorted(spaces)}", lambda idx: {n for (ns, n) in idx.claims if ns in spaces})
@@ -106,15 +106,20 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
             source, spath = (entry["source"], base.child("resourceClaims", i, "source")) \
                 if isinstance(entry.get("source"), dict) else (entry, base.child("resourceClaims", i))
             claim, template = source.get("resourceClaimName"), source.get("resourceClaimTemplateName")
-            if isinstance(claim, str) and claim and claim not in claims:
+            # Silent when the run has no claims or templates at all, unless the one named was refused.
+            described = bool(index.claims or index.templates)
+            if isinstance(claim, str) and claim and claim not in claims and (
+                    described or _refused(ctx, "ResourceClaim", claim)):
                 other = " (a ResourceClaimTemplate of that name exists: use `resourceClaimTemplateName`)" \
-                    if claim in templates else _did_you_mean(claim, claims)
+                    if claim in templates else _refused(ctx, "ResourceClaim", claim) or _did_you_mean(claim, claims)
                 yield Problem(R_CLAIM_NOT_FOUND, spath.child("resourceClaimName"),
                               f"ResourceClaim {claim!r} is not in {where} in this run{other}; unless it exists in "
                               "the cluster, the pod stays pending")
-            if isinstance(template, str) and template and template not in templates:
+            if isinstance(template, str) and template and template not in templates and (
+                    described or _refused(ctx, "ResourceClaimTemplate", template)):
                 other = " (a ResourceClaim of that name exists: use `resourceClaimName`)" \
-                    if template in claims else _did_you_mean(template, templates)
+                    if template in claims else _refused(ctx, "ResourceClaimTemplate", template) \
+                    or _did_you_mean(template, templates)
                 yield Problem(R_TEMPLATE_NOT_FOUND, spath.child("resourceClaimTemplateName"),
                               f"ResourceClaimTemplate {template!r} is not in {where} in this run{other}; unless it "
                               "exists in the cluster, the pod cannot be started (its claim cannot be created)")
@@ -172,6 +177,13 @@ def _class_suggestion(index: Any, name: str) -> str:
     """"did you mean" among the run's classes, once per missing name: with a thousand classes the
     fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it."""
     return index.derived(f"class-suggestion:{name}", lambda idx: _did_you_mean(name, idx.classes))
+
+
+def _refused(ctx: CheckContext, kind: str, name: str) -> str:
+    """Why an object of that name does not count: the one in the run would be refused by the API server."""
+    assert ctx.index is not None
+    file = ctx.index.refused_file(kind, ctx.obj.namespace, name)
+    return f" (the one in {file} would be refused by the API server: see its errors)" if file else ""
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -27,12 +27,13 @@ node selectors via nodeselector.py (DRA405, DRA406).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Iterator
 
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
 from ..releases import Release
-from .base import CheckContext, Problem, p, too_many
+from .base import CheckContext, Problem, map_key, p, too_many, too_many_problem
 from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
                       pool_name_errors, qualified_attribute_errors, qualified_name_errors)
 from .nodeselector import ONE_TERM, node_selector_problems
@@ -65,6 +66,7 @@ NODE_ALLOCATABLE_INVALID = "DRA424"
 FIELD_IMMUTABLE = "DRA425"
 DRIVER_UPPERCASE = "DRA426"
 SKIP_NODE_OPERATIONS_INVALID = "DRA427"
+PARTITION_TYPE_INVALID = "DRA428"
 
 # Release facts that are not limits (kubernetes/api types history, docs/dra-api.md §10, §15).
 _PER_DEVICE_NODE_SELECTION_SINCE = 33   # perDeviceNodeSelection joins the exactly-one-of set
@@ -110,7 +112,11 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
                       "`pool.resourceSliceCount` accordingly) (API server: Invalid value)")
     yield from _devices(ctx, spec, old_spec)
     yield from _shared_counters(ctx, spec.get("sharedCounters"))
+    if not ctx.release.at_least(_COUNTERS_XOR_DEVICES_SINCE):
+        yield from _counters_in_one_slice(ctx, spec)
     yield from skip_node_operations_problems(spec.get("skipNodeOperations"), p("spec", "skipNodeOperations"))
+    if spec.get("partitionTypeAttribute") is not None:
+        yield from _partition_type_attribute(ctx, spec)
 
 
 def skip_node_operations_problems(operations: Any, path: FieldPath) -> Iterator[Problem]:
@@ -361,8 +367,8 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     attribute_problems: list[Problem] = []
     for key, attribute in attributes.items():
         key = str(key)
-        if qualified_attribute_errors(key):
-            attribute_problems.extend(_qualified_key(key, path.child("attributes"), "attribute"))
+        if _key_errors(ctx, key):
+            attribute_problems.extend(_qualified_key(ctx, key, path.child("attributes"), "attribute"))
         if _plainly_valid(attribute, max_len):
             values += 1
         else:
@@ -375,7 +381,8 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
                       "Invalid value)", details={"count": values, "limit": ctx.limits.attribute_values})
     yield from attribute_problems
     # An existing device whose capacities did not change is not re-validated (as the server does).
-    if capacity and (old is None or old.get("capacity") != device.get("capacity")):
+    if capacity and (old is None or old.get("capacity") != device.get("capacity")
+                     or not ctx.limits.capacity_range_guards):
         yield from _capacities(ctx, capacity, device.get("allowMultipleAllocations") is True, path.child("capacity"))
     taints = device.get("taints")
     if taints is not None and (old is None or old.get("taints") != taints):
@@ -388,13 +395,16 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     if device.get("nodeAllocatableResources") is not None:
         yield from _node_allocatable(device.get("nodeAllocatableResources"), capacity,
                                      path.child("nodeAllocatableResources"))
+    if device.get("nodeAllocatableResourceMappings") is not None:
+        yield from _node_allocatable_mappings(device.get("nodeAllocatableResourceMappings"), capacity,
+                                              path.child("nodeAllocatableResourceMappings"))
 
 
 def _capacities(ctx: CheckContext, capacity: dict, shared: bool, path: FieldPath) -> Iterator[Problem]:
     for key, cap in capacity.items():
         key = str(key)
-        if qualified_attribute_errors(key):
-            yield from _qualified_key(key, path, "capacity")
+        if _key_errors(ctx, key):
+            yield from _qualified_key(ctx, key, path, "capacity")
         policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
         if policy is None:
             continue
@@ -429,11 +439,39 @@ def _value_count(attribute: Any) -> int:
     return lists or 1
 
 
-def _qualified_key(key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
-    for kind, msg in qualified_attribute_errors(key):
-        yield Problem(ATTRIBUTE_NAME_INVALID, map_path,
+# validateMap's key length for attributes and capacities: domain (63) + '/' + identifier (32).
+_MAX_KEY_LENGTH = 63 + 1 + 32
+
+
+def _key_errors(ctx: CheckContext, key: str) -> list[tuple[str, str]]:
+    """An attribute or capacity key's errors; the map's own length check also catches the names with
+    several slashes that 1.33-1.36 otherwise accept unchecked."""
+    errors = qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names)
+    if not errors and len(key) > _MAX_KEY_LENGTH:
+        errors = [("TooLong", f"may not be more than {_MAX_KEY_LENGTH} bytes")]
+    return errors
+
+
+def _qualified_key(ctx: CheckContext, key: str, map_path: FieldPath, what: str) -> Iterator[Problem]:
+    # The server reports the map (the finding's field); the position is the bad key itself.
+    key_path = map_key(ctx.limits, map_path, key, _MAX_KEY_LENGTH)
+    for kind, msg in _key_errors(ctx, key):
+        yield Problem(ATTRIBUTE_NAME_INVALID, key_path,
                       f"{what} name {key!r} is not valid: {msg}; use a C identifier of at most 32 characters, "
-                      f"optionally prefixed by a domain (e.g. gpu.example.com/model) (API server: {_ERROR_WORDS[kind]})")
+                      f"optionally prefixed by a domain ({_name_hint(key)}) (API server: {_ERROR_WORDS[kind]})",
+                      at=map_path.child(key))
+
+
+def _name_hint(key: str) -> str:
+    """A valid spelling of ``key`` (``gpu.example.com/pcie-root`` → ``gpu.example.com/pcieRoot``), and
+    for a PCIe root the standard attribute every driver can publish."""
+    domain, _, name = key.rpartition("/")
+    words = [w for w in re.split(r"[^A-Za-z0-9_]+", name) if w]
+    fixed = (words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])) if words else "model"
+    hint = f"e.g. {domain + '/' if domain else ''}{fixed}"
+    if fixed.lower() == "pcieroot":
+        hint += "; for the PCIe root, use the standard attribute `resource.kubernetes.io/pcieRoot`"
+    return hint
 
 
 def _attribute(attribute: Any, path: FieldPath, ctx: CheckContext) -> Iterator[Problem]:
@@ -496,7 +534,8 @@ def _taints(ctx: CheckContext, taints: Any, path: FieldPath) -> Iterator[Problem
         yield from taint_problems(taint, path.child(i), ctx.release)
 
 
-def _counter_map(rule: str, counters: Any, limit: int, path: FieldPath, owner: str) -> Iterator[Problem]:
+def _counter_map(ctx: CheckContext, rule: str, counters: Any, limit: int | None, path: FieldPath,
+                 owner: str) -> Iterator[Problem]:
     if counters is None or counters == {}:
         yield Problem(rule, path, f"`counters` is required and must not be empty in {owner} (API server: Required "
                                   "value)")
@@ -510,8 +549,8 @@ def _counter_map(rule: str, counters: Any, limit: int, path: FieldPath, owner: s
         return
     for key in counters:
         for msg in dns_label_errors(str(key)):
-            yield Problem(rule, path, f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid "
-                                      "value)")
+            yield Problem(rule, map_key(ctx.limits, path, str(key), 63),
+                          f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid value)")
 
 
 def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iterator[Problem]:
@@ -536,14 +575,141 @@ def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iter
             for msg in dns_label_errors(counter_set):
                 yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
                               f"counter set name {counter_set!r} is not a DNS label: {msg} (API server: Invalid value)")
-        yield from _counter_map(COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
+        yield from _counter_map(ctx, COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
                                 entry_path.child("counters"), "a counter consumption")
+        if isinstance(entry.get("compatibilityGroups"), list):
+            yield from _compatibility_groups(entry["compatibilityGroups"], entry_path.child("compatibilityGroups"))
         if isinstance(counter_set, str):
             if counter_set in seen:
                 yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path,
                               f"counter set {counter_set!r} is consumed twice by this device; merge the entries "
                               "(API server: Duplicate value)")
             seen.add(counter_set)
+
+
+def _count_counters(entries: Any) -> int:
+    """Counters in a list of counter sets or consumptions (each with a ``counters`` map)."""
+    return sum(len(e["counters"]) for e in entries if isinstance(e, dict) and isinstance(e.get("counters"), dict)) \
+        if isinstance(entries, list) else 0
+
+
+def _counters_in_one_slice(ctx: CheckContext, spec: dict) -> Iterator[Problem]:
+    """1.33-1.34: devices consume counters of their own slice, within totals per device and per slice."""
+    sets = spec.get("sharedCounters")
+    defined = {s["name"]: set(map(str, s["counters"])) if isinstance(s.get("counters"), dict) else set()
+               for s in (sets if isinstance(sets, list) else ()) if isinstance(s, dict) and isinstance(s.get("name"), str)}
+    limits = ctx.limits
+    total_shared = _count_counters(sets)
+    if limits.shared_counters_per_slice is not None and total_shared > limits.shared_counters_per_slice:
+        yield Problem(SHARED_COUNTERS_INVALID, p("spec", "sharedCounters"),
+                      f"the counter sets hold {total_shared} counters; at most {limits.shared_counters_per_slice} are "
+                      f"allowed in one ResourceSlice in Kubernetes {ctx.release.version} (API server: Invalid value)",
+                      details={"count": total_shared, "limit": limits.shared_counters_per_slice})
+    devices = spec.get("devices")
+    total_consumed = 0
+    for i, device in enumerate(devices if isinstance(devices, list) else ()):
+        entries = device.get("consumesCounters") if isinstance(device, dict) else None
+        if not isinstance(entries, list):
+            continue
+        consumed = _count_counters(entries)
+        total_consumed += consumed
+        if limits.counters_per_device is not None and consumed > limits.counters_per_device:
+            yield Problem(COUNTER_CONSUMPTION_INVALID, p("spec", "devices", i),
+                          f"the device consumes {consumed} counters; at most {limits.counters_per_device} are allowed "
+                          f"per device in Kubernetes {ctx.release.version} (API server: Invalid value)")
+        for j, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("counterSet"), str) or not entry["counterSet"]:
+                continue
+            name = entry["counterSet"]
+            where = p("spec", "devices", i, "consumesCounters", j)
+            if name not in defined:
+                yield Problem(COUNTER_CONSUMPTION_INVALID, where.child("counterSet"),
+                              f"counter set {name!r} is not defined in this slice's `sharedCounters`; in Kubernetes "
+                              f"{ctx.release.version} a device can only consume counters of its own slice (API "
+                              "server: Invalid value)")
+                continue
+            counters = entry.get("counters")
+            for counter in (counters if isinstance(counters, dict) else ()):
+                if str(counter) not in defined[name]:
+                    yield Problem(COUNTER_CONSUMPTION_INVALID, where.child("counters"),
+                                  f"counter {str(counter)!r} is not defined in counter set {name!r} of this slice "
+                                  "(API server: Invalid value)")
+    if limits.device_counters_per_slice is not None and total_consumed > limits.device_counters_per_slice:
+        yield Problem(COUNTER_CONSUMPTION_INVALID, p("spec", "devices"),
+                      f"the devices consume {total_consumed} counters in total; at most "
+                      f"{limits.device_counters_per_slice} are allowed in one ResourceSlice in Kubernetes "
+                      f"{ctx.release.version} (API server: Invalid value)")
+
+
+def _partition_type_attribute(ctx: CheckContext, spec: dict) -> Iterator[Problem]:
+    """``spec.partitionTypeAttribute`` (1.37, DRAPartitionableDevicesType): the string attribute that
+    names each partition's type, so ResourcePoolStatusRequests can summarise partitions by type.
+
+    Validation read at kubernetes/kubernetes pkg/apis/resource/validation/validation.go
+    @ 009801d930e2e3c8b3671a3ec28e31a2f64865ac; the type's declarative tags forbid the field while
+    the gate is off (it is not dropped).
+    """
+    name, path = spec["partitionTypeAttribute"], p("spec", "partitionTypeAttribute")
+    if not ctx.gate("DRAPartitionableDevicesType"):
+        yield Problem(PARTITION_TYPE_INVALID, path,
+                      f"`partitionTypeAttribute` needs feature gate DRAPartitionableDevicesType, which is off in "
+                      f"Kubernetes {ctx.release.version} (alpha); enable it (and pass --feature-gates "
+                      "DRAPartitionableDevicesType=true) or remove the field (API server: Forbidden)")
+        return
+    if not isinstance(name, str):
+        return
+    errors = qualified_attribute_errors(name, fully_qualified=True, multi_slash_ok=ctx.limits.multi_slash_names)
+    for _, msg in errors[:1]:
+        yield Problem(PARTITION_TYPE_INVALID, path, f"{name!r} is not a fully qualified attribute name: {msg} (API "
+                                                    "server: Invalid value)")
+    if errors:
+        return
+    devices = spec.get("devices")
+    consuming = [(i, d) for i, d in enumerate(devices if isinstance(devices, list) else ())
+                 if isinstance(d, dict) and d.get("consumesCounters")]
+    if not consuming:
+        yield Problem(PARTITION_TYPE_INVALID, path,
+                      "`partitionTypeAttribute` is only allowed in a slice whose devices consume counters "
+                      "(partitions); remove it (API server: Invalid value)")
+        return
+    domain, _, short = name.partition("/")
+    driver = spec.get("driver")
+    for i, device in consuming:
+        attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
+        # A bare name stands for the driver's own domain.
+        key = name if name in attributes else short if domain == driver and short in attributes else None
+        where = p("spec", "devices", i, "attributes").key(name)
+        if key is None:
+            yield Problem(PARTITION_TYPE_INVALID, where,
+                          f"this device consumes counters, so it must carry the partition type attribute {name!r} "
+                          "(API server: Required value)")
+        elif not (isinstance(attributes[key], dict) and isinstance(attributes[key].get("string"), str)):
+            yield Problem(PARTITION_TYPE_INVALID, p("spec", "devices", i, "attributes").key(key),
+                          f"the partition type attribute {name!r} must be a string attribute (API server: Invalid "
+                          "value)")
+
+
+MAX_COMPATIBILITY_GROUPS = 2
+
+
+def _compatibility_groups(groups: list, path: FieldPath) -> Iterator[Problem]:
+    """``compatibilityGroups`` of a counter consumption (1.37, DRADeviceCompatibilityGroups): at most
+    two unique DNS labels."""
+    if len(groups) > MAX_COMPATIBILITY_GROUPS:
+        yield too_many_problem(COUNTER_CONSUMPTION_INVALID, path, len(groups), MAX_COMPATIBILITY_GROUPS,
+                               "compatibility groups")
+        return
+    seen: set[str] = set()
+    for k, group in enumerate(groups):
+        if not isinstance(group, str):
+            continue
+        for msg in dns_label_errors(group):
+            yield Problem(COUNTER_CONSUMPTION_INVALID, path.child(k),
+                          f"compatibility group {group!r} is not a DNS label: {msg} (API server: Invalid value)")
+        if group in seen:
+            yield Problem(COUNTER_CONSUMPTION_INVALID, path.child(k),
+                          f"compatibility group {group!r} is listed twice (API server: Duplicate value)")
+        seen.add(group)
 
 
 def _shared_counters(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
@@ -569,7 +735,7 @@ def _shared_counters(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
             for msg in dns_label_errors(name):
                 yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
                               f"counter set name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
-        yield from _counter_map(SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
+        yield from _counter_map(ctx, SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
                                 set_path.child("counters"), "a counter set")
         if isinstance(name, str):
             if name in seen:
@@ -674,6 +840,31 @@ def _node_allocatable(resources: Any, capacity: dict, path: FieldPath) -> Iterat
             yield from _allocatable_overhead(overhead, key_path.child("overhead"))
 
 
+def _node_allocatable_mappings(mappings: Any, capacity: dict, path: FieldPath) -> Iterator[Problem]:
+    """1.36's ``nodeAllocatableResourceMappings`` (renamed and reshaped in 1.37): per node resource an
+    optional ``capacityKey`` naming a capacity of the device and a positive ``allocationMultiplier``.
+    Node resources are core names (cpu, memory, pods, hugepages-…); extended resources are refused."""
+    if not isinstance(mappings, dict):
+        return
+    for name, entry in mappings.items():
+        name = str(name)
+        key_path = path.key(name)
+        if not name or ("/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")):
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path,
+                          f"{name!r} is not a node-allocatable resource name; extended resources cannot be mapped: "
+                          "use cpu, memory or hugepages-<size> (API server: Invalid value)")
+        entry = entry if isinstance(entry, dict) else {}
+        key = entry.get("capacityKey")
+        if isinstance(key, str) and key not in capacity:
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path.child("capacityKey"),
+                          f"capacityKey {key!r} names no capacity of this device; use one of "
+                          f"{', '.join(map(str, capacity)) or '(none defined)'} (API server: Not found)")
+        multiplier = _quantity(entry.get("allocationMultiplier"))
+        if multiplier is not None and multiplier.value <= 0:
+            yield Problem(NODE_ALLOCATABLE_INVALID, key_path.child("allocationMultiplier"),
+                          f"allocationMultiplier is {multiplier}; it must be positive (API server: Invalid value)")
+
+
 def _quantity(value: Any) -> Quantity | None:
     """The Quantity of a YAML value, or None when it is not one (the schema stage reports that)."""
     if value is None or isinstance(value, bool):
@@ -750,8 +941,10 @@ def _request_policy(ctx: CheckContext, raw_value: Any, policy: dict, path: Field
     fractional = ctx.gate("DRAFractionalCapacityRange")
     if has_values:
         yield from _valid_values(ctx, default, capacity, values, path.child("validValues"), fractional)
-    else:
+    elif ctx.limits.capacity_range_guards:
         yield from _valid_range(default, capacity, valid_range, path.child("validRange"), fractional)
+    else:
+        yield from _unguarded_range(default, capacity, valid_range, path.child("validRange"))
 
 
 def _valid_values(ctx: CheckContext, default: Quantity, capacity: Quantity, raw: list, path: FieldPath,
@@ -843,6 +1036,45 @@ def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPa
     scale = 1000 if use_milli else 1
     for value in (default, high):
         if value is not None and (_ceil(value.value * scale) - _ceil(low.value * scale)) % _ceil(step.value * scale):
+            yield _range_problem(path.child("step"), f"{value} is not min {low} plus a multiple of step {step}")
+
+
+def _unguarded_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath) -> Iterator[Problem]:
+    """validateRequestPolicyRange of 1.34-1.36 (validation.go of 1.35): no sign or int64 checks, the
+    default's errors at `min` and `max`, whole numbers only (Quantity.Value, rounded up)."""
+    low = _quantity(rng.get("min"))
+    if rng.get("min") is None:
+        yield Problem(REQUEST_POLICY_INVALID, path.child("min"),
+                      "`min` is required when validRange is defined (API server: Required value)")
+        return
+    high, step = _quantity(rng.get("max")), _quantity(rng.get("step"))
+    if low is None or (rng.get("max") is not None and high is None) or (rng.get("step") is not None and step is None):
+        return
+    if low > capacity:
+        yield _range_problem(path.child("min"), f"min {low} is larger than the capacity value {capacity}")
+    if default < low:
+        yield _range_problem(path.child("min"), f"the default {default} is less than min {low}")
+    if high is not None:
+        if low > high:
+            yield _range_problem(path.child("max"), f"min {low} is larger than max {high}")
+        if high > capacity:
+            yield _range_problem(path.child("max"), f"max {high} is larger than the capacity value {capacity}")
+        if default > high:
+            yield _range_problem(path.child("max"), f"the default {default} is more than max {high}")
+    if step is None:
+        return
+    if low.value + step.value > capacity.value:
+        yield _range_problem(path.child("step"), f"one step from min ({low} + {step}) is larger than the capacity "
+                                                 f"value {capacity}")
+    divisor = _ceil(step.value)
+    if divisor == 0:
+        yield _range_problem(path.child("step"), f"step {step} is zero: this release's API server divides by it and "
+                                                 "fails the request (fixed in 1.37, which wants a step greater than "
+                                                 "zero)")
+        return
+    for value in (default, high):
+        # Go's remainder keeps the dividend's sign; only whether it is zero matters here.
+        if value is not None and (_ceil(value.value) - _ceil(low.value)) % abs(divisor):
             yield _range_problem(path.child("step"), f"{value} is not min {low} plus a multiple of step {step}")
 
 

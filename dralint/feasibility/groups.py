@@ -7,7 +7,7 @@ each pod gets its own claims from the templates and shares the claims named dire
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from ..convert import Canonical
 from ..index import Index
@@ -44,14 +44,6 @@ class Group:
         return self.owner.manifest.display
 
 
-def _lookup(table: Mapping[tuple[str, str], Canonical], namespace: str, name: str) -> Canonical | None:
-    for ns in dict.fromkeys((namespace, namespace or "default", "" if namespace == "default" else namespace)):
-        obj = table.get((ns, name))
-        if obj is not None:
-            return obj
-    return None
-
-
 def _allocated(claim: Canonical) -> bool:
     return isinstance(claim.get("status", "allocation"), dict)
 
@@ -76,7 +68,7 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Grou
                 _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
             if group.members or group.pinned:
                 groups.append(group)
-    for obj in list(index.claims.values()) + list(index.templates.values()):
+    for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
         if linted(obj) and id(obj) not in used and not _allocated(obj):
             groups.append(Group(owner=obj, members=[Member(read_claim(obj, claim_display(obj)), None, True)]))
     return groups
@@ -89,7 +81,7 @@ def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, ent
     ns = work.namespace
     claim_name, template_name = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
     if isinstance(claim_name, str) and claim_name:
-        obj = _lookup(index.claims, ns, claim_name)
+        obj = index.find("ResourceClaim", ns, claim_name, near=work)
         if obj is None:
             return  # the reference check reports the missing claim
         used.add(id(obj))
@@ -98,7 +90,7 @@ def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, ent
         else:
             group.members.append(Member(read_claim(obj, claim_display(obj)), path, linted(obj), shared=True))
     elif isinstance(template_name, str) and template_name:
-        obj = _lookup(index.templates, ns, template_name)
+        obj = index.find("ResourceClaimTemplate", ns, template_name, near=work)
         if obj is None:
             return
         used.add(id(obj))

@@ -90,13 +90,15 @@ class World:
 
     @classmethod
     def from_index(cls, index, release: Release, evaluate: Evaluator, only_node: str | None = None,
-                   driver_of: Callable[[str], str | None] | None = None) -> "World":
+                   driver_of: Callable[[str], str | None] | None = None, *, by_name: bool = False) -> "World":
+        """The world of ``index``; ``by_name``: slices are known by name (a cluster kept current with
+        ``put_slice``/``drop_slice``, the webhook's), else every object counts (a run's files)."""
         world = cls(release, evaluate, only_node, driver_of)
         world._rules = list(index.taint_rules)
         for obj in index.classes.values():
             world.classes[obj.name] = read_class(obj)
         world._node_objects = dict(index.nodes)
-        world._add_slices(index.slices, by_name=False)
+        world._add_slices(index.slices, by_name=by_name)
         world._claims = dict(index.claims)
         world._reread_allocated()
         return world

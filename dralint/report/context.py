@@ -4,13 +4,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..catalog import Catalog, Rule
 from ..findings import Severity
-
-# Where the rule documentation lives: docs/rules.md of the project repository, one anchor per rule.
-RULES_DOC_URL = "https://github.com/dralint/dralint/blob/main/docs/rules.md"
+from ..project import rule_doc_url
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ class ReportContext:
 
 
 def rule_url(rule: Rule) -> str:
-    """The rule's section of docs/rules.md (GitHub's heading anchor of ``### DRA201 request-count-positive``)."""
-    return f"{RULES_DOC_URL}#{rule.id.lower()}-{rule.name}"
+    """The rule's section of docs/rules.md in the project's repository (see project.py)."""
+    return rule_doc_url(rule.id)
 
 
 def unwrap(text: str) -> str:
@@ -51,3 +50,19 @@ def unwrap(text: str) -> str:
 def file_uri(path: str) -> str:
     """A relative URI reference for a file path (``<stdin>`` and spaces percent-encoded)."""
     return quote(path.replace(os.sep, "/"), safe="/-._~")
+
+
+# How the summaries call the files that are no manifests (source: discover.Plan.skip, templates.py).
+SKIPPED_NAMES = {"helm-template": "Helm template", "kustomize-patch": "kustomize patch",
+                 "kustomization": "kustomization"}
+
+
+def counts_line(result: Any) -> str:
+    """``10 file(s), 11 object(s)``, then what was read but not judged: files that are no
+    manifests and documents that are no Kubernetes objects."""
+    parts = [f"{result.files} file(s), {result.objects} object(s)"]
+    skipped = getattr(result, "skipped", {}) or {}
+    parts += [f"{len(files)} {SKIPPED_NAMES.get(why, why)} file(s) skipped" for why, files in skipped.items()]
+    if getattr(result, "foreign", 0):
+        parts.append(f"{result.foreign} document(s) not Kubernetes objects")
+    return ", ".join(parts)

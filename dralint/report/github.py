@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..findings import Finding
-from .context import ReportContext
+from .context import ReportContext, counts_line
 
 # Actions has no "info" annotation: its lowest level is "notice".
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -44,5 +44,5 @@ def render(result: Any, stream: TextIO, context: ReportContext) -> None:
     for finding in result.findings:
         stream.write(annotation(finding, context) + "\n")
     counts = {level: sum(f.severity.value == level for f in result.findings) for level in COMMANDS}
-    stream.write(f"dralint: {result.files} file(s), {result.objects} object(s): {counts['error']} error(s), "
+    stream.write(f"dralint: {counts_line(result)}: {counts['error']} error(s), "
                  f"{counts['warning']} warning(s), {counts['info']} info\n")

@@ -15,6 +15,8 @@ def summary(result: Any, context: ReportContext) -> dict[str, Any]:
         "files": result.files,
         "documents": result.documents,
         "objects": result.objects,
+        "skipped": {why: len(files) for why, files in sorted(getattr(result, "skipped", {}).items())},
+        "not_objects": getattr(result, "foreign", 0),
         "errors": by_sev.get("error", 0),
         "warnings": by_sev.get("warning", 0),
         "info": by_sev.get("info", 0),

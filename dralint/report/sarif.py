@@ -5,18 +5,24 @@ each finding is a result pointing at its rule by id and index, with the file, li
 """
 from __future__ import annotations
 
-from typing import Any, TextIO
+import hashlib
+import re
+from collections import Counter
+from typing import Any, Sequence, TextIO
 
 from .. import __version__
 from ..catalog import Rule
 from ..findings import Finding
+from ..project import repository
 from .context import ReportContext, file_uri, rule_url, unwrap
 from .json_report import dumps
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/dralint/dralint"
 # SARIF knows no "info": its informational level is "note".
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+# v1 was rule|object|field, which every finding about a whole file shared.
+FINGERPRINT = "dralint/v2"
+_NUMBERS = re.compile(r"\d+")
 
 
 def render(result: Any, stream: TextIO, context: ReportContext) -> None:
@@ -29,20 +35,19 @@ def log(result: Any, context: ReportContext) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
     rules = list(context.catalog)
     index = {rule.id: i for i, rule in enumerate(rules)}
+    driver: dict[str, Any] = {"name": "dralint", "version": __version__, "semanticVersion": __version__}
+    if repository():
+        driver["informationUri"] = repository()
+    driver["rules"] = [_descriptor(rule) for rule in rules]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "dralint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [_descriptor(rule) for rule in rules],
-            }},
+            "tool": {"driver": driver},
             "invocations": [{"executionSuccessful": context.exit_code != 2, "exitCode": context.exit_code}],
             "columnKind": "unicodeCodePoints",
-            "results": [_result(f, index.get(f.rule, -1), context) for f in result.findings],
+            "results": [_result(f, index.get(f.rule, -1), context, print_)
+                        for f, print_ in zip(result.findings, fingerprints(result.findings, context), strict=True)],
         }],
     }
 
@@ -62,14 +67,31 @@ def _descriptor(rule: Rule) -> dict[str, Any]:
     }
 
 
-def _result(finding: Finding, rule_index: int, context: ReportContext) -> dict[str, Any]:
+def fingerprints(findings: Sequence[Finding], context: ReportContext) -> list[str]:
+    """One fingerprint per finding, distinct within the run and stable across commits.
+
+    Code scanning matches a result across commits by it, and merges results that share one. It is
+    built from what moving code does not change: rule, file, object and field; a finding about a
+    whole file (no object) adds its message with the numbers taken out ("first at line 3"), and
+    findings alike in all of that are told apart by their order in the file.
+    """
+    seen: Counter[str] = Counter()
+    out = []
+    for finding in findings:
+        message = "" if finding.object or finding.field else _NUMBERS.sub("#", finding.message)
+        key = "\x1f".join((finding.rule, context.relative(finding.file), finding.object, finding.field, message))
+        seen[key] += 1
+        out.append(hashlib.sha256(f"{key}\x1f{seen[key]}".encode("utf-8")).hexdigest()[:32])
+    return out
+
+
+def _result(finding: Finding, rule_index: int, context: ReportContext, fingerprint: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": LEVELS[finding.severity.value],
         "message": {"text": _message(finding)},
         "locations": [_location(finding, context)],
-        # Code scanning matches a result across commits by these, not by line numbers.
-        "partialFingerprints": {"dralint/v1": "|".join((finding.rule, finding.object, finding.field))},
+        "partialFingerprints": {FINGERPRINT: fingerprint},
     }
     if rule_index >= 0:
         out["ruleIndex"] = rule_index

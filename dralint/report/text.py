@@ -11,7 +11,7 @@ from itertools import groupby
 from typing import Any, TextIO
 
 from ..findings import Finding, Severity
-from .context import ReportContext
+from .context import ReportContext, counts_line
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _GREEN, _RESET = "\033[1m", "\033[2m", "\033[32m", "\033[0m"
@@ -63,7 +63,7 @@ def summary_table(result: Any, context: ReportContext, paint: _Paint | None = No
     paint = paint or _Paint(False)
     findings = result.findings
     by_level = Counter(f.severity.value for f in findings)
-    head = f"{result.files} file(s), {result.objects} object(s)"
+    head = counts_line(result)
     if context.suppressed:
         head += f", {context.suppressed} finding(s) suppressed"
     if not findings:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 from ..paths import Key
+from ..quantity import Quantity, QuantityError
 from .problems import SchemaProblem, expected_text, json_type, unknown_field, wrong_type
 from .timestamps import EXAMPLE, is_go_rfc3339
 
@@ -48,6 +49,14 @@ class Compiled(NamedTuple):
     fast: frozenset[type]
     check: Check
     valid: Callable[[Any], bool]
+
+
+def _is_quantity(value: Any) -> bool:
+    try:
+        Quantity.parse(value)
+    except QuantityError:
+        return False
+    return True
 
 
 def _accept(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
@@ -94,9 +103,9 @@ class _Compiler:
         if "array" in types:
             return _array(self.node(node.get("items", {}), f"{where}[]"), nullable=nullable)
         fmt = node.get("format")
-        if fmt not in (None, "date-time"):
+        if fmt not in (None, "date-time", "quantity"):
             raise SchemaCompileError(f"{where}: unsupported format {fmt!r}")
-        return _scalar(frozenset(types), node.get("minimum"), node.get("maximum"), date_time=fmt == "date-time")
+        return _scalar(frozenset(types), node.get("minimum"), node.get("maximum"), fmt=fmt)
 
     def _ref(self, ref: str) -> Compiled:
         name = ref[len(_DEFS_PREFIX):] if ref.startswith(_DEFS_PREFIX) else None
@@ -193,13 +202,14 @@ def _array(items: Compiled, *, nullable: bool) -> Compiled:
     return Compiled(_null_types(nullable), check, valid)
 
 
-def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, date_time: bool) -> Compiled:
+def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, fmt: str | None) -> Compiled:
     expected = expected_text(types)
     accepted = types | ({"integer"} if "number" in types else set())
     bounded = minimum is not None or maximum is not None
     low = minimum if minimum is not None else float("-inf")
     high = maximum if maximum is not None else float("inf")
     ints = "integer" in accepted
+    date_time, quantity = fmt == "date-time", fmt == "quantity"
 
     def check(value: Any, path: Segments, out: list[SchemaProblem]) -> None:
         if ints and type(value) is int and low <= value <= high:
@@ -211,6 +221,8 @@ def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, 
             out.append(wrong_type(path, f"{expected} from {minimum} to {maximum}", value))
         elif date_time and kind == "string" and not is_go_rfc3339(value):
             out.append(wrong_type(path, f'RFC 3339 date-time string such as "{EXAMPLE}"', value))
+        elif quantity and kind in ("string", "integer", "number") and not _is_quantity(value):
+            out.append(wrong_type(path, "a quantity such as \"10Gi\", \"500m\" or 4", value))
 
     def valid(value: Any) -> bool:
         if ints and type(value) is int:
@@ -221,5 +233,5 @@ def _scalar(types: frozenset[str], minimum: int | None, maximum: int | None, *, 
 
     # Types that pass untouched: only when no bound or format needs the value itself.
     fast = frozenset().union(*(_PY_TYPES[name] for name in types if name in _PY_TYPES)) \
-        if not (bounded or date_time) else _null_types("null" in types)
+        if not (bounded or fmt) else _null_types("null" in types)
     return Compiled(fast, check, valid)

@@ -3,11 +3,14 @@
 Values are exactly what Kubernetes reads (sigs.k8s.io/yaml over goyaml.v2); see
 docs/yaml-parsing.md for the rules and the parser choice.
 """
-from dralint.source.discover import discover
+from dralint.source.discover import Exclude, Plan, Reading, discover, plan
 from dralint.source.loader import document_from_value, load_file, load_text
 from dralint.source.records import SourceDocument, SourceFile, SourceProblem
 
 __all__ = [
+    "Exclude",
+    "Plan",
+    "Reading",
     "SourceDocument",
     "SourceFile",
     "SourceProblem",
@@ -15,4 +18,5 @@ __all__ = [
     "document_from_value",
     "load_file",
     "load_text",
+    "plan",
 ]

@@ -92,19 +92,52 @@ class DocumentComposer:
         ``line_offset`` is the 0-based file line where ``text`` starts; it only shows in
         messages that name another line.
         """
+        documents, error = self._compose(text, line_offset)
+        if error is None:
+            return documents, None
+        deep = self._too_deep_before(text, error, len(documents), line_offset)
+        if deep is not None:
+            return deep, None
+        if isinstance(error, yaml.MarkedYAMLError):
+            return documents, _syntax_problem(error)
+        return documents, ComposedProblem("syntax", f"invalid YAML: {error}", 0, 0)
+
+    def _compose(self, text: str, line_offset: int) -> tuple[list[ComposedDocument], yaml.YAMLError | None]:
         documents: list[ComposedDocument] = []
         events = _events(text)
         try:
             for event in events:
                 if isinstance(event, ev.DocumentStartEvent):
-                    documents.append(self._document(events, line_offset))
-        except yaml.MarkedYAMLError as error:
-            return documents, _syntax_problem(error)
+                    document, ended = self._document(events, line_offset)
+                    documents.append(document)
+                    if ended:
+                        break
         except yaml.YAMLError as error:
-            return documents, ComposedProblem("syntax", f"invalid YAML: {error}", 0, 0)
+            return documents, error
         return documents, None
 
-    def _document(self, events: Iterator[ev.Event], line_offset: int) -> ComposedDocument:
+    def _too_deep_before(self, text: str, error: yaml.YAMLError, count: int,
+                         line_offset: int) -> list[ComposedDocument] | None:
+        """The documents up to one that nests deeper than MAX_DEPTH before ``error``, or None.
+
+        Depth is judged by our limit alone, whatever the parser's own: a parser may refuse deep
+        nesting at its limit before handing over the nodes ours stops at (libyaml scans ahead, and
+        PyYAML 6.0.4's libyaml stops at 1,000 levels). So the text before the error is composed
+        again; when the document the error broke already nests too deep there, it is too deep,
+        not broken. Only broken input pays for this.
+        """
+        mark = getattr(error, "problem_mark", None)
+        if mark is None or not 0 < mark.index < len(text):
+            return None
+        documents, _ = self._compose(text[:mark.index], line_offset)
+        if len(documents) > count and any(p.kind == "too-deep" for p in documents[count].problems):
+            return documents[:count + 1]
+        return None
+
+    def _document(self, events: Iterator[ev.Event], line_offset: int) -> tuple[ComposedDocument, bool]:
+        """One document, and whether the text ended in it: the rest of a dropped document is only
+        skipped, and when skipping it meets broken YAML (or the parser's own nesting limit) the
+        chunk ends there; the document already has its problem."""
         state = _DocumentState(self.track_positions, line_offset)
         try:
             for event in events:
@@ -113,11 +146,15 @@ class DocumentComposer:
                 state.feed(event)
         except _Abort as abort:
             state.problems.append(abort.problem)
-            for event in events:
-                if isinstance(event, ev.DocumentEndEvent):
-                    break
-            return ComposedDocument(None, state.first_line, False, state.problems)
-        return ComposedDocument(state.root, state.first_line, True, state.problems, state.index)
+            dropped = ComposedDocument(None, state.first_line, False, state.problems)
+            try:
+                for event in events:
+                    if isinstance(event, ev.DocumentEndEvent):
+                        break
+            except yaml.YAMLError:
+                return dropped, True
+            return dropped, False
+        return ComposedDocument(state.root, state.first_line, True, state.problems, state.index), False
 
 
 def _events(text: str) -> Iterator[ev.Event]:

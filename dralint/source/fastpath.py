@@ -59,6 +59,8 @@ _BLOCK_HEADER_REST = re.compile(r"(?:[-+]?[1-9]?|[1-9][-+])(?:[ \t]+(?:#.*)?)?")
 _NODE_START_BEFORE = frozenset(" \t\n[{,")
 _LEADING_INDICATORS = re.compile(r"[ \t]*(?:-[ \t]+)*")
 _FIRST_CONTENT_LINE = re.compile(r"^( *)\S", re.MULTILINE)
+# A tag right after a flow collection ("{}!"): libyaml refuses it, rapidyaml reads an empty string.
+_TAG_AFTER_FLOW = re.compile(r"[\]}][ \t]*!(?!=)")
 # rapidyaml rewrites quoted ".NaN" / ".Inf" keys; leave any such text to the exact reader.
 _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 # A key that starts or ends with a space, looked for in orjson's compact output: rapidyaml
@@ -158,7 +160,8 @@ def _plain_enough(body: str) -> bool:
         return False
     if ("%" in body or "..." in body) and _LINE_START_MARKS.search(body):
         return False
-    if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body) or _FLOW_EMPTY_KEY.search(body):
+    if _SPECIAL_FLOAT.search(body) or _FLOW_COLON.search(body) or _FLOW_EMPTY_KEY.search(body) or (
+            "!" in body and _TAG_AFTER_FLOW.search(body)):
         return False
     for match in _INDICATOR_CANDIDATE.finditer(body):
         at = match.start()

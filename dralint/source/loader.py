@@ -5,35 +5,51 @@ import re
 from typing import Any
 
 from dralint.paths import FieldPath
-from dralint.source import fastpath
+from dralint.source import fastpath, itemwise
 from dralint.source.composer import ComposedProblem, DocumentComposer
+from dralint.source.jsonc import blank_comments
 from dralint.source.limits import MAX_FILE_BYTES
-from dralint.source.reader import decode_bytes, read_path
+from dralint.source.reader import decode_bytes, read_path, too_large
 from dralint.source.records import Chunk, SourceDocument, SourceFile, SourceProblem
 from dralint.source.splitter import split_chunks
+from dralint.source.templates import HELM_TEMPLATE, is_template
 
 _COMPOSER = DocumentComposer()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def load_file(path: str) -> SourceFile:
-    """Read and parse one file; ``-`` reads stdin (named ``<stdin>``). Never raises."""
-    result = read_path(path)
+def load_file(path: str, max_bytes: int = MAX_FILE_BYTES, skip: str = "") -> SourceFile:
+    """Read and parse one file; ``-`` reads stdin (named ``<stdin>``). Never raises.
+
+    ``skip`` says why the file is no manifest (``discover.Plan.skip``): it is then not read. A Go
+    template (templates.py) is read but kept as a skipped file; a ``.json`` file that YAML cannot
+    read is read again as JSON with comments (jsonc.py).
+    """
+    if skip:
+        return SourceFile(path, [], [], skipped=skip)
+    result = read_path(path, max_bytes)
     if result.text is None:
         return SourceFile(result.name, [], [result.problem] if result.problem else [])
-    return _load(result.text, result.name)
+    loaded = _load(result.text, result.name)
+    if is_template(path, result.text, loaded):
+        return SourceFile(result.name, [], [], skipped=HELM_TEMPLATE)
+    if path.lower().endswith(".json") and any(p.kind == "syntax" for p in loaded.problems):
+        blanked = blank_comments(result.text)
+        again = _load(blanked, result.name) if blanked is not None else None
+        if again is not None and not any(p.kind == "syntax" for p in again.problems):
+            return again
+    return loaded
 
 
-def load_text(text: str | bytes, name: str) -> SourceFile:
+def load_text(text: str | bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> SourceFile:
     """Parse YAML or JSON given as text (or bytes, decoded as a file would be). Never raises."""
     if isinstance(text, (bytes, bytearray, memoryview)):
-        result = decode_bytes(bytes(text), name)
+        result = decode_bytes(bytes(text), name, max_bytes)
         if result.text is None:
             return SourceFile(name, [], [result.problem] if result.problem else [])
         return _load(result.text, name)
-    if len(text) > MAX_FILE_BYTES:
-        return SourceFile(name, [], [SourceProblem(
-            "too-large", f"text is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not read", name, 0, 0)])
+    if len(text) > max_bytes:
+        return SourceFile(name, [], [too_large(name, max_bytes)])
     if "\x00" in text or _SURROGATE.search(text):
         # Text no file could hold: report it as a file's bytes would be reported.
         result = decode_bytes(text.encode("utf-8", "surrogatepass"), name)
@@ -50,9 +66,13 @@ def _load(text: str, name: str) -> SourceFile:
     loaded = SourceFile(name, [], [])
     counter = _Counter()
     chunks = split_chunks(text)
-    whole = fastpath.fast_file(text, chunks)
+    # One rapidyaml pass over a whole file is fastest, but its tree takes about twelve times the
+    # text: a large file is read a document at a time, and a large List an item batch at a time.
+    whole = fastpath.fast_file(text, chunks) if len(text) < itemwise.BIG else None
     for number, chunk in enumerate(chunks):
-        values = whole[number] if whole is not None else fastpath.fast_values(chunk.body)
+        listed = itemwise.list_values(chunk.body) if whole is None else None
+        values, items = listed if listed is not None else (
+            whole[number] if whole is not None else fastpath.fast_values(chunk.body), ())
         if values is None:
             _load_exact(chunk, loaded, counter)
             continue
@@ -61,7 +81,8 @@ def _load(text: str, name: str) -> SourceFile:
         for sub, value in enumerate(present):
             loaded.documents.append(SourceDocument(
                 name, counter.take(), line, value,
-                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1))
+                Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1,
+                items=items))
     return loaded
 
 

@@ -62,7 +62,11 @@ class SourceDocument:
     chunk: Chunk | None = field(default=None, repr=False)
     plain: bool = field(default=False, repr=False)
     """Read by the fast reader, alone in its chunk: plain block YAML without duplicate keys."""
+    items: tuple[int, ...] = field(default=(), repr=False)
+    """A large List read item by item (itemwise.py): where in the chunk's body each item starts,
+    and where the last ends. Positions inside an item are then found in that item's text alone."""
     _positions: "PositionIndex | None" = field(default=None, init=False, repr=False)
+    _item_documents: dict[int, "SourceDocument"] = field(default_factory=dict, init=False, repr=False)
     _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
     _locator: "PathLocator | bool | None" = field(default=None, init=False, repr=False)
 
@@ -90,12 +94,34 @@ class SourceDocument:
             self._exact = index_chunk(self.chunk)
         return self._exact
 
+    def _in_item(self, path: FieldPath) -> tuple["SourceDocument", FieldPath] | None:
+        """The item of a List read item by item that ``path`` lies in, as a document of its own
+        text (a one-item sequence), and the path in it; None for other documents and paths."""
+        parts = tuple(path)
+        if not self.items or self.chunk is None or len(parts) < 2 or parts[0] != "items":
+            return None
+        number = parts[1]
+        if not isinstance(number, int) or not 0 <= number < len(self.items) - 1:
+            return None
+        item = self._item_documents.get(number)
+        if item is None:
+            chunk = self.chunk
+            start, end = chunk.start + self.items[number], chunk.start + self.items[number + 1]
+            offset = chunk.line_offset + chunk.text.count("\n", chunk.start, start)
+            item = SourceDocument(self.file, self.index, offset + 1, [self.value["items"][number]],
+                                  Chunk(chunk.text, start, end, offset), plain=self.plain)
+            self._item_documents[number] = item
+        return item, FieldPath((0,) + parts[2:])
+
     def locate(self, path: FieldPath) -> Position:
         """Position of the deepest node on ``path`` that exists.
 
         A mapping entry gives the position of its key, a list item the item's start; an
         empty path gives the document's start. Unknown (0, 0) for objects without a file.
         """
+        inside = self._in_item(path)
+        if inside is not None:
+            return inside[0].locate(inside[1])
         if self._positions is None and self.chunk is not None and self.plain:
             # Most documents with a finding have one or two: walking the lines on their paths is
             # cheaper than indexing every node.
@@ -119,6 +145,17 @@ class SourceDocument:
                 self._locator = False
         return self._locator or None
 
+    def scalar_source(self, path: FieldPath) -> tuple[str, str] | None:
+        """The scalar at ``path`` as written, and its style ('' plain, quotes, '|', '>'), or None."""
+        inside = self._in_item(path)
+        if inside is not None:
+            return inside[0].scalar_source(inside[1])
+        index = self.exact_positions()
+        span = index.spans.get(tuple(path)) if index is not None else None
+        if span is None or span.text is None:
+            return None
+        return span.text, span.style
+
     def locate_in_scalar(self, path: FieldPath, offset: int) -> Position:
         """File position of character ``offset`` of the string at ``path``.
 
@@ -126,6 +163,9 @@ class SourceDocument:
         with escapes; falls back to the scalar's start (or :meth:`locate`) when the offset or
         the node cannot be mapped.
         """
+        inside = self._in_item(path)
+        if inside is not None:
+            return inside[0].locate_in_scalar(inside[1], offset)
         index = self.exact_positions()
         if index is None:
             return UNKNOWN
@@ -139,3 +179,5 @@ class SourceFile:
     name: str
     documents: list[SourceDocument]
     problems: list[SourceProblem]
+    skipped: str = ""
+    """Why the file holds no manifests though it was found ("helm-template", "kustomize-patch"...)."""

@@ -40,8 +40,8 @@ def _pack_file(f: SourceFile) -> tuple:
         values = orjson.dumps([d.value for d in documents])
     except TypeError:
         return ("pickled", f)
-    places = [(d.index, d.line, d.chunk.start, d.chunk.end, d.chunk.line_offset, d.chunk.sub_index)  # type: ignore[union-attr]
-              for d in documents]
+    places = [(d.index, d.line, d.chunk.start, d.chunk.end, d.chunk.line_offset, d.chunk.sub_index,  # type: ignore[union-attr]
+               d.items) for d in documents]
     return ("json", f.name, text, places, values, f.problems)
 
 
@@ -49,6 +49,6 @@ def _unpack_file(record: tuple) -> SourceFile:
     if record[0] == "pickled":
         return record[1]
     _, name, text, places, values, problems = record
-    documents = [SourceDocument(name, index, line, value, Chunk(text, start, end, offset, sub), plain=True)
-                 for (index, line, start, end, offset, sub), value in zip(places, orjson.loads(values))]
+    documents = [SourceDocument(name, index, line, value, Chunk(text, start, end, offset, sub), plain=True, items=items)
+                 for (index, line, start, end, offset, sub, items), value in zip(places, orjson.loads(values))]
     return SourceFile(name, documents, problems)

@@ -18,6 +18,12 @@ WARNING_MAX = 256
 WARNINGS_TOTAL_MAX = 4096
 MESSAGE_ERRORS_MAX = 20     # errors listed in the status message; every one stays in details.causes
 CAUSES_MAX = 100            # a hostile object can raise thousands of findings; the answer stays small
+# Findings quote the object's values; a hostile object's values are megabytes. Every text of the
+# answer is cut, so an answer is at most some 150 KB whatever came in.
+CAUSE_MESSAGE_MAX = 1024
+FIELD_MAX = 512
+STATUS_MESSAGE_MAX = 16 * 1024
+NAME_MAX = 253              # a Kubernetes name is at most 253 characters; a longer one is not a name
 
 
 def review_response(request: AdmissionRequest, verdict: Verdict) -> dict[str, Any]:
@@ -32,15 +38,17 @@ def review_response(request: AdmissionRequest, verdict: Verdict) -> dict[str, An
 
 
 def _status(request: AdmissionRequest, verdict: Verdict) -> dict[str, Any]:
-    details: dict[str, Any] = {"kind": request.kind.kind, "group": request.kind.group}
+    details: dict[str, Any] = {"kind": _cut(request.kind.kind, NAME_MAX), "group": _cut(request.kind.group, NAME_MAX)}
     if request.name:
-        details["name"] = request.name
-    causes = [{"type": "FieldValueInvalid", "field": f.field, "message": f"{f.message} ({f.rule} {f.name})"}
+        details["name"] = _cut(request.name, NAME_MAX)
+    causes = [{"type": "FieldValueInvalid", "field": _cut(f.field, FIELD_MAX),
+               "message": _cut(f.message, CAUSE_MESSAGE_MAX) + f" ({f.rule} {f.name})"}
               for f in verdict.errors[:CAUSES_MAX]]
     if causes:
         details["causes"] = causes
+    message = verdict.message or denial_message(request, verdict.errors)
     return {"metadata": {}, "status": "Failure", "code": verdict.code, "reason": verdict.reason,
-            "message": verdict.message or denial_message(request, verdict.errors), "details": details}
+            "message": _cut(message, STATUS_MESSAGE_MAX), "details": details}
 
 
 def denial_message(request: AdmissionRequest, errors: tuple[Finding, ...]) -> str:
@@ -49,7 +57,7 @@ def denial_message(request: AdmissionRequest, errors: tuple[Finding, ...]) -> st
     more = len(errors) - len(shown)
     if more > 0:
         shown.append(f"and {more} more")
-    return f"{request.display} is invalid: " + "; ".join(shown)
+    return f"{_cut(request.display, 2 * NAME_MAX)} is invalid: " + "; ".join(shown)
 
 
 def warning_lines(verdict: Verdict) -> list[str]:
@@ -70,8 +78,8 @@ def warning_lines(verdict: Verdict) -> list[str]:
 
 
 def _line(f: Finding) -> str:
-    where = f"{f.field}: " if f.field else ""
-    return f"{where}{f.message} ({f.rule} {f.name})"
+    where = f"{_cut(f.field, FIELD_MAX)}: " if f.field else ""
+    return f"{where}{_cut(f.message, CAUSE_MESSAGE_MAX)} ({f.rule} {f.name})"
 
 
 def _warning(f: Finding) -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
@@ -17,16 +19,22 @@ from werkzeug.exceptions import HTTPException
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
-from .judge import internal_error, judge
+from .guard import Guard, ReviewAborted
+from .judge import aborted, internal_error, judge
+from .live import LiveCluster
 from .logs import LOGGER, log
 from .metrics import Metrics
 from .policy import Policy, load_policy
 from .reloading import Reloading
 from .tls import ServingTLS
 from .verdict import Verdict
+from .warmup import KINDS as DRA_KINDS
 from .warmup import warm
 
 _log = logging.getLogger(LOGGER)
+# Metric labels come from a fixed set: a caller's invented kind is counted as "other".
+METRIC_KINDS = frozenset(DRA_KINDS) | {"Pod"}
+LARGE_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,10 @@ class Settings:
     key_file: str | None = None
     metrics_dir: str | None = None
     reload_interval: float = 1.0
+    # --watch: the live cluster, published by the replica's watcher into this folder.
+    state_dir: str | None = None
+    max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
+    deadline_seconds: float = 4.0
 
 
 @dataclass
@@ -50,24 +62,47 @@ class Webhook:
     policy_source: Reloading[Policy] | None = None
     cluster_source: Reloading[ClusterState] | None = None
     tls: ServingTLS | None = None
+    live: LiveCluster | None = None
     warmed: bool = False
     default_policy: Policy = field(default_factory=Policy)
+    guard: Guard = field(default_factory=Guard)
+    # Reviews of large bodies take memory in proportion: one at a time per worker.
+    large_reviews: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(1))
 
     def policy(self) -> Policy:
         """The policy in force (reloaded first if its file changed)."""
         return self.policy_source.current() if self.policy_source else self.default_policy
 
     def cluster(self) -> ClusterState | None:
+        """The cluster state a review judges against (the live one with ``--watch``)."""
+        if self.live is not None:
+            return self.live.current()
         return self.cluster_source.current() if self.cluster_source else None
 
     def readiness(self) -> list[str]:
-        """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded)."""
+        """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded,
+        and with ``--watch`` the first full list of every watched resource)."""
         problems = []
         if not self.warmed:
             problems.append("engine not warmed (rules and schemas)")
         if self.settings.cert_file and self.tls is None:
             problems.append("certificate not loaded")
+        if self.live is not None:
+            problems += self.live.readiness()
         return problems
+
+    def start_worker(self) -> None:
+        """In each gunicorn worker after fork: its metrics snapshot and its view of the live state."""
+        self.metrics.bind_process()
+        if self.live is not None:
+            self.live.start()
+
+    def exposition(self) -> str:
+        """``/metrics``: the reviews of every worker, and the watch of the live cluster."""
+        text = self.metrics.exposition()
+        if self.live is not None:
+            text += "\n".join(self.live.metric_lines()) + "\n"
+        return text
 
     def on_reload(self, what: str, ok: bool, message: str) -> None:
         """Log and count a reload of the policy, cluster state or certificate."""
@@ -80,7 +115,7 @@ class Webhook:
 
 def build_webhook(settings: Settings) -> Webhook:
     """Load policy, cluster state and certificate (raising on any bad file) and warm the engine."""
-    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir))
+    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir), guard=Guard(settings.max_rss))
     if settings.policy_file:
         path = settings.policy_file
         hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path),
@@ -88,7 +123,9 @@ def build_webhook(settings: Settings) -> Webhook:
     policy = hook.policy()
     for note in policy.notes:
         log(_log, logging.WARNING, f"policy: {note}")
-    if settings.cluster_paths:
+    if settings.state_dir:
+        hook.live = LiveCluster(settings.state_dir, release_of=lambda: _feasibility_release(hook.policy()))
+    elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.
         hook.cluster_source = Reloading("cluster", paths, lambda: load_state(paths, hook.policy().options),
@@ -114,24 +151,36 @@ def create_app(hook: Webhook) -> Flask:
     @app.post("/validate")
     def validate() -> Response:
         started = time.perf_counter()
-        try:
-            review = parse_review(request.get_data(cache=False))
-        except BadReview as exc:
-            hook.metrics.count("rejected", str(exc.status))
-            return _error(exc.status, str(exc))
+        if request.environ.get("dralint.health"):
+            return _error(404, "/validate is served on the webhook's TLS port, not the health port")
+        deadline = request.environ.get("dralint.deadline") or time.monotonic() + hook.settings.deadline_seconds
         policy = hook.policy()
-        state = hook.cluster()
+        large = (request.content_length or 0) > LARGE_BODY_BYTES
+        if large and not hook.large_reviews.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return _error(503, "another large review is being judged; try again")
+        review: AdmissionRequest | None = None
         try:
-            verdict = judge(review, policy, state.index if state else None)
-        except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
-            log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
-                kind=review.kind.render())
-            verdict = internal_error(review, policy)
-        if verdict.internal_error:
-            hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+            with hook.guard.review(deadline):
+                try:
+                    review = parse_review(request.get_data(cache=False))
+                except BadReview as exc:
+                    hook.metrics.count("rejected", str(exc.status))
+                    return _error(exc.status, str(exc))
+                verdict = _judge(hook, review, policy)
+        except ReviewAborted as exc:
+            if review is None:
+                hook.metrics.count("rejected", "503")
+                return _error(503, f"request {exc.reason}")
+            log(_log, logging.ERROR, "review aborted", reason=exc.reason, uid=review.uid, kind=review.kind.render())
+            hook.metrics.count("internal_errors", "allow" if policy.on_internal_error == "allow" else "deny")
+            verdict = aborted(review, policy, exc.reason)
+        finally:
+            if large:
+                hook.large_reviews.release()
         body = json.dumps(review_response(review, verdict))
         elapsed = time.perf_counter() - started
-        hook.metrics.observe_review(elapsed, review.kind.kind, review.operation, verdict.allowed,
+        kind = review.kind.kind if review.kind.kind in METRIC_KINDS else "other"
+        hook.metrics.observe_review(elapsed, kind, review.operation, verdict.allowed,
                                     ((f.rule, f.severity.value) for f in verdict.findings))
         _log_review(review, verdict, elapsed)
         return Response(body, mimetype="application/json")
@@ -149,7 +198,7 @@ def create_app(hook: Webhook) -> Flask:
 
     @app.get("/metrics")
     def metrics() -> Response:
-        return Response(hook.metrics.exposition(), mimetype="text/plain; version=0.0.4")
+        return Response(hook.exposition(), mimetype="text/plain; version=0.0.4")
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
@@ -165,6 +214,24 @@ def create_app(hook: Webhook) -> Flask:
         return _error(500, "internal error (logged by the webhook)")
 
     return app
+
+
+def _feasibility_release(policy: Policy) -> Any:
+    """The release feasibility is judged with, or None when the policy turns feasibility off."""
+    return policy.options.release if policy.feasibility != "off" else None
+
+
+def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy) -> Verdict:
+    """The verdict, with an exception in judging answered per the policy (logged, never shown)."""
+    try:
+        verdict = judge(review, policy, hook.cluster())
+    except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
+        log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
+            kind=review.kind.render())
+        verdict = internal_error(review, policy)
+    if verdict.internal_error:
+        hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+    return verdict
 
 
 def _error(status: int, message: str) -> Response:

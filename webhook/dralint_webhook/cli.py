@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging.config
+import os
 import shutil
 import sys
 import tempfile
@@ -27,6 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", metavar="FILE", help="policy file (YAML); re-read on change")
     serve.add_argument("--cluster", action="append", default=[], metavar="PATH",
                        help="cluster state for feasibility and references (files or folders; repeatable)")
+    serve.add_argument("--watch", action="store_true",
+                       help="judge against the live cluster: list and watch it through the API server (in the "
+                            "cluster: the Pod's service account; outside: --kubeconfig)")
+    serve.add_argument("--kubeconfig", metavar="FILE", help="with --watch: reach the API server with this kubeconfig")
+    serve.add_argument("--context", metavar="NAME", help="with --kubeconfig: the context to use")
+    serve.add_argument("--health-port", type=int, default=0, metavar="PORT",
+                       help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)")
+    serve.add_argument("--max-worker-memory", type=int, default=0, metavar="MIB",
+                       help="reviews in flight are stopped when a worker's resident memory exceeds this (0: off)")
     serve.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: 2)")
     serve.add_argument("--threads", type=int, default=8, metavar="N", help="threads per worker (default: 8)")
     serve.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
@@ -87,24 +97,51 @@ def _serve(args: argparse.Namespace) -> int:
     from .cluster import ClusterError
     from .gunicorn_conf import ServeOptions, WebhookServer
     from .policy import PolicyError
+    from .watcher import WatchSettings
 
     logging.config.dictConfig(logconfig_dict(args.log_level))
     if args.workers < 1 or args.threads < 1:
         sys.stderr.write("dralint-webhook: error: --workers and --threads must be at least 1\n")
         return EXIT_USAGE
-    # Each worker writes its metrics snapshot here; /tmp is an emptyDir in the Pod (read-only root).
-    metrics_dir = tempfile.mkdtemp(prefix="dralint-webhook-metrics-")
+    problem = _watch_problem(args)
+    if problem:
+        sys.stderr.write(f"dralint-webhook: error: {problem}\n")
+        return EXIT_USAGE
+    # The workers' metrics snapshots and the watcher's state; /tmp is an emptyDir in the Pod (read-only root).
+    run_dir = tempfile.mkdtemp(prefix="dralint-webhook-")
+    master = os.getpid()
     try:
+        metrics_dir, state_dir = os.path.join(run_dir, "metrics"), os.path.join(run_dir, "cluster")
+        os.mkdir(metrics_dir)
         settings = Settings(policy_file=args.config, cluster_paths=tuple(args.cluster), cert_file=args.cert,
-                            key_file=args.key, metrics_dir=metrics_dir, reload_interval=args.reload_interval)
+                            key_file=args.key, metrics_dir=metrics_dir, reload_interval=args.reload_interval,
+                            state_dir=state_dir if args.watch else None, max_rss=args.max_worker_memory * 2**20)
         try:
             hook = build_webhook(settings)
         except (PolicyError, ClusterError, OSError, ValueError) as exc:
             sys.stderr.write(f"dralint-webhook: error: {exc}\n")
             return EXIT_USAGE
         options = ServeOptions(bind=args.bind, port=args.port, workers=args.workers, threads=args.threads,
-                               log_level=args.log_level)
-        WebhookServer(hook, options).run()
+                               log_level=args.log_level, health_port=args.health_port or None)
+        watch = WatchSettings(folder=state_dir, kubeconfig=args.kubeconfig, context=args.context) \
+            if args.watch else None
+        WebhookServer(hook, options, watch).run()
         return 0
     finally:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        # Workers and the watcher are forks of this process and leave through this frame too: only the
+        # master removes the folder (a worker's exit used to delete every worker's metrics).
+        if os.getpid() == master:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _watch_problem(args: argparse.Namespace) -> str:
+    """Why ``--watch`` and its options cannot work as given ("" when they can)."""
+    if not args.watch:
+        return "--kubeconfig and --context need --watch" if args.kubeconfig or args.context else ""
+    if args.cluster:
+        return "--watch and --cluster are alternatives: the live cluster or files"
+    if args.kubeconfig:
+        return "" if os.path.isfile(args.kubeconfig) else f"--kubeconfig {args.kubeconfig}: no such file"
+    if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "--watch outside a cluster needs --kubeconfig (KUBERNETES_SERVICE_HOST is not set)"
+    return ""

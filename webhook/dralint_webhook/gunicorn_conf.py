@@ -2,9 +2,10 @@
 
 Choices, for the traffic an API server sends:
 
-* ``gthread`` workers: the API server keeps a few long-lived HTTP/1.1 connections and sends
-  many small requests on each. Threads serve connections concurrently within a worker; workers
-  (processes) use the cores, since judging is CPU-bound Python.
+* our own worker (:mod:`.worker`): an event loop does the TLS handshakes and reads whole requests
+  with time limits, a pool of threads judges them; workers (processes) use the cores, since
+  judging is CPU-bound Python. The API server keeps a few long-lived HTTP/1.1 connections and
+  sends many small requests on each.
 * keep-alive longer than the API server's idle timeout (Go's transport: 90 s), so it is always
   the client that closes an idle connection: a server-side close racing a new POST would fail
   the call (POST is not retried).
@@ -15,19 +16,39 @@ Choices, for the traffic an API server sends:
   ``ssl_context`` hook that gthread calls for every new connection.
 * SIGTERM: gunicorn stops accepting, lets in-flight reviews finish within ``graceful_timeout``
   (the webhook's own timeout: the API server gives up on a call after that anyway) and exits.
+* ``--watch``: the master starts one cluster watcher process beside the workers
+  (:class:`WebhookArbiter`), starts it again if it exits, and stops it on shutdown; the workers
+  read what it publishes (:mod:`.live`). One list and watch per resource per replica.
 """
 from __future__ import annotations
 
 import gc
+import logging
+import os
+import select
+import signal
 import ssl
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 
 from .app import Webhook, create_app
-from .logs import logconfig_dict
+from .logs import LOGGER, log, logconfig_dict
 from .manifests import TIMEOUT_SECONDS
+from .watcher import WatchSettings
+from .worker import worker_class
+
+# The deadline of a whole review, from its first byte: the API server gives up at TIMEOUT_SECONDS,
+# and an answer must reach it before that (what is not judged by then is answered per onInternalError).
+REVIEW_DEADLINE_SECONDS = TIMEOUT_SECONDS - 1.0
+
+_log = logging.getLogger(LOGGER)
+# A watcher that exits is started again, but not more often than this (a crash loop must not spin).
+WATCHER_RESTART_SECONDS = 5.0
 
 KEEPALIVE_SECONDS = 120
 THREADS = 8
@@ -41,6 +62,7 @@ class ServeOptions:
     workers: int = 2
     threads: int = THREADS
     log_level: str = "info"
+    health_port: int | None = None     # plain HTTP for probes and metrics, answered by each worker's loop
 
 
 def bind_address(host: str, port: int) -> str:
@@ -50,10 +72,13 @@ def bind_address(host: str, port: int) -> str:
 
 def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
     """gunicorn settings serving ``hook`` (hooks close over it: no module-level state)."""
+    binds = [bind_address(options.bind, options.port)]
+    if options.health_port:
+        binds.append(bind_address(options.bind, options.health_port))
     out: dict[str, Any] = {
-        "bind": [bind_address(options.bind, options.port)],
+        "bind": binds,
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": worker_class(options.health_port, REVIEW_DEADLINE_SECONDS),
         "threads": options.threads,
         "worker_connections": WORKER_CONNECTIONS,
         "keepalive": KEEPALIVE_SECONDS,
@@ -66,7 +91,7 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
         # The warmed catalog, schemas and CEL programs live for the whole process: freezing them before
         # fork keeps the collector from walking them (shorter pauses) and their pages shared.
         "when_ready": lambda server: gc.freeze(),
-        "post_fork": lambda server, worker: hook.metrics.bind_process(),
+        "post_fork": lambda server, worker: hook.start_worker(),
         "worker_exit": lambda server, worker: hook.metrics.close(),
     }
     if hook.tls is not None:
@@ -82,13 +107,82 @@ def _ssl_context_hook(current: Callable[[], ssl.SSLContext]) -> Callable[[Any, A
     return ssl_context
 
 
+class WebhookArbiter(Arbiter):
+    """gunicorn's master, also keeping the replica's one cluster watcher process running."""
+
+    def __init__(self, app: Any, watch: WatchSettings | None) -> None:
+        self._watch = watch
+        self._watcher: tuple[int, int] | None = None     # its pid and the read end of a pipe it holds open
+        self._watcher_started = float("-inf")
+        super().__init__(app)
+
+    def manage_workers(self) -> None:
+        self._manage_watcher()
+        super().manage_workers()
+
+    def _manage_watcher(self) -> None:
+        if self._watch is None:
+            return
+        if self._watcher is not None:
+            pid, fd = self._watcher
+            if not select.select([fd], [], [], 0)[0]:
+                return          # the pipe is still open: the watcher is alive
+            os.close(fd)
+            self._watcher = None
+            log(_log, logging.ERROR, "cluster watcher exited; starting a new one", pid=pid)
+        if time.monotonic() - self._watcher_started < WATCHER_RESTART_SECONDS:
+            return
+        self._watcher_started = time.monotonic()
+        self._watcher = spawn_watcher(self._watch, self.LISTENERS)
+
+    def stop(self, graceful: bool = True) -> None:
+        if self._watcher is not None:
+            try:
+                os.kill(self._watcher[0], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        super().stop(graceful)
+
+
+def spawn_watcher(settings: WatchSettings, listeners: list[Any]) -> tuple[int, int]:
+    """Fork the watcher process; returns its pid and a pipe end that reads EOF once it is gone."""
+    from . import watcher
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    code = 1
+    try:
+        os.close(read_end)
+        for listener in listeners:   # the watcher serves nothing: it must not hold the port
+            listener.close()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGUSR1,
+                    signal.SIGUSR2, signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH):
+            signal.signal(sig, signal.SIG_DFL)
+        watcher.main(settings)
+        code = 0
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
 class WebhookServer(BaseApplication):
     """gunicorn serving an already built (and warmed) :class:`Webhook`."""
 
-    def __init__(self, hook: Webhook, options: ServeOptions) -> None:
+    def __init__(self, hook: Webhook, options: ServeOptions, watch: WatchSettings | None = None) -> None:
         self._hook = hook
         self._options = options
+        self._watch = watch
         super().__init__()
+
+    def run(self) -> None:
+        try:
+            WebhookArbiter(self, self._watch).run()
+        except RuntimeError as exc:
+            sys.stderr.write(f"\nError: {exc}\n")
+            sys.exit(1)
 
     def load_config(self) -> None:
         for key, value in settings(self._options, self._hook).items():

@@ -11,6 +11,8 @@ import time
 from typing import Any
 
 LOGGER = "dralint_webhook"
+# Callers' values (uid, name, kind) land in log fields; a hostile request must not write megabytes of log.
+FIELD_MAX = 512
 
 
 class JsonFormatter(logging.Formatter):
@@ -50,5 +52,7 @@ def logconfig_dict(level: str = "info") -> dict[str, Any]:
 
 
 def log(logger: logging.Logger, level: int, message: str, exc_info: bool = False, **fields: Any) -> None:
-    """Log ``message`` with structured ``fields`` (they become keys of the JSON line)."""
-    logger.log(level, message, exc_info=exc_info, extra={"fields": fields})
+    """Log ``message`` with structured ``fields`` (they become keys of the JSON line; text cut to FIELD_MAX)."""
+    cut = {k: (v if len(v) <= FIELD_MAX else v[: FIELD_MAX - 3] + "...") if isinstance(v, str) else v
+           for k, v in fields.items()}
+    logger.log(level, message, exc_info=exc_info, extra={"fields": cut})

@@ -11,10 +11,16 @@ from typing import Any
 
 WEBHOOK_CONFIGURATION_NAME = "dralint"
 TIMEOUT_SECONDS = 5
-DRA_RESOURCES = ("resourceclaims", "resourceclaims/status", "resourceclaimtemplates", "deviceclasses",
-                 "resourceslices", "devicetaintrules")
+DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "devicetaintrules")
+# Written by the scheduler (allocation) and by drivers (their devices), all the time: judged only where
+# the admin opts in (overlays/judge-status-and-slices), always with failurePolicy Ignore and a short
+# timeout, so that an outage of the webhook never stops scheduling or a driver.
+CONTROLLER_RESOURCES = ("resourceclaims/status", "resourceslices")
+CONTROLLER_TIMEOUT_SECONDS = 2
+# Never judged: the webhook's own namespace (it could not come back after an outage) and kube-system.
+EXCLUDED_NAMESPACES = ("kube-system",)
 # Spec-less writes need no judging: finalizer and label edits, the controller's own bookkeeping.
-# Status writes are judged (resourceclaims/status); deleting objects only ever sees finalizer removals.
+# Status writes (the opt-in webhook) are judged; deleting objects only ever sees finalizer removals.
 SKIP_METADATA_UPDATES = ("request.operation != 'UPDATE' || request.subResource == 'status' || "
                          "!has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec")
 POD_USES_CLAIMS = "has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0"
@@ -27,15 +33,8 @@ def webhook_configuration(service: str, namespace: str, ca_bundle: str | None = 
     ``ca_bundle`` is the base64 PEM of the CA; None leaves it out (cert-manager's CA injector
     fills it in).
     """
-    client: dict[str, Any] = {"service": {"name": service, "namespace": namespace, "path": "/validate", "port": port}}
-    if ca_bundle is not None:
-        client["caBundle"] = ca_bundle
-    # Never call ourselves for our own namespace: a webhook that judges its own Pods cannot restart.
-    own_namespace = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                           "values": [namespace]}]}
-    common = {"admissionReviewVersions": ["v1"], "sideEffects": "None", "timeoutSeconds": TIMEOUT_SECONDS,
-              "failurePolicy": failure_policy, "matchPolicy": "Equivalent", "clientConfig": client,
-              "namespaceSelector": own_namespace}
+    common = _common(service, namespace, ca_bundle, port)
+    common["failurePolicy"] = failure_policy
     # Each webhook gets its own copies: YAML writers would turn shared dicts into anchors and aliases.
     dra = {"name": "resources.dralint.dev", **copy.deepcopy(common),
            "rules": [{"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "resources": list(DRA_RESOURCES),
@@ -49,3 +48,24 @@ def webhook_configuration(service: str, namespace: str, ca_bundle: str | None = 
             "metadata": {"name": WEBHOOK_CONFIGURATION_NAME,
                          "labels": {"app.kubernetes.io/name": "dralint-webhook"}},
             "webhooks": [dra, pods]}
+
+
+def controller_webhook(service: str, namespace: str, ca_bundle: str | None = None, *, port: int = 443) -> dict[str, Any]:
+    """The opt-in webhook for what controllers write (claim status, slices): Ignore, short timeout."""
+    common = _common(service, namespace, ca_bundle, port)
+    common.update(failurePolicy="Ignore", timeoutSeconds=CONTROLLER_TIMEOUT_SECONDS)
+    return {"name": "controllers.dralint.dev", **common,
+            "rules": [{"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "resources": list(CONTROLLER_RESOURCES),
+                       "operations": ["CREATE", "UPDATE"], "scope": "*"}],
+            "matchConditions": [{"name": "skip-metadata-only-updates", "expression": SKIP_METADATA_UPDATES}]}
+
+
+def _common(service: str, namespace: str, ca_bundle: str | None, port: int) -> dict[str, Any]:
+    client: dict[str, Any] = {"service": {"name": service, "namespace": namespace, "path": "/validate", "port": port}}
+    if ca_bundle is not None:
+        client["caBundle"] = ca_bundle
+    excluded = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                      "values": [namespace, *EXCLUDED_NAMESPACES]}]}
+    return {"admissionReviewVersions": ["v1"], "sideEffects": "None", "timeoutSeconds": TIMEOUT_SECONDS,
+            "failurePolicy": "Ignore", "matchPolicy": "Equivalent", "clientConfig": client,
+            "namespaceSelector": excluded}

@@ -7,8 +7,9 @@ same thing fits in this module: each worker keeps its numbers in memory (a lock,
 request: about a microsecond) and, when a metrics folder is given, a thread writes a snapshot
 file once a second when something changed, and once more when the worker exits; ``/metrics``
 adds the snapshots of all workers, those that have exited included, so counters never go down.
-Every metric here is a counter or a histogram, so adding is the right merge. Label values are
-bounded: kinds and operations come from the API server's registration, rule ids from the catalog.
+Every metric here is a counter or a histogram, so adding is the right merge. Label values come
+from fixed sets: kinds the webhook judges (any other is "other"), the four operations, rule ids of
+the catalog. The folder belongs to the master: a worker's exit never removes it.
 """
 from __future__ import annotations
 
@@ -131,7 +132,10 @@ class Metrics:
 
     def _flush_loop(self) -> None:
         while not self._stop.wait(FLUSH_INTERVAL):
-            self.flush()
+            try:
+                self.flush()
+            except OSError:
+                continue   # a full or vanished folder: the numbers stay in memory and are written next time
 
     def flush(self) -> None:
         """Write this worker's snapshot if anything changed since the last one."""
@@ -143,6 +147,7 @@ class Metrics:
                     return
                 changes, text = self._changes, self._sample.to_json()
             tmp = self._file.with_suffix(".tmp")
+            tmp.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self._file)  # readers see the old or the new snapshot, never half of one
             self._written = changes

@@ -14,20 +14,23 @@ import yaml
 from dralint.catalog import load_catalog
 from dralint.engine import Options
 from dralint.findings import Finding, Severity
-from dralint.releases import NEWEST_MINOR, GateError, parse_gates, parse_version
-from dralint.rule_filter import RuleFilter, UsageError
+from dralint.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+from dralint.rule_filter import RuleFilter, UsageError, resolve
 
 from . import org_rules
 from .org_rules import OrgPolicy
 
 _KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", "exemptNamespaces",
-         "onInternalError", "feasibility", "namespaceLabels", "organization"}
+         "onInternalError", "feasibility", "namespaceLabels", "organization", "annotationSuppressions"}
 _ORG_KEYS = {"allowedDeviceClasses", "maxDevicesPerClaim", "adminAccessNamespaceLabels"}
 ON_INTERNAL_ERROR = ("allow", "deny")
 # The allocator's time budget per review: well inside the webhook's 5 s timeout, so that an
 # undecidable claim gets "undecided" from dralint rather than a timed-out call from the API server.
 FEASIBILITY_SECONDS = 1.0
 FEASIBILITY = ("deny", "warn", "off")
+# Whether an object's own ``dralint.io/ignore`` annotation hides findings: never for rules the policy
+# names (its severities, and feasibility when it denies), for every rule, or not at all.
+ANNOTATION_SUPPRESSIONS = ("exceptPolicyRules", "all", "none")
 
 
 class PolicyError(ValueError):
@@ -75,7 +78,11 @@ def load_policy(path: str) -> Policy:
         raise PolicyError(f"cannot read policy file {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"policy file {path} is not valid YAML: {exc}") from None
-    return parse_policy(raw if raw is not None else {})
+    if raw is None:
+        # An empty file is what a writer leaves between truncating and writing: it must not turn
+        # the organisation's policy off. The defaults are one explicit `{}` away.
+        raise PolicyError(f"policy file {path} is empty (write {{}} for the defaults)")
+    return parse_policy(raw)
 
 
 def parse_policy(raw: Any) -> Policy:
@@ -85,7 +92,7 @@ def parse_policy(raw: Any) -> Policy:
     if isinstance(doc.get("kubeVersion"), float):
         raise PolicyError('kubeVersion: quote the version, e.g. "1.30" (YAML reads 1.30 as the number 1.3)')
     try:
-        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else NEWEST_MINOR
+        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else DEFAULT_MINOR
     except ValueError as exc:
         raise PolicyError(f"kubeVersion: {exc}") from None
     gates_raw = _mapping(doc.get("featureGates", {}), "featureGates")
@@ -122,10 +129,20 @@ def parse_policy(raw: Any) -> Policy:
     strict = doc.get("strictFields", True)
     if not isinstance(strict, bool):
         raise PolicyError("strictFields: expected true or false")
+    annotations = doc.get("annotationSuppressions", "exceptPolicyRules")
+    if annotations not in ANNOTATION_SUPPRESSIONS:
+        raise PolicyError(f"annotationSuppressions: expected one of {', '.join(ANNOTATION_SUPPRESSIONS)}")
+    protected: frozenset[str] = frozenset()
+    if annotations == "exceptPolicyRules":
+        catalog = load_catalog()
+        protected = frozenset(i for token in engine_sev for i in resolve(catalog, token, "severities"))
+        if feasibility == "deny":
+            protected |= {rule for rule in catalog.rules if rule.startswith("DRA7")}
 
     return Policy(
         options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict, ignore=tuple(engine_ignore),
-                        severities=engine_sev, max_seconds=FEASIBILITY_SECONDS),
+                        severities=engine_sev, max_seconds=FEASIBILITY_SECONDS,
+                        suppressions=annotations != "none", protected=protected),
         org=_org(doc.get("organization", {})),
         org_filter=OrgRuleFilter(frozenset(org_ignore), org_sev),
         exempt_namespaces=frozenset(_strings(doc.get("exemptNamespaces", []), "exemptNamespaces")),

@@ -16,18 +16,18 @@ import time
 from typing import Callable, Generic, TypeVar
 
 T = TypeVar("T")
-Signature = tuple[tuple[int, int, int] | None, ...]
+Signature = tuple[tuple[str, int, int, int] | None, ...]
 # Called after every load attempt: (what, succeeded, error message or "").
 ReloadHook = Callable[[str, bool, str], None]
 
 
 def signature(paths: tuple[str, ...]) -> Signature:
-    """The identity of each file (inode, size, mtime in ns); None for a missing one.
+    """The identity of each file (name, inode, size, mtime in ns); None for a missing one.
 
     A folder stands for the files below it (a cluster-state folder changes when one of its files
-    does, not only when entries come and go).
+    does, not only when entries come and go); names count, so a rename is a change too.
     """
-    out: list[tuple[int, int, int] | None] = []
+    out: list[tuple[str, int, int, int] | None] = []
     for path in paths:
         if os.path.isdir(path):
             files = sorted(os.path.join(root, name) for root, _, names in os.walk(path) for name in names)
@@ -38,7 +38,7 @@ def signature(paths: tuple[str, ...]) -> Signature:
         except OSError:
             out.append(None)
         else:
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            out.append((path, st.st_ino, st.st_size, st.st_mtime_ns))
     return tuple(out)
 
 

@@ -1,0 +1,145 @@
+"""What migrating one object to another resource.k8s.io version changes, as edits of its text.
+
+Objects are found in the parsed values (Lists expanded, as the linter does); the edits come from
+:mod:`dralint.reshape` over the text's layout. A migration runs in steps because a step may
+change lines a later one moves (v1alpha3's bare capacities are wrapped before their ``basic:``
+is removed); each step is planned on the text the previous one left.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from .. import schema
+from ..manifest import DRA_GROUP, Manifest, identify
+from ..paths import FieldPath, value_at
+from ..reshape import (FLAT_VERSIONS, REQUESTS, bare_capacities, device_from_basic, device_to_basic, request_from_exactly,
+                       request_to_exactly)
+from ..source.records import SourceDocument
+from ..yamltext.edits import Splice, hoist_entry, indent_step, replace_scalar
+from ..yamltext.layout import Layout, Node
+
+TARGETS = ("v1", "v1beta2", "v1beta1")
+MIGRATED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
+                            "DeviceTaintRule"})
+_SHAPED = frozenset({"v1alpha3", "v1beta1", "v1beta2", "v1"})  # the versions of the structured-parameters model
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """One object of a text: its document, where it sits in it, what it is."""
+
+    document: int
+    base: FieldPath
+    kind: str
+    api_version: str
+    display: str
+    pod_specs: tuple[FieldPath, ...] = ()
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+    @property
+    def is_dra(self) -> bool:
+        return self.api_version.rpartition("/")[0] == DRA_GROUP
+
+
+Step = Callable[[Layout, Node, int], list[Splice]]
+
+
+def objects(values: list[Any], name: str) -> Iterator[ObjectRef]:
+    """The objects of a text's documents (``values`` in document order; None for an empty one)."""
+    for index, value in enumerate(values):
+        if not isinstance(value, dict):
+            continue
+        for item in identify(SourceDocument(name, index, 0, value)):
+            if isinstance(item, Manifest) and item.api_version:
+                yield ObjectRef(index, item.base, item.kind, item.api_version, item.display, item.pod_spec_paths)
+
+
+def refusal(ref: ObjectRef, target: str) -> str | None:
+    """Why ``ref`` has no form in ``target`` (None when it has one)."""
+    if ref.version in ("v1alpha1", "v1alpha2"):
+        return (f"{ref.api_version} is classic DRA (Kubernetes 1.26–1.30), removed in 1.31; it has no {target} "
+                "equivalent: rewrite it by hand as DeviceClasses and ResourceClaims with device requests")
+    if ref.version not in _SHAPED:
+        return f"{ref.api_version} is not a resource.k8s.io version dralint knows"
+    if not schema.served_releases(f"{DRA_GROUP}/{target}", ref.kind):
+        served = [v for v in TARGETS if schema.served_releases(f"{DRA_GROUP}/{v}", ref.kind)]
+        also = f" (it is served as {', '.join(served)})" if served else ""
+        return f"{ref.kind} has no {DRA_GROUP}/{target} form{also}"
+    return None
+
+
+def steps(ref: ObjectRef, value: dict, target: str) -> list[Step]:
+    """The steps that migrate ``ref`` (whose value is ``value``) to ``target`` (none: nothing to change)."""
+    if not ref.is_dra:
+        return [_pod_sources(ref)] if _has_sources(ref, value) else []
+    if ref.version == target:
+        return []
+    to_flat, from_flat = target in FLAT_VERSIONS, ref.version in FLAT_VERSIONS
+    new_api = f"{DRA_GROUP}/{target}"
+
+    def shape(layout: Layout, node: Node, step: int) -> list[Splice]:
+        splices = [replace_scalar(node.find(("apiVersion",)), new_api)]
+        if ref.kind in REQUESTS and to_flat != from_flat:
+            requests = node.find(REQUESTS[ref.kind])
+            for request in requests.items if requests is not None and requests.kind == "seq" else ():
+                splices += request_from_exactly(layout, request) if to_flat else request_to_exactly(layout, request, step)
+        if ref.kind == "ResourceSlice" and to_flat != from_flat:
+            for device in _devices(node):
+                splices += device_to_basic(layout, device, step) if to_flat else device_from_basic(layout, device)
+        return splices
+
+    if ref.kind == "ResourceSlice" and from_flat:  # bare quantities exist only in flat versions (1.31)
+        return [_capacities, shape]
+    return [shape]
+
+
+def _devices(node: Node) -> list[Node]:
+    devices = node.find(("spec", "devices"))
+    return devices.items if devices is not None and devices.kind == "seq" else []
+
+
+def _capacities(layout: Layout, node: Node, step: int) -> list[Splice]:
+    """v1alpha3's bare capacity quantities wrapped as ``{value: …}`` (before ``basic`` is removed)."""
+    splices = []
+    for device in _devices(node):
+        capacity = device.find(("basic", "capacity"))
+        if capacity is not None:
+            splices += bare_capacities(layout, capacity, step)
+    return splices
+
+
+def _has_sources(ref: ObjectRef, value: dict) -> bool:
+    for spec in ref.pod_specs:
+        claims = value_at(value, tuple(spec) + ("resourceClaims",))
+        if isinstance(claims, list) and any(isinstance(c, dict) and isinstance(c.get("source"), dict) for c in claims):
+            return True
+    return False
+
+
+def _pod_sources(ref: ObjectRef) -> Step:
+    """Pods (and workloads) of Kubernetes ≤ 1.30 named their claim under ``source:``; 1.31 moved it up."""
+    def step(layout: Layout, node: Node, indent: int) -> list[Splice]:
+        splices = []
+        for spec in ref.pod_specs:
+            claims = node.find(tuple(spec) + ("resourceClaims",))
+            for entry in claims.items if claims is not None and claims.kind == "seq" else ():
+                if entry.kind == "map" and entry.entry("source") is not None:
+                    splices += hoist_entry(layout, entry, "source")
+        return splices
+
+    return step
+
+
+def object_node(layout: Layout, ref: ObjectRef) -> Node | None:
+    """The node of ``ref`` in a layout of its text."""
+    root = layout.roots[ref.document] if ref.document < len(layout.roots) else None
+    return root.find(tuple(ref.base)) if root is not None else None
+
+
+def document_step(layout: Layout, ref: ObjectRef) -> int:
+    root = layout.roots[ref.document] if ref.document < len(layout.roots) else None
+    return indent_step(layout, root)

@@ -1,0 +1,345 @@
+"""A fake kube-apiserver for the webhook's cluster watch: lists, watches, expiry, auth errors, faults.
+
+Two ways to answer, both over real HTTP(S) on 127.0.0.1:
+
+* **Live**: :class:`FakeCluster` holds objects and a change log with resourceVersions, as etcd
+  and the watch cache do. Lists are paginated (``limit``/``continue``, the pages of one list all at
+  the list's resourceVersion); a watch sends the logged changes after its resourceVersion, then
+  new ones as they happen, BOOKMARK events when asked for, and ends after ``timeoutSeconds``. A
+  watch (or a ``continue``) from before the last compaction gets what the real server sends:
+  HTTP 200 and one ``ERROR`` event with Status 410 ``Expired`` (a list's expired ``continue``:
+  HTTP 410). Bodies follow the shapes of ``../shared/fixtures/apiserver-1.36`` (kube-apiserver
+  v1.36.2).
+* **Replay**: the captured responses of that folder, served as they were recorded (list pages
+  chained by their ``continue`` tokens, the recorded watch streams in order).
+
+Faults on demand: a bearer token other than the expected one (401), resources the caller may not
+list (403, the real Status wording), a delay before each answer, and a watch stream cut in the
+middle of an event. Every request is recorded for assertions. Tests stop the server they start.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+GROUP = "resource.k8s.io"
+VERSION = "v1"
+KINDS = {"namespaces": ("", "Namespace"), "nodes": ("", "Node"), "deviceclasses": (GROUP, "DeviceClass"),
+         "resourceslices": (GROUP, "ResourceSlice"), "resourceclaims": (GROUP, "ResourceClaim"),
+         "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate")}
+
+
+def key_of(obj: dict) -> str:
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+class FakeCluster:
+    """Objects by resource and key, a resourceVersion counter and the change log watches read."""
+
+    def __init__(self, first_version: int = 100) -> None:
+        self.cond = threading.Condition()
+        self.version = first_version
+        self.objects: dict[str, dict[str, dict]] = {r: {} for r in KINDS}
+        self.log: list[tuple[int, str, str, dict]] = []
+        self.compacted = 0
+        self.uid = 0
+
+    def _write(self, resource: str, event: str, obj: dict) -> dict:
+        with self.cond:
+            self.version += 1
+            obj = copy.deepcopy(obj)
+            group, kind = KINDS[resource]
+            obj.setdefault("apiVersion", f"{group}/{VERSION}" if group else "v1")
+            obj.setdefault("kind", kind)
+            meta = obj.setdefault("metadata", {})
+            meta["resourceVersion"] = str(self.version)
+            if "uid" not in meta:
+                self.uid += 1
+                meta["uid"] = f"00000000-0000-4000-8000-{self.uid:012d}"
+            if event == "DELETED":
+                self.objects[resource].pop(key_of(obj), None)
+            else:
+                self.objects[resource][key_of(obj)] = obj
+            self.log.append((self.version, resource, event, obj))
+            self.cond.notify_all()
+            return obj
+
+    def create(self, resource: str, obj: dict) -> dict:
+        return self._write(resource, "ADDED", obj)
+
+    def update(self, resource: str, obj: dict) -> dict:
+        return self._write(resource, "MODIFIED", obj)
+
+    def delete(self, resource: str, key: str) -> dict:
+        with self.cond:
+            obj = self.objects[resource][key]
+        return self._write(resource, "DELETED", obj)
+
+    def compact(self) -> None:
+        """Forget the change log up to now, as etcd's compaction does: older positions expire."""
+        with self.cond:
+            self.compacted = self.version
+            self.log = []
+
+    def items(self, resource: str) -> tuple[int, list[dict]]:
+        with self.cond:
+            return self.version, [copy.deepcopy(o) for _, o in sorted(self.objects[resource].items())]
+
+
+@dataclass
+class Faults:
+    token: str | None = None                                  # expected bearer token; others get 401
+    forbidden: set[str] = field(default_factory=set)          # resources listed with 403
+    delay: float = 0.0                                        # seconds before every answer
+    cut_watches: int = 0                                      # this many next watch streams are cut mid-event
+    bookmark_every: float = 0.2
+
+
+class FakeApiServer:
+    """The server: ``cluster`` (live) or ``replay`` (a fixture folder), with ``faults``."""
+
+    def __init__(self, cluster: FakeCluster | None = None, *, replay: Path | None = None,
+                 tls: tuple[str, str] | None = None) -> None:
+        self.cluster = cluster or FakeCluster()
+        self.replay = Replay(replay) if replay is not None else None
+        self.faults = Faults()
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+            self.scheme = "https"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> "FakeApiServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()
+        with self.cluster.cond:
+            self.cluster.cond.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def calls(self, resource: str, *, watch: bool | None = None) -> list[dict[str, str]]:
+        with self.lock:
+            return [params for path, params in self.requests if path.endswith("/" + resource)
+                    and (watch is None or (params.get("watch") == "1") == watch)]
+
+
+class Replay:
+    """The captured responses of ``../shared/fixtures/apiserver-1.36``, served as recorded."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.watches: dict[str, list[str]] = {"resourceslices": ["watch-resourceslices.json",
+                                                                 "watch-resourceslices-expired.json"]}
+
+    def load(self, name: str) -> dict:
+        return json.loads((self.folder / name).read_text())
+
+    def page(self, resource: str, token: str | None) -> dict | None:
+        """The recorded page of ``resource`` that follows ``token`` (the first page without one)."""
+        n = 0
+        while (self.folder / f"list-{resource}-page{n}.json").is_file():
+            recorded = self.load(f"list-{resource}-page{n}.json")
+            previous = self.load(f"list-{resource}-page{n - 1}.json") if n else None
+            prev_token = previous["body"]["metadata"].get("continue") if previous else None
+            if prev_token == token:
+                return recorded
+            n += 1
+        if token is not None:
+            return self.load("list-bad-continue.json")
+        return None
+
+    def next_watch(self, resource: str) -> dict | None:
+        queue = self.watches.get(resource)
+        return self.load(queue.pop(0)) if queue else None
+
+
+def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            params = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            with server.lock:
+                server.requests.append((url.path, params))
+            if server.faults.delay:
+                time.sleep(server.faults.delay)
+            if server.faults.token is not None and \
+                    self.headers.get("Authorization") != f"Bearer {server.faults.token}":
+                if server.replay is not None:
+                    recorded = server.replay.load("list-resourceslices-unauthorized.json")
+                    return self.send_json(recorded["status"], recorded["body"])
+                return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+            if url.path == f"/apis/{GROUP}":
+                return self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP,
+                                            "versions": [{"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}],
+                                            "preferredVersion": {"groupVersion": f"{GROUP}/{VERSION}",
+                                                                 "version": VERSION}})
+            resource = url.path.rsplit("/", 1)[-1]
+            group = KINDS.get(resource, ("?", ""))[0]
+            expected = f"/apis/{GROUP}/{VERSION}/{resource}" if group else f"/api/v1/{resource}"
+            if resource not in KINDS or url.path != expected:
+                return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
+            if resource in server.faults.forbidden and server.replay is not None:
+                recorded = server.replay.load(f"list-{resource}-forbidden.json")
+                return self.send_json(recorded["status"], recorded["body"])
+            if resource in server.faults.forbidden:
+                where = f'"{resource}" in API group "{group}"' if group else f'"{resource}" in API group ""'
+                return self.send_json(403, status(
+                    403, "Forbidden", f'{resource}{"." + group if group else ""} is forbidden: User '
+                    f'"system:serviceaccount:dralint:dralint-webhook" cannot list resource {where} at the cluster '
+                    "scope", {"group": group, "kind": resource}))
+            if params.get("watch") in ("1", "true"):
+                return self.watch(resource, params)
+            return self.list(resource, params)
+
+        # --- lists ---------------------------------------------------------------------------------
+
+        def list(self, resource: str, params: dict[str, str]) -> None:
+            if server.replay is not None:
+                recorded = server.replay.page(resource, params.get("continue"))
+                if recorded is None:
+                    group, kind = KINDS[resource]
+                    return self.send_json(200, {"kind": f"{kind}List", "apiVersion": f"{group}/{VERSION}"
+                                                if group else "v1", "metadata": {"resourceVersion": "225"},
+                                                "items": []})
+                return self.send_json(recorded["status"], recorded["body"])
+            cluster = server.cluster
+            limit = int(params.get("limit") or 0)
+            token = params.get("continue")
+            if token:
+                try:
+                    decoded = json.loads(base64.urlsafe_b64decode(token + "=="))
+                    version, start = int(decoded["rv"]), str(decoded["start"])
+                except (ValueError, KeyError, TypeError):
+                    return self.send_json(400, status(400, "BadRequest", "invalid continue token"))
+                if version <= cluster.compacted:
+                    return self.send_json(410, status(410, "Expired", "The provided continue parameter is too old "
+                                                      "to display a consistent list result."))
+                items = server.pages[(resource, version)]
+            else:
+                version, items = cluster.items(resource)
+                with server.lock:
+                    server.pages[(resource, version)] = items
+                start = ""
+            rest = [i for i in items if key_of(i) > start]
+            page = rest[:limit] if limit else rest
+            meta: dict[str, Any] = {"resourceVersion": str(version)}
+            if limit and len(rest) > limit:
+                meta["continue"] = base64.urlsafe_b64encode(json.dumps(
+                    {"rv": version, "start": key_of(page[-1])}).encode()).decode().rstrip("=")
+                meta["remainingItemCount"] = len(rest) - limit
+            group, kind = KINDS[resource]
+            body = {"kind": f"{kind}List", "apiVersion": f"{group}/{VERSION}" if group else "v1", "metadata": meta,
+                    "items": [{k: v for k, v in i.items() if k not in ("apiVersion", "kind")} for i in page]}
+            self.send_json(200, body)
+
+        # --- watches -------------------------------------------------------------------------------
+
+        def watch(self, resource: str, params: dict[str, str]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if server.replay is not None:
+                recorded = server.replay.next_watch(resource)
+                for event in (recorded or {}).get("events", []):
+                    self.chunk(json.dumps(event).encode() + b"\n")
+                if recorded is None:
+                    self.wait_out(params)
+                return self.chunk(b"")
+            cluster = server.cluster
+            since = int(params.get("resourceVersion") or 0)
+            deadline = time.monotonic() + float(params.get("timeoutSeconds") or 30)
+            bookmarks = params.get("allowWatchBookmarks") == "true"
+            if since and since < cluster.compacted:
+                self.chunk(json.dumps({"type": "ERROR", "object": status(
+                    410, "Expired", "The resourceVersion for the provided watch is too old.")}).encode() + b"\n")
+                return self.chunk(b"")
+            sent = since
+            last_bookmark = time.monotonic()
+            group, kind = KINDS[resource]
+            while not server.stopping.is_set():
+                with cluster.cond:
+                    horizon = cluster.version   # every change up to here is in ``events``
+                    events = [(v, e, o) for v, r, e, o in cluster.log if r == resource and v > sent]
+                    if not events:
+                        cluster.cond.wait(timeout=0.05)
+                for version, event, obj in events:
+                    line = json.dumps({"type": event, "object": obj}).encode() + b"\n"
+                    if server.faults.cut_watches:
+                        server.faults.cut_watches -= 1
+                        self.chunk(line[: len(line) // 2])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return   # no closing chunk: the stream ends in the middle of an event
+                    self.chunk(line)
+                    sent = version
+                now = time.monotonic()
+                if bookmarks and now - last_bookmark >= server.faults.bookmark_every:
+                    position = max(sent, horizon)
+                    bookmark = {"kind": kind, "apiVersion": f"{group}/{VERSION}" if group else "v1",
+                                "metadata": {"resourceVersion": str(position)}}
+                    self.chunk(json.dumps({"type": "BOOKMARK", "object": bookmark}).encode() + b"\n")
+                    sent, last_bookmark = position, now
+                if now >= deadline:
+                    break
+            self.chunk(b"")
+
+        def wait_out(self, params: dict[str, str]) -> None:
+            deadline = time.monotonic() + float(params.get("timeoutSeconds") or 30)
+            while time.monotonic() < deadline and not server.stopping.is_set():
+                time.sleep(0.05)
+
+        def chunk(self, data: bytes) -> None:
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            except OSError:
+                pass
+
+        def send_json(self, code: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server.pages = {}  # type: ignore[attr-defined]
+    return Handler

@@ -1,0 +1,45 @@
+"""``-o FILE``: a report that cannot be written is exit 2 with a message, never a traceback (exit 1)."""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from dralint.cli import main
+
+from conftest import BAD_CLAIM
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def claim(tmp_path: Path) -> Path:
+    path = tmp_path / "claim.yaml"
+    path.write_text(BAD_CLAIM)
+    return path
+
+
+@pytest.mark.parametrize("target", ["missing-folder/report.json", "."], ids=["no-folder", "a-folder"])
+def test_unwritable_output_is_a_usage_error(tmp_path: Path, claim: Path, target: str) -> None:
+    path = tmp_path / target
+    code, out, err = run("--format", "json", "-o", str(path), str(claim))
+    assert code == 2 and out == ""
+    assert err.startswith(f"dralint: error: --output: cannot write {path}: ") and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_is_a_usage_error(claim: Path) -> None:
+    code, _, err = run("-o", "/dev/full", str(claim))
+    assert code == 2 and "cannot write /dev/full: No space left on device" in err
+
+
+def test_a_writable_output_keeps_the_findings_exit_code(tmp_path: Path, claim: Path) -> None:
+    report = tmp_path / "report.txt"
+    code, out, _ = run("-o", str(report), str(claim))
+    assert code == 1 and out == "" and "DRA201" in report.read_text()

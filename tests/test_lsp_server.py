@@ -1,0 +1,294 @@
+"""``dralint lsp`` end to end: a real LSP client (pytest-lsp) drives the server process over stdio."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from dralint.catalog import load_catalog  # noqa: E402
+from lsp_support import claim, first, record_publications, settled  # noqa: E402
+from dralint.report.context import rule_url  # noqa: E402
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"),
+              pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")]
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+"""
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-a-gpus
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool:
+    name: node-a
+    generation: 1
+    resourceSliceCount: 1
+  devices:
+  - name: gpu-0
+"""
+BAD_CEL = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: big-gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.drvier == "gpu.example.com"
+  - cel:
+      expression: >-
+        device.capacity["gpu.example.com"].memory
+        > "40Gi"
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with a class, a claim, and cluster state named by its configuration."""
+    root = tmp_path_factory.mktemp("project")
+    (root / ".git").mkdir()
+    (root / "classes").mkdir()
+    (root / "classes" / "gpu.yaml").write_text(CLASS)
+    (root / "claims").mkdir()
+    (root / "claims" / "claim.yaml").write_text(claim())
+    (root / "cluster").mkdir()
+    (root / "cluster" / "slices.yaml").write_text(SLICE)
+    (root / ".dralint.yaml").write_text("cluster: [cluster/]\n")
+    return root
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "dralint", "lsp"]))
+async def client(lsp_client: LanguageClient, project: Path):
+    registered: list[types.RegistrationParams] = []
+    lsp_client.published = record_publications(lsp_client)  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:  # as VS Code does: accept
+        registered.append(params)
+
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_and_wait(client: LanguageClient, path: Path, text: str, version: int = 1) -> list[types.Diagnostic]:
+    """Open a document and return its diagnostics once the whole run published them."""
+    uri = path.as_uri()
+    forget(client, uri)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="yaml", version=version, text=text)))
+    return await settled(client.published, uri, version)
+
+
+def forget(client: LanguageClient, uri: str) -> None:
+    """Drop what was published for ``uri`` (a document opened again starts at version 1 again)."""
+    client.published[:] = [p for p in client.published if p.uri != uri]
+
+
+async def change(client: LanguageClient, uri: str, version: int, text: str) -> list[types.Diagnostic]:
+    """Send the document's new text (the server asks for whole documents) and wait for its diagnostics."""
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    return await settled(client.published, uri, version)
+
+
+def offset(text: str, pos: types.Position) -> int:
+    """The character offset of a position (UTF-16 units, as VS Code's capabilities negotiate)."""
+    lines = text.splitlines(keepends=True)
+    line = lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le") if lines else ""
+    return sum(len(x) for x in lines[: pos.line]) + len(line)
+
+
+def covered(text: str, rng: types.Range) -> str:
+    """The text a range covers."""
+    return text[offset(text, rng.start):offset(text, rng.end)]
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """``text`` with an LSP edit list applied (all ranges refer to ``text`` as given)."""
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(text, edit.range.start)] + edit.new_text + text[offset(text, edit.range.end):]
+    return text
+
+
+async def close(client: LanguageClient, path: Path) -> None:
+    """Close a document; the server then clears its diagnostics (a publication without version)."""
+    forget(client, path.as_uri())
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(path.as_uri())))
+    assert await first(client.published, path.as_uri(), None) == []
+
+
+async def test_cel_findings_cover_the_sub_expression(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    found = await open_and_wait(client, path, BAD_CEL)
+    assert [d.code for d in found] == ["DRA501", "DRA501"]
+    assert covered(BAD_CEL, found[0].range) == "device.drvier"
+    # A folded block scalar: the range follows the expression over its two lines.
+    assert covered(BAD_CEL, found[1].range) == 'device.capacity["gpu.example.com"].memory\n        > "40Gi"'
+    first = found[0]
+    assert first.severity == types.DiagnosticSeverity.Error and first.source == "dralint"
+    assert first.code_description is not None
+    assert first.code_description.href == rule_url(load_catalog().get("DRA501"))  # docs/rules.md#dra501...
+    assert "drvier" in first.message
+    await close(client, path)
+
+
+async def test_workspace_files_are_context_and_edits_are_followed(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "claim.yaml"
+    text = claim()
+    assert await open_and_wait(client, path, text) == []  # its class is in another file of the workspace
+    edited = text.replace("deviceClassName: gpu.example.com", "deviceClassName: gpu.exmple.com")
+    found = await change(client, path.as_uri(), 2, edited)
+    # The class is missing from the workspace, and so from the allocator's view of the cluster.
+    assert [d.code for d in found] == ["DRA600", "DRA703"]
+    assert covered(edited, found[0].range) == "deviceClassName"
+    assert "gpu.example.com" in found[0].message  # did you mean
+    assert await change(client, path.as_uri(), 3, text) == []
+    await close(client, path)
+
+
+async def test_feasibility_uses_the_configured_cluster_state(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "two.yaml"
+    uri = path.as_uri()
+    found = await open_and_wait(client, path, claim(count=2, name="two-gpus"))
+    assert [d.code for d in found] == ["DRA701"]
+    assert "matches 1 device on 1 node" in found[0].message
+    # While typing, the run made at once leaves the allocator out and keeps its last findings;
+    # the whole run after the pause has the new verdict.
+    assert [d.code for d in await first(client.published, uri, 1)] == []
+    assert await change(client, uri, 2, claim(count=1, name="two-gpus")) == []
+    assert [d.code for d in await first(client.published, uri, 2)] == ["DRA701"]
+    await close(client, path)
+
+
+async def test_hover_explains_the_rule(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    found = await open_and_wait(client, path, BAD_CEL)
+    inside = types.Position(found[0].range.start.line, found[0].range.start.character + 3)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(path.as_uri()), position=inside))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    assert "**DRA501** cel-compile-error" in hover.contents.value
+    assert "Why" in hover.contents.value and "Fix" in hover.contents.value  # the --explain text
+    assert hover.range == found[0].range
+    elsewhere = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(path.as_uri()), position=types.Position(0, 0)))
+    assert elsewhere is None
+    await close(client, path)
+
+
+async def test_positions_count_utf16_units(client: LanguageClient, project: Path) -> None:
+    text = BAD_CEL.replace('device.drvier == "gpu.example.com"', 'size("\U0001F600") == 1 && device.drvier == "g"')
+    path = project / "classes" / "emoji.yaml"
+    found = await open_and_wait(client, path, text)
+    assert covered(text, found[0].range) == "device.drvier"
+    await close(client, path)
+
+
+async def test_configuration_is_reloaded_when_it_changes(client: LanguageClient, project: Path) -> None:
+    path = project / "classes" / "bad-cel.yaml"
+    config = project / ".dralint.yaml"
+    before = config.read_text()
+    try:
+        config.write_text(before + "ignore: [cel-compile-error]\n")
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
+        assert await open_and_wait(client, path, BAD_CEL) == []
+        await close(client, path)
+
+        config.write_text(before + "kube-verison: '1.34'\n")
+        client.messages.clear()
+        found = await open_and_wait(client, path, BAD_CEL)
+        assert [d.code for d in found] == []  # the settings in force stay until the file is fixed
+        await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE) if not client.messages else None
+        assert any(".dralint.yaml:2: unknown key 'kube-verison'" in m.message for m in client.messages)
+        await close(client, path)
+    finally:
+        config.write_text(before)
+    assert [d.code for d in await open_and_wait(client, path, BAD_CEL)] == ["DRA501", "DRA501"]
+    await close(client, path)
+
+
+async def test_other_documents_are_not_judged(client: LanguageClient, project: Path) -> None:
+    notes = project / "notes.txt"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=notes.as_uri(), language_id="plaintext", version=1, text="kind: ResourceClaim\n")))
+    path = project / "classes" / "bad-cel.yaml"
+    await open_and_wait(client, path, BAD_CEL)
+    assert notes.as_uri() not in client.diagnostics
+    await close(client, path)
+
+
+TYPOS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: typos
+  namespace: default
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        cout: 1
+    constraints:
+    - matchAttribute: resource.kubernetes.io/pcieRoot
+      requests: [GPU]
+"""
+
+
+async def test_code_actions_apply_the_rules_fixes(client: LanguageClient, project: Path) -> None:
+    path = project / "claims" / "typos.yaml"
+    uri = path.as_uri()
+    found = await open_and_wait(client, path, TYPOS)
+    assert [d.code for d in found] == ["DRA101", "DRA223"]
+    assert covered(TYPOS, found[0].range) == "cout"
+    document = types.TextDocumentIdentifier(uri=uri)
+    quick = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=found[0].range,
+        context=types.CodeActionContext(diagnostics=[found[0]], only=[types.CodeActionKind.QuickFix])))
+    assert quick is not None and len(quick) == 1
+    [action] = quick
+    assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred and "DRA101" in action.title
+    assert list(action.diagnostics) == [found[0]]
+    [change_] = action.edit.document_changes  # tied to the version linted: a client that moved on refuses it
+    assert change_.text_document.version == 1
+    assert "        count: 1\n" in apply(TYPOS, change_.edits)
+
+    fix_all = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])))
+    assert fix_all is not None and [a.kind for a in fix_all] == ["source.fixAll.dralint"]
+    fixed = apply(TYPOS, fix_all[0].edit.document_changes[0].edits)
+    assert "count: 1" in fixed and "requests: [gpu]" in fixed
+    # What remains is not a typo: the cluster's one device publishes no pcieRoot to match.
+    assert [d.code for d in await change(client, uri, 2, fixed)] == ["DRA701"]
+    # No fix under a clean range, and none for a text the server has not judged yet.
+    none = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=document, range=types.Range(types.Position(0, 0), types.Position(0, 3)),
+        context=types.CodeActionContext(diagnostics=[])))
+    assert none is None
+    await close(client, path)

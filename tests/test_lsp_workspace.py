@@ -1,0 +1,125 @@
+"""The editor's project (dralint.lsp.workspace): the same findings as ``dralint <workspace>``."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dralint import cli
+from dralint.catalog import load_catalog
+from dralint.lsp.workspace import Workspace
+
+from conftest import REPO
+from lsp_support import claim
+
+
+def cli_findings(root: Path, *args: str) -> list[dict]:
+    out = io.StringIO()
+    cwd = os.getcwd()
+    try:
+        os.chdir(root)
+        cli.main(["--format", "json", *args, str(root)], stdout=out, stderr=io.StringIO())
+    finally:
+        os.chdir(cwd)
+    return json.loads(out.getvalue())["findings"]
+
+
+def without_fix(finding: dict) -> dict:
+    return {k: v for k, v in finding.items() if k != "fix"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The repository's examples, a cluster state beside them, and a configuration naming it."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "examples", root / "manifests", ignore=shutil.ignore_patterns("*.md"))
+    (root / ".git").mkdir()
+    (root / "state").mkdir()
+    shutil.move(root / "manifests" / "driver" / "resourceslice.yaml", root / "state" / "slices.yaml")
+    (root / "manifests" / "claim.yaml").write_text(claim(count=9, name="needs-nine"))
+    (root / ".dralint.yaml").write_text("cluster: [state/]\nseverity:\n  DRA600: error\n")
+    return root
+
+
+def test_each_document_gets_what_the_command_line_reports_for_it(project: Path) -> None:
+    expected = cli_findings(project / "manifests")
+    assert {f["rule"] for f in expected} >= {"DRA701", "DRA501", "DRA201"}  # feasibility with the state
+    workspace = Workspace([project], load_catalog())
+    files = sorted({f["file"] for f in expected})
+    for file in files:  # one at a time, as an editor asks; the others are context
+        linted = workspace.lint([file], {})
+        # The editor's findings carry their fixes (for code actions); the command line's do not.
+        assert [without_fix(f.to_dict()) for f in linted[os.path.normpath(file)].findings] == [
+            f for f in expected if f["file"] == file], file
+
+
+def test_the_editor_text_replaces_the_file(project: Path) -> None:
+    workspace = Workspace([project], load_catalog())
+    path = str(project / "manifests" / "claim.yaml")
+    assert [f.rule for f in workspace.lint([path], {})[path].findings] == ["DRA701"]
+    assert workspace.lint([path], {path: claim(count=1, name="needs-nine")})[path].findings == []
+    # A document being edited is context for the others too: the class it now declares exists.
+    other = str(project / "manifests" / "gpu-inference" / "training-claim.yaml")
+    before = [f.rule for f in workspace.lint([other], {})[other].findings]
+    os.remove(project / "manifests" / "driver" / "deviceclass.yaml")
+    workspace.files_changed()
+    # With the cluster state configured, a class that exists nowhere is the allocation error, as on the command line.
+    assert [f.rule for f in workspace.lint([other], {})[other].findings] == [
+        f["rule"] for f in cli_findings(project / "manifests") if f["file"] == other] == ["DRA703"]
+    class_text = (REPO / "examples" / "driver" / "deviceclass.yaml").read_text()
+    assert [f.rule for f in workspace.lint([other], {path: class_text})[other].findings] == before
+
+
+def test_files_changed_on_disk_are_read_again(project: Path) -> None:
+    workspace = Workspace([project], load_catalog())
+    path = project / "manifests" / "claim.yaml"
+    assert [f.rule for f in workspace.lint([str(path)], {})[str(path)].findings] == ["DRA701"]
+    path.write_text(claim(count=-1, name="needs-nine") + "\n")
+    assert [f.rule for f in workspace.lint([str(path)], {})[str(path)].findings] == ["DRA201"]
+
+
+def test_the_configuration_is_read_again_when_it_changes(project: Path) -> None:
+    workspace = Workspace([project], load_catalog())
+    path = str(project / "manifests" / "mistakes" / "bad-cel.yaml")
+    assert {f.rule for f in workspace.lint([path], {})[path].findings} == {"DRA501"}
+    config = project / ".dralint.yaml"
+    config.write_text(config.read_text() + "ignore: [DRA5]\n")
+    assert workspace.lint([path], {})[path].findings == []
+    config.write_text("kube-verison: '1.34'\n")
+    assert workspace.lint([path], {})[path].findings == []  # the settings in force stay
+    assert workspace.settings.error == f"{config}:1: unknown key 'kube-verison'; did you mean kube-version?"
+    config.unlink()
+    assert {f.rule for f in workspace.lint([path], {})[path].findings} == {"DRA501"}
+    assert workspace.settings.error is None
+
+
+def test_per_path_ignores_apply(project: Path) -> None:
+    (project / ".dralint.yaml").write_text("per-path-ignores:\n  manifests/mistakes/: all\n")
+    workspace = Workspace([project], load_catalog())
+    path = str(project / "manifests" / "mistakes" / "bad-cel.yaml")
+    assert workspace.lint([path], {})[path].findings == []
+
+
+def test_cluster_paths_are_relative_to_the_configuration(project: Path) -> None:
+    # Run from a subfolder, the command line reads the state the root's configuration names: the
+    # allocator then misses the class (it is in manifests/driver, not linted here), which only
+    # a run with cluster state says (DRA703).
+    below = cli_findings(project / "manifests" / "gpu-inference")
+    assert "DRA703" in {f["rule"] for f in below}
+    (project / ".dralint.yaml").write_text("cluster: nowhere/\n")
+    workspace = Workspace([project], load_catalog())
+    assert workspace.settings.notes == [f"cluster: {project / 'nowhere'}: no such file or directory"]
+
+
+def test_tool_dralint_in_pyproject_is_honoured_and_read_again(project: Path) -> None:
+    (project / ".dralint.yaml").unlink()
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dralint]\nignore = ["DRA501"]\n')
+    workspace = Workspace([project], load_catalog())
+    path = str(project / "manifests" / "mistakes" / "bad-cel.yaml")
+    assert workspace.lint([path], {})[path].findings == []
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dralint]\nseverity = {DRA501 = "info"}\n')
+    assert {f.severity.value for f in workspace.lint([path], {})[path].findings} == {"info"}

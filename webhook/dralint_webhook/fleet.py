@@ -1,0 +1,87 @@
+"""A worker's feasibility fleet view of the live cluster, kept current off the request path.
+
+The allocator's world (``dralint.feasibility.world.World``: devices as columns, per-node counts)
+costs seconds to build for thousands of nodes and milliseconds to ask; so it is built once, in the
+thread that follows the watcher's state, and then changed object by object as the state changes
+(``put_slice``, ``drop_class``, ``put_node``, ``put_claim``...). A change too large to apply one
+by one (a relist, a new release from a policy edit) builds a new world beside the old one, which
+serves until the swap. Reviews ask it under :attr:`FleetView.lock`: updates and judgements (which
+fill the world's caches as they go) never overlap.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dralint.index import Index
+from dralint.releases import Release
+
+# Above this many changed objects a new world is built instead of changing the old one in place.
+REBUILD_CHANGES = 500
+
+
+@dataclass(frozen=True)
+class Change:
+    """One object of the live state added or changed (``obj``), or removed (None)."""
+
+    resource: str
+    key: str
+    obj: Any
+
+
+class FleetView:
+    """The world for one release, or none while it is being built."""
+
+    def __init__(self, release_of: Callable[[], Release | None]) -> None:
+        self.lock = threading.Lock()
+        self._release_of = release_of
+        self._world: Any = None
+        self._release: Release | None = None
+        self.builds = 0
+
+    def world(self, release: Release) -> Any:
+        """The world to judge with under ``release``, or None (not built yet, or for another release)."""
+        world = self._world
+        return world if world is not None and self._release == release else None
+
+    def ready(self) -> bool:
+        """A world for the release the policy judges with is in place (or none is needed)."""
+        release = self._release_of()
+        return release is None or self.world(release) is not None
+
+    def update(self, index: Index, changes: list[Change]) -> None:
+        """Bring the world in step with ``index`` (the state after ``changes``). In the follow thread."""
+        release = self._release_of()
+        if release is None:            # feasibility is off: no world, no memory for one
+            self._world, self._release = None, None
+            return
+        if self._world is None or self._release != release or len(changes) > REBUILD_CHANGES:
+            world = _build(index, release)
+            with self.lock:
+                self._world, self._release = world, release
+            self.builds += 1
+            return
+        with self.lock:
+            for change in changes:
+                _apply(self._world, change)
+
+
+def _build(index: Index, release: Release) -> Any:
+    from dralint.feasibility.selection import cel_evaluator, cel_required_driver
+    from dralint.feasibility.world import World
+
+    return World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True)
+
+
+def _apply(world: Any, change: Change) -> None:
+    obj, name = change.obj, change.key.rsplit("/", 1)[-1]
+    if change.resource == "resourceslices":
+        world.put_slice(obj) if obj is not None else world.drop_slice(name)
+    elif change.resource == "deviceclasses":
+        world.put_class(obj) if obj is not None else world.drop_class(name)
+    elif change.resource == "nodes":
+        world.put_node(name, obj.value if obj is not None else None)
+    elif change.resource == "resourceclaims":
+        namespace = change.key.split("/", 1)[0]
+        world.put_claim(obj, (namespace, name))

@@ -1,0 +1,203 @@
+"""A worker's view of the live cluster state, followed from the watcher's folder (:mod:`.snapshot`).
+
+A thread of each worker looks at the state file every ``interval``; when it changed, the objects
+whose resourceVersion is new are parsed and converted, the others are kept as they were, and the
+engine's index is built again and swapped in with one assignment: a review reads
+:meth:`LiveCluster.current` once and judges against that state to the end, never against one in
+the middle of an update, and never waits for one. Readiness and the per-resource metrics come from
+the watcher's heartbeat.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from dralint.engine import cluster_object
+from dralint.index import Index
+
+from dralint.releases import Release
+
+from .cluster import LIVE_CONTEXT, ClusterState
+from .fleet import Change, FleetView
+from .logs import LOGGER, log
+from .snapshot import Row, read_state, read_status, state_identity
+from .store import RESOURCES, permission
+
+_log = logging.getLogger(LOGGER)
+# The watcher writes its heartbeat every second; this long without one, it is not running.
+STALE_SECONDS = 10.0
+STATUS_CACHE_SECONDS = 0.5
+
+
+class LiveCluster:
+    """The current :class:`ClusterState` of a worker, following the watcher's files."""
+
+    def __init__(self, folder: str, *, interval: float = 0.5,
+                 on_swap: Callable[[ClusterState], None] | None = None,
+                 release_of: Callable[[], Release | None] | None = None) -> None:
+        self.folder = Path(folder)
+        # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
+        self.fleet = FleetView(release_of) if release_of is not None else None
+        self.interval = interval
+        self._state: ClusterState | None = None
+        self._objects: dict[tuple[str, str], tuple[str, Any]] = {}   # (resource, key) → (version, Canonical)
+        self._identity: tuple[int, int, int] | None = None
+        self._status: tuple[float, dict[str, Any] | None] = (0.0, None)
+        self._on_swap = on_swap
+        self._stop = threading.Event()
+        self._loading = threading.Lock()
+        self.swaps = 0
+
+    def current(self) -> ClusterState | None:
+        """The state reviews judge against (None until the watcher has published a full one).
+
+        A worker that has not yet read the first full state (it started while the watcher was still
+        listing, and the probe that found the replica ready asked another worker) reads it here,
+        once: judging without it would be judging without the cluster.
+        """
+        state = self._state
+        if state is None or state.generation < self._synced_at():
+            with self._loading:
+                self.refresh()
+            state = self._state
+        return state
+
+    def _synced_at(self) -> int:
+        status = self.status()
+        return int(status.get("synced_at") or 0) if status else 0
+
+    def start(self) -> None:
+        """Follow the folder in a thread of this process (in each worker, after fork)."""
+        self.refresh()
+        threading.Thread(target=self._follow, name="cluster-state", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _follow(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                with self._loading:
+                    if not self.refresh() and self.fleet is not None and self._state is not None:
+                        self.fleet.update(self._state.index, [])   # a policy edit may have changed the release
+            except Exception:  # the previous state stays in force; the next change is tried again
+                log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
+
+    def refresh(self) -> bool:
+        """Read the state file if it changed; True when a new state was swapped in."""
+        identity = state_identity(self.folder)
+        if identity is None or identity == self._identity:
+            return False
+        read = read_state(self.folder)
+        if read is None:
+            return False
+        generation, rows = read
+        self._identity = identity
+        objects = self._convert(rows)
+        index = Index.build(obj for _, obj in objects.values() if obj is not None)
+        changes = [Change(resource, key, entry[1]) for (resource, key), entry in objects.items()
+                   if self._objects.get((resource, key)) is not entry]
+        changes += [Change(resource, key, None) for (resource, key) in self._objects.keys() - objects.keys()]
+        self._objects = objects
+        if self.fleet is not None:
+            self.fleet.update(index, changes)
+        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation, fleet=self.fleet)
+        self._state = state
+        self.swaps += 1
+        if self._on_swap is not None:
+            self._on_swap(state)
+        return True
+
+    def _convert(self, rows: list[Row]) -> dict[tuple[str, str], tuple[str, Any]]:
+        """Each row's canonical object: the previous one when its resourceVersion is unchanged."""
+        out: dict[tuple[str, str], tuple[str, Any]] = {}
+        for row in rows:
+            ident = (row.resource, row.key)
+            known = self._objects.get(ident)
+            if known is not None and known[0] == row.version and row.version:
+                out[ident] = known
+                continue
+            try:
+                value = orjson.loads(row.data)
+            except orjson.JSONDecodeError:
+                continue
+            out[ident] = (row.version, cluster_object(value, f"cluster:{row.resource}/{row.key}"))
+        return out
+
+    def status(self) -> dict[str, Any] | None:
+        """The watcher's last heartbeat (read at most every half second)."""
+        at, value = self._status
+        now = time.monotonic()
+        if now - at >= STATUS_CACHE_SECONDS:
+            value = read_status(self.folder)
+            self._status = (now, value)
+        return value
+
+    def readiness(self) -> list[str]:
+        """Why reviews cannot yet be judged against the cluster; empty when they can."""
+        status = self.status()
+        if status is None:
+            return ["cluster watcher has not reported yet"]
+        age = time.time() - float(status.get("time") or 0)
+        if age > STALE_SECONDS:
+            return [f"cluster watcher not running (last heartbeat {age:.0f} s ago)"]
+        if status.get("problem"):
+            return [str(status["problem"])]
+        problems = []
+        resources = status.get("resources") or {}
+        denied = [str(r.get("error")) for r in resources.values() if isinstance(r, dict) and r.get("denied")]
+        problems += denied
+        waiting = [name for name, r in resources.items() if isinstance(r, dict) and not r.get("synced")]
+        if waiting:
+            errors = [f"{permission(n)}: {resources[n].get('error')}" for n in waiting if resources[n].get("error")
+                      and not resources[n].get("denied")]
+            problems.append("cluster state not synced yet: " + ", ".join(waiting) +
+                            (f" ({'; '.join(errors)})" if errors else ""))
+        synced_at = int(status.get("synced_at") or 0)
+        if not problems and not synced_at:
+            problems.append("cluster state not published yet")
+        elif not problems and (self._state is None or self._state.generation < synced_at):
+            problems.append("cluster state not loaded by this worker yet")
+        elif not problems and self.fleet is not None and not self.fleet.ready():
+            problems.append("building the feasibility view of the cluster's devices")
+        return problems
+
+    def metric_lines(self) -> list[str]:
+        """Gauges and counters of the watch, per resource, in the Prometheus text format."""
+        status = self.status() or {}
+        resources = status.get("resources") or {}
+        now = time.time()
+        lines: list[str] = []
+        families = (
+            ("dralint_webhook_cluster_synced", "gauge", "1 when the resource's first full list is in the state.",
+             lambda r: 1 if r.get("synced") else 0),
+            ("dralint_webhook_cluster_objects", "gauge", "Objects of the resource in the watched state.",
+             lambda r: int(r.get("objects") or 0)),
+            ("dralint_webhook_cluster_last_event_age_seconds", "gauge",
+             "Seconds since the resource's last list, watch event or bookmark.",
+             lambda r: round(max(0.0, now - float(r.get("last_event") or 0)), 3) if r.get("last_event") else -1),
+            ("dralint_webhook_cluster_relists_total", "counter",
+             "Full lists after the first (an expired watch, an error, a lost permission).",
+             lambda r: int(r.get("relists") or 0)),
+            ("dralint_webhook_cluster_events_total", "counter", "Watch events applied, bookmarks included.",
+             lambda r: int(r.get("events") or 0)),
+            ("dralint_webhook_cluster_denied", "gauge", "1 while the API server refuses the resource (401/403).",
+             lambda r: 1 if r.get("denied") else 0),
+        )
+        for name, kind, help_text, value in families:
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+            for resource, *_ in RESOURCES:
+                r = resources.get(resource)
+                if isinstance(r, dict):
+                    lines.append(f'{name}{{resource="{resource}"}} {value(r)}')
+        heartbeat = status.get("time")
+        lines += ["# HELP dralint_webhook_cluster_watcher_heartbeat_age_seconds Seconds since the watcher's last "
+                  "heartbeat.", "# TYPE dralint_webhook_cluster_watcher_heartbeat_age_seconds gauge",
+                  f"dralint_webhook_cluster_watcher_heartbeat_age_seconds "
+                  f"{round(now - float(heartbeat), 3) if heartbeat else -1}"]
+        return lines

@@ -1,0 +1,174 @@
+"""The watcher's copy of the cluster: per resource, every object by key at its resourceVersion.
+
+A full list replaces a resource's objects; watch events change one object each; a bookmark only
+moves the position. Objects are kept as the compact JSON the workers read (trimmed: no
+``managedFields``, and for Nodes and Namespaces only what judging uses), so the watcher holds
+bytes, not parsed trees. Every change bumps :attr:`Store.generation`; the snapshot writer
+publishes a generation at a time. Thread-safe: one lock, held for a dictionary update.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import orjson
+
+# Resources the webhook judges against: (plural, API group, kind, namespaced).
+RESOURCES: tuple[tuple[str, str, str, bool], ...] = (
+    ("namespaces", "", "Namespace", False),
+    ("nodes", "", "Node", False),
+    ("deviceclasses", "resource.k8s.io", "DeviceClass", False),
+    ("resourceslices", "resource.k8s.io", "ResourceSlice", False),
+    ("resourceclaims", "resource.k8s.io", "ResourceClaim", True),
+    ("resourceclaimtemplates", "resource.k8s.io", "ResourceClaimTemplate", True),
+)
+KIND_OF = {name: kind for name, _, kind, _ in RESOURCES}
+GROUP_OF = {name: group for name, group, _, _ in RESOURCES}
+# Of a Node, judging reads its labels (node selectors), taints and whether it is cordoned; its status
+# (images, conditions, addresses) is most of its size and is never read.
+_NODE_SPEC = ("taints", "unschedulable")
+# Annotations that copy the whole object (kubectl apply) double its size and are never read.
+_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+
+
+def permission(resource: str) -> str:
+    """``resourceslices.resource.k8s.io`` (core resources by their plural alone), as RBAC names them."""
+    group = GROUP_OF[resource]
+    return f"{resource}.{group}" if group else resource
+
+
+def key_of(obj: Mapping[str, Any]) -> str:
+    """``namespace/name`` or ``name``: an object's identity within its resource."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    name = name if isinstance(name, str) else ""
+    return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+
+
+def version_of(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    return rv if isinstance(rv, str) else ""
+
+
+def trim(resource: str, obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
+    """What the workers need of ``obj`` (a list item or a watch event's object), with apiVersion and kind.
+
+    List items carry neither apiVersion nor kind (the list does): they are filled in here.
+    """
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("managedFields", None)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and any(a in annotations for a in _DROPPED_ANNOTATIONS):
+        meta["annotations"] = {k: v for k, v in annotations.items() if k not in _DROPPED_ANNOTATIONS}
+    out: dict[str, Any] = {"apiVersion": api_version, "kind": KIND_OF[resource]}
+    if resource in ("nodes", "namespaces"):
+        out["metadata"] = {k: meta[k] for k in ("name", "uid", "resourceVersion", "labels") if k in meta}
+        spec = obj.get("spec")
+        if resource == "nodes" and isinstance(spec, dict):
+            out["spec"] = {k: spec[k] for k in _NODE_SPEC if k in spec}
+        return out
+    out["metadata"] = meta
+    for k, v in obj.items():
+        if k not in ("apiVersion", "kind", "metadata"):
+            out[k] = v
+    return out
+
+
+@dataclass
+class ResourceState:
+    """One resource: its objects (key → (resourceVersion, JSON)), its position and its health."""
+
+    objects: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    version: str = ""             # the position to watch from: the list's, or the last event's
+    synced: bool = False          # a full list has been applied (and nothing since made it unusable)
+    lists: int = 0                # full lists, the first included
+    relists: int = 0              # full lists after the first (an expired watch, an error)
+    events: int = 0               # watch events applied, bookmarks included
+    last_event: float = 0.0       # wall-clock time of the last list or event
+    error: str = ""               # the last failure, "" once the next list or watch succeeds
+    denied: bool = False          # the last failure was 401 or 403: the webhook is not ready
+
+    def status(self) -> dict[str, Any]:
+        return {"synced": self.synced, "version": self.version, "objects": len(self.objects), "lists": self.lists,
+                "relists": self.relists, "events": self.events, "last_event": self.last_event,
+                "error": self.error, "denied": self.denied}
+
+
+class Store:
+    """Every watched resource's state, and a generation number bumped by each change."""
+
+    def __init__(self, resources: Iterable[str] = tuple(r[0] for r in RESOURCES)) -> None:
+        self._lock = threading.Lock()
+        self.resources: dict[str, ResourceState] = {name: ResourceState() for name in resources}
+        self.generation = 0
+        self.api_versions: dict[str, str] = {}   # resource → the apiVersion its objects are written in
+
+    def replace(self, resource: str, items: Iterable[Mapping[str, Any]], version: str, api_version: str,
+                *, now: float | None = None) -> None:
+        """A full list: ``items`` are the resource's objects at ``version``."""
+        objects = {key_of(item): (version_of(item), _encode(trim(resource, item, api_version))) for item in items}
+        with self._lock:
+            state = self.resources[resource]
+            changed = objects != state.objects
+            state.objects = objects
+            state.version = version
+            if state.lists:
+                state.relists += 1
+            state.lists += 1
+            state.synced, state.error, state.denied = True, "", False
+            state.last_event = time.time() if now is None else now
+            self.api_versions[resource] = api_version
+            self.generation += 1 if changed or state.lists == 1 else 0
+
+    def apply(self, resource: str, event_type: str, obj: Mapping[str, Any], api_version: str,
+              *, now: float | None = None) -> None:
+        """One watch event (ADDED, MODIFIED, DELETED or BOOKMARK); ``obj`` is its object."""
+        version = version_of(obj)
+        with self._lock:
+            state = self.resources[resource]
+            state.events += 1
+            state.last_event = time.time() if now is None else now
+            state.error, state.denied = "", False
+            if version:
+                state.version = version
+            if event_type == "BOOKMARK":
+                return
+            key = key_of(obj)
+            if event_type == "DELETED":
+                if state.objects.pop(key, None) is not None:
+                    self.generation += 1
+                return
+            state.objects[key] = (version, _encode(trim(resource, obj, api_version)))
+            self.generation += 1
+
+    def failed(self, resource: str, message: str, *, denied: bool = False) -> None:
+        """A list or watch failed; the objects stay as they were (stale, not wrong)."""
+        with self._lock:
+            state = self.resources[resource]
+            state.error, state.denied = message, denied
+            self.generation += 1
+
+    def view(self) -> tuple[int, dict[str, dict[str, Any]], list[tuple[str, str, str, bytes]]]:
+        """(generation, status per resource, (resource, key, resourceVersion, JSON) of every object)."""
+        with self._lock:
+            status = {name: state.status() for name, state in self.resources.items()}
+            rows = [(name, key, version, data) for name, state in self.resources.items()
+                    for key, (version, data) in state.objects.items()]
+            return self.generation, status, rows
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {name: state.status() for name, state in self.resources.items()}
+
+    def objects(self, resource: str) -> dict[str, tuple[str, bytes]]:
+        """A copy of one resource's objects (tests compare it with a fresh list)."""
+        with self._lock:
+            return dict(self.resources[resource].objects)
+
+
+def _encode(obj: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(obj)
