@@ -8,7 +8,9 @@ plus one column per attribute id an expression names; the expression is evaluate
 distinct key and the answer spread over all devices with numpy.
 
 Answers are ``FALSE``, ``TRUE`` or ``ERROR`` per device uid; the error itself is kept per device,
-so that the search raises it only where it evaluates that device, as the scheduler does.
+so that the search raises it only where it evaluates that device, as the scheduler does. The
+columns outlive one question (the webhook's fleet view), so only the most recently used ones are
+kept; a column that left is worked out again when asked.
 """
 from __future__ import annotations
 
@@ -16,9 +18,14 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .lru import Lru
 from .model import Device
 
 FALSE, TRUE, ERROR = 0, 1, 2
+# Columns kept: one int8 per device each (40 KB for 40,000 devices).
+MAX_COLUMNS = 2048
+# Groupings of the whole fleet kept, one per set of attribute ids read: an int64 per device each.
+MAX_GROUPINGS = 64
 
 # (expression, device) -> bool; raises an exception carrying the error (see selection.py).
 Evaluate = Callable[[str, Device], bool]
@@ -55,9 +62,16 @@ class Columns:
         self._interned: dict[Any, int] = {}
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
-        self._columns: dict[str, np.ndarray] = {}
-        self.errors: dict[tuple[str, int], Exception] = {}
+        # Per expression its column, and per device uid the error where it failed.
+        self._columns: Lru[str, np.ndarray] = Lru(MAX_COLUMNS, lambda expr, _: self._errors.pop(expr, None))
+        self._errors: dict[str, dict[int, Exception]] = {}
+        self.alive = np.zeros(0, bool)       # per uid: a registered device, not forgotten
+        self.bound = np.zeros(0, bool)       # per uid: the device has binding conditions
         self.evaluations = 0
+        # Per set of attribute ids, the fleet's devices that look alike through them (see _grouping);
+        # valid while no device is added or forgotten (``_version``).
+        self._version = 0
+        self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(MAX_GROUPINGS)
 
     def _intern(self, value: Any) -> int:
         have = self._interned.get(value)
@@ -75,7 +89,11 @@ class Columns:
         self._named += [{}] * (size - len(self._named))
         base = np.resize(self._base, size)
         driver = np.resize(self._driver, size)
+        self.alive = _grown(self.alive, size)
+        self.bound = _grown(self.bound, size)
         for d in new:
+            self.alive[d.uid] = True
+            self.bound[d.uid] = bool(d.binding_conditions)
             key, named = _base_and_columns(d)
             self.devices[d.uid] = d
             self._named[d.uid] = named
@@ -85,11 +103,8 @@ class Columns:
         self._base, self._driver = base, driver
         for ident in list(self._attr):
             self._attr[ident] = self._fill_attr(ident, self._attr[ident], size, [d.uid for d in new])
-        uids = np.array([d.uid for d in new], np.int64)
-        for expr, col in list(self._columns.items()):
-            col = np.resize(col, size)
-            self._fill(expr, col, uids)
-            self._columns[expr] = col
+        self._version += 1
+        # Columns are extended to the new devices when next asked (see column).
 
     def remove(self, uids: Iterable[int]) -> None:
         """Forget devices; their slots stay (uids are never reused)."""
@@ -97,8 +112,10 @@ class Columns:
             if 0 <= uid < len(self.devices):
                 self.devices[uid] = None
                 self._named[uid] = {}
-                for expr in self._columns:
-                    self.errors.pop((expr, uid), None)
+                self.alive[uid] = False
+                for errors in self._errors.values():
+                    errors.pop(uid, None)
+        self._version += 1
 
     def _fill_attr(self, ident: str, col: np.ndarray | None, size: int, uids: Iterable[int]) -> np.ndarray:
         out = np.resize(col, size) if col is not None else np.zeros(size, np.int64)
@@ -117,36 +134,73 @@ class Columns:
         col = self._columns.get(expr)
         if col is None:
             col = np.zeros(len(self.devices), np.int8)
-            alive = np.array([i for i, d in enumerate(self.devices) if d is not None], np.int64)
-            self._fill(expr, col, alive)
-            self._columns[expr] = col
+            self._fill(expr, col, np.nonzero(self.alive)[0], whole=True)
+            self._columns.put(expr, col)
+        elif len(col) < len(self.devices):
+            covered = len(col)
+            col = np.resize(col, len(self.devices))
+            col[covered:] = FALSE
+            self._fill(expr, col, covered + np.nonzero(self.alive[covered:])[0])
+            self._columns.put(expr, col)
         return col
 
-    def _fill(self, expr: str, col: np.ndarray, uids: np.ndarray) -> None:
+    def error(self, expr: str, uid: int) -> Exception:
+        """The error of ``expr`` on device ``uid`` (its column says ERROR there)."""
+        return self._errors[expr][uid]
+
+    def _grouping(self, idents: tuple[str, ...], uids: np.ndarray, whole: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The devices of ``uids`` that look alike to an expression reading ``idents``: per group the
+        place in ``uids`` of its first device, and per device its group. ``whole``: ``uids`` are all
+        the registered devices, and the answer is kept for the next expression reading the same."""
+        if whole:
+            have = self._groupings.get(idents)
+            if have is not None and have[0] == self._version:
+                return have[1], have[2]
+        # One attribute at a time, each step numbering the distinct (group so far, value) pairs:
+        # sorting numbers is far cheaper than sorting rows.
+        _, code = np.unique(self._base[uids], return_inverse=True)
+        for ident in idents:
+            values = self._attr_column(ident)[uids]
+            _, code = np.unique(code.reshape(-1) * (int(values.max(initial=0)) + 1) + values, return_inverse=True)
+        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        if whole:
+            self._groupings.put(idents, (self._version, first, inverse))
+        return first, inverse
+
+    def _fill(self, expr: str, col: np.ndarray, uids: np.ndarray, whole: bool = False) -> None:
+        """Answer ``expr`` for the devices ``uids`` (``whole``: every registered device)."""
         if not len(uids):
             return
+        names = self._names_of(expr)
+        if names is not None:
+            first, inverse = self._grouping(tuple(sorted(names & self._idents)), uids, whole)
+            first = uids[first]                       # a device of each group
         driver = self._driver_of(expr)
         if driver is not None:
             # Devices of another driver fail `device.driver == "..." && ...` without evaluating the rest.
             col[uids] = FALSE
-            uids = uids[self._driver[uids] == self._intern(("driver", driver))]
+            mine = self._driver[uids] == self._intern(("driver", driver))
+            uids = uids[mine]
+            if names is not None:
+                # The driver is part of every device's base: a group is all of that driver or none of it.
+                keep = np.zeros(len(first), bool)
+                keep[inverse[mine]] = True
+                first, inverse = first[keep], (np.cumsum(keep) - 1)[inverse[mine]]
             if not len(uids):
                 return
-        names = self._names_of(expr)
         if names is None:
             for uid in uids:
                 col[uid] = self._one(expr, int(uid))
             return
-        keys = [self._base[uids]] + [self._attr_column(i)[uids] for i in sorted(names & self._idents)]
-        _, first, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
         answers = np.zeros(len(first), np.int8)
         for row, at in enumerate(first):
-            answers[row] = answer = self._one(expr, int(uids[at]))
+            answers[row] = answer = self._one(expr, int(at))
             if answer == ERROR:
-                exc = self.errors[(expr, int(uids[at]))]
+                errors = self._errors[expr]
+                exc = errors[int(at)]
                 for m in uids[inverse == row]:
-                    self.errors[(expr, int(m))] = exc
+                    errors[int(m)] = exc
         col[uids] = answers[inverse]
 
     def _one(self, expr: str, uid: int) -> int:
@@ -156,5 +210,12 @@ class Columns:
         try:
             return TRUE if self._evaluate(expr, device) else FALSE
         except self._error_type as exc:
-            self.errors[(expr, uid)] = exc
+            self._errors.setdefault(expr, {})[uid] = exc
             return ERROR
+
+
+def _grown(flags: np.ndarray, size: int) -> np.ndarray:
+    """``flags`` extended with False up to ``size``."""
+    out = np.zeros(size, bool)
+    out[:len(flags)] = flags[:size]
+    return out

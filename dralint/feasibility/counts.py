@@ -12,19 +12,26 @@ nodes whose devices changed are counted again; a changed class drops its filters
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
 from .capacity import fits
 from .columns import ERROR, TRUE
 from .constraints import lookup_attribute, scalar_value
-from .model import Alternative
+from .lru import Lru
+from .model import Alternative, Device
 from .taints import blocking_taint
-from .world import World
+
+if TYPE_CHECKING:
+    from .world import World
 
 FilterKey = tuple  # (class name, selectors, admin, tolerations, capacity requests)
 _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
+# Bounds of what the counts remember (they live as long as the world: the webhook's, for days).
+MAX_FILTERS = 512        # each: two arrays per device, five per node
+MAX_VALUE_COUNTS = 256   # per (filter, attribute): nodes x values
+MAX_ATTRIBUTES = 128     # per attribute: one value id per device
 
 
 def filter_key(alt: Alternative) -> FilterKey:
@@ -50,20 +57,33 @@ class FilterCounts:
     size: int = 0                # uids covered
 
 
-class Counts:
-    """Filter counts of one world, kept in step with its changes."""
+@dataclass
+class _DeviceFlags:
+    """Per uid, what a device is whatever is asked of it; extended as devices are added."""
 
-    def __init__(self, world: World) -> None:
+    counters: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))    # consumes counters, gate off
+    tainted: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))     # a taint that blocks
+    consumers: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))   # consumes shared counters
+    policy: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))      # a capacity request policy
+
+
+class Counts:
+    """Filter counts of one world, kept in step with its changes.
+
+    The world owns one for its life; every judgement against it shares what was counted, and a
+    change (a slice, a node, a claim) is applied to the counts it touches, not counted again.
+    """
+
+    def __init__(self, world: "World") -> None:
         self.world = world
-        self._filters: dict[FilterKey, FilterCounts] = {}
+        self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTERS)
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
         self._class_pos = 0
-        self._static: tuple[int, np.ndarray, np.ndarray] | None = None
-        self._consumers: np.ndarray | None = None
+        self._flags = _DeviceFlags()
         self._capacity: tuple[tuple, np.ndarray] | None = None
-        self._values: dict[str, tuple[np.ndarray, int]] = {}
-        self._by_value: dict[tuple, np.ndarray] = {}
+        self._values: Lru[str, tuple[np.ndarray, int]] = Lru(MAX_ATTRIBUTES)
+        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNTS)
 
     # ------------------------------------------------------------------ the fleet's entries
 
@@ -72,38 +92,42 @@ class Counts:
         world = self.world
         if self._flat is None or self._flat_pos != len(world.node_log) or world.nodes_changed():
             states = world.states()
-            slots = [np.full(len(st.dev), st.slot, np.int64) for st in states]
-            self._flat = (np.concatenate(slots) if slots else np.zeros(0, np.int64),
+            sizes = np.fromiter((len(st.dev) for st in states), np.int64, len(states))
+            self._flat = (np.repeat(np.fromiter((st.slot for st in states), np.int64, len(states)), sizes),
                           np.concatenate([st.dev for st in states]) if states else np.zeros(0, np.int64),
                           np.concatenate([st.here for st in states]) if states else np.zeros(0, bool))
             self._flat_pos = len(world.node_log)
         return self._flat
 
-    def _device_flags(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per uid: consumes counters without the gate; has a taint that blocks (NoSchedule, NoExecute)."""
+    def warm(self) -> None:
+        """Work out the fleet's entries and the devices' flags before the first filter asks."""
+        self.flat()
+        self._device_flags()
+
+    def _device_flags(self) -> _DeviceFlags:
+        """The static flags, extended to devices added since last asked (uids only grow)."""
         devices = self.world.selection.columns.devices
-        if self._static is None or self._static[0] != len(devices):
+        flags = self._flags
+        start = len(flags.counters)
+        if start < len(devices):
             f = self.world.features
-            counters = np.zeros(len(devices), bool)
-            tainted = np.zeros(len(devices), bool)
-            for d in devices:
-                if d is None:
-                    continue
-                counters[d.uid] = bool(d.consumes) and not f.partitionable
-                tainted[d.uid] = f.taints and any(t.effect in ("NoSchedule", "NoExecute") for t in d.taints)
-            self._static = (len(devices), counters, tainted)
-        return self._static[1], self._static[2]
+            new = devices[start:]
+            consumers = np.fromiter((d is not None and bool(d.consumes) for d in new), bool, len(new))
+            tainted = np.fromiter((f.taints and d is not None and _blocking_effect(d) for d in new), bool, len(new))
+            policy = np.fromiter((d is not None and d.has_policy for d in new), bool, len(new))
+            flags.consumers = np.concatenate([flags.consumers, consumers])
+            flags.counters = np.concatenate([flags.counters, consumers & (not f.partitionable)])
+            flags.tainted = np.concatenate([flags.tainted, tainted])
+            flags.policy = np.concatenate([flags.policy, policy])
+        return flags
 
     def tainted(self) -> np.ndarray:
         """Per uid: the device has a taint that blocks (with DRADeviceTaints on)."""
-        return self._device_flags()[1]
+        return self._device_flags().tainted
 
     def consumers(self) -> np.ndarray:
         """Per uid: the device consumes shared counters."""
-        devices = self.world.selection.columns.devices
-        if self._consumers is None or len(self._consumers) != len(devices):
-            self._consumers = np.array([d is not None and bool(d.consumes) for d in devices], bool)
-        return self._consumers
+        return self._device_flags().consumers
 
     # ------------------------------------------------------------------ filters
 
@@ -116,7 +140,7 @@ class Counts:
         key = filter_key(alt)
         fc = self._filters.get(key)
         if fc is None or fc.size != len(self.world.selection.columns.devices):
-            fc = self._filters[key] = self._build(key, alt)
+            fc = self._filters.put(key, self._build(key, alt))
         else:
             self._sync(fc)
         return fc
@@ -144,9 +168,7 @@ class Counts:
                 mask &= ~world.held[uid]
             size, width = world.slot_count, max(nvals, 1)
             have = np.bincount(slot[mask] * width + ids[uid][mask], minlength=size * width).reshape(size, width)
-            if len(self._by_value) > 10_000:
-                self._by_value.clear()
-            self._by_value[key] = have
+            self._by_value.put(key, have)
         return have
 
     def _value_ids(self, attribute: str) -> tuple[np.ndarray, int]:
@@ -155,7 +177,7 @@ class Counts:
         have = self._values.get(attribute)
         if have is None or len(have[0]) != len(devices):
             seen: dict = {}
-            ids = np.full(len(devices), -1, np.int64)
+            ids = np.full(len(devices), -1, np.int32)
             for d in devices:
                 if d is None:
                     continue
@@ -163,14 +185,14 @@ class Counts:
                 value = scalar_value(attr) if attr is not None else None
                 if value is not None:
                     ids[d.uid] = seen.setdefault(value, len(seen))
-            have = self._values[attribute] = (ids, len(seen))
+            have = self._values.put(attribute, (ids, len(seen)))
         return have
 
     def _drop_changed_classes(self) -> None:
         log = self.world.class_log
         if self._class_pos < len(log):
             changed = set(log[self._class_pos:])
-            self._filters = {k: v for k, v in self._filters.items() if k[0] not in changed}
+            self._filters.drop(lambda key: key[0] in changed)
             self._class_pos = len(log)
 
     def selected(self, alt: Alternative, selectors: tuple) -> np.ndarray:
@@ -203,7 +225,8 @@ class Counts:
         search: consuming counters without the gate, an untolerated taint, too little capacity."""
         world = self.world
         f = world.features
-        counters, tainted = self._device_flags()
+        flags = self._device_flags()
+        counters, tainted = flags.counters, flags.tainted
         usable = (dev_sel == TRUE) & ~counters[:len(dev_sel)]
         devices = world.selection.columns.devices
         check_taints = tainted[:len(dev_sel)] & usable
@@ -224,11 +247,12 @@ class Counts:
     def capacity_flags(self) -> np.ndarray:
         """Per uid: the capacity check can refuse even without requests (policies, shares held)."""
         world = self.world
-        devices = world.selection.columns.devices
-        key = (len(devices), world.held_token, len(world.hold_log))
+        policy = self._device_flags().policy
+        key = (len(policy), world.held_token, len(world.hold_log), len(world.node_log))
         if self._capacity is None or self._capacity[0] != key:
-            flags = np.array([d is not None and (d.has_policy or d.key in world.allocated.consumed)
-                              for d in devices], bool)
+            flags = policy.copy()
+            for device_key in world.allocated.consumed:
+                flags[world.uids_of(device_key)] = True
             self._capacity = (key, flags)
         return self._capacity[1]
 
@@ -274,3 +298,8 @@ class Counts:
             fc.err_all[slot] = np.count_nonzero(sel == ERROR)
 
 
+
+
+def _blocking_effect(device: Device) -> bool:
+    """The device has a taint the scheduler honours (NoSchedule, NoExecute) unless tolerated."""
+    return any(t.effect in ("NoSchedule", "NoExecute") for t in device.taints)

@@ -40,7 +40,9 @@ class Stages:
 
     alt: Alternative
     need: int | None                                   # None: allocationMode All
-    counts: list[tuple[str, Counter]] = field(default_factory=list)
+    # Per stage, per node of ``nodes`` (in their order), how many devices are left.
+    counts: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    nodes: list = field(default_factory=list)          # the NodeViews the counts are for
     survivors: list[str] = field(default_factory=list)  # the first devices the selectors leave
     blocked: Counter = field(default_factory=Counter)   # why free matching devices are unusable
     per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
@@ -50,8 +52,8 @@ class Stages:
         usable = self.counts[-1][1]
         if self.need is None:  # allocationMode All: every matching device of a node, at least one
             selected = self.counts[1][1]
-            return any(n and usable.get(node, 0) == n for node, n in selected.items())
-        return any(n >= self.need for n in usable.values())
+            return bool(((selected > 0) & (usable == selected)).any())
+        return bool((usable >= self.need).any())
 
 
 @dataclass(frozen=True)
@@ -64,31 +66,32 @@ class Explanation:
 _STAGE_NAMES = ("class", "selectors", "free", "usable")
 
 
-def _per_node(slot: np.ndarray, mask: np.ndarray, names: dict[int, str]) -> Counter:
-    hits = np.bincount(slot[mask]) if mask.any() else np.zeros(0, np.int64)
-    return Counter({names[i]: int(n) for i, n in enumerate(hits) if n and i in names})
+def _per_node(position: np.ndarray, mask: np.ndarray, size: int) -> np.ndarray:
+    """How many entries of ``mask`` each node has (``position``: per entry, its node's place)."""
+    return np.bincount(position[mask], minlength=size)
 
 
 def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
     world, counts = judge.world, judge.counts
     st = Stages(alt, alt.count if alt.mode == "ExactCount" else None)
+    st.nodes = nodes.nodes
+    size = len(nodes.nodes)
     if world.classes.get(alt.class_name) is None or any(e is None for e in alt.selectors):
-        st.counts = [(n, Counter()) for n in _STAGE_NAMES]
+        st.counts = [(n, np.zeros(size, np.int64)) for n in _STAGE_NAMES]
         return st
     slot, uid, here = counts.flat()
-    wanted = np.zeros(world.slot_count, bool)
-    wanted[nodes.slots] = True
-    inside = wanted[slot] & here
-    names = {int(s): n.name for s, n in zip(nodes.slots, nodes.nodes)}
+    place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
+    place[nodes.slots] = np.arange(size)
+    position = place[slot]
+    inside = (position >= 0) & here
     cls_ok = (counts.selected(alt, ())[uid] == TRUE) & inside
     passed = cls_ok
     for i in range(len(alt.selectors)):
         passed = (counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE) & inside
         st.per_selector[i] = int(np.count_nonzero(passed))
     free = passed if alt.admin else passed & ~world.held[uid]
-    node_of = {int(s): n for s, n in zip(nodes.slots, nodes.nodes)}
     for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
-        node = node_of[int(slot[i])]
+        node = nodes.nodes[int(position[i])]
         d = world.selection.columns.devices[int(uid[i])]
         assert d is not None
         st.survivors.append(f"{node.name}/{d.name}" if not node.placeholder else d.label)
@@ -101,14 +104,14 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
     for i in np.nonzero(suspects)[0]:
         d = world.selection.columns.devices[int(uid[i])]
         assert d is not None
-        why = _blocked_reason(judge, alt, d, node_of[int(slot[i])], st, pools)
+        why = _blocked_reason(judge, alt, d, nodes.nodes[int(position[i])], st, pools)
         if why:
             usable[i] = False
             if d.uid not in seen:
                 st.blocked[why] += 1
                 seen.add(d.uid)
-    st.counts = [("class", _per_node(slot, cls_ok, names)), ("selectors", _per_node(slot, passed, names)),
-                 ("free", _per_node(slot, free, names)), ("usable", _per_node(slot, usable, names))]
+    st.counts = [(name, _per_node(position, mask, size))
+                 for name, mask in zip(_STAGE_NAMES, (cls_ok, passed, free, usable))]
     return st
 
 
@@ -160,9 +163,9 @@ def _amount(n: int) -> str:
     return format_value(Fraction(n, NANO))
 
 
-def _spread(counter: Counter) -> str:
-    total = sum(counter.values())
-    nodes = sum(1 for v in counter.values() if v)
+def _spread(per_node: np.ndarray) -> str:
+    total = int(per_node.sum())
+    nodes = int(np.count_nonzero(per_node))
     return f"{total} device{'s' if total != 1 else ''} on {nodes} node{'s' if nodes != 1 else ''}"
 
 
@@ -190,54 +193,75 @@ def _stage_reason(st: Stages, pool_note: str) -> str:
     need = st.need or 1
     (_, cls), (_, sel), (_, free), (_, usable) = st.counts
     head = _describe(st.alt)
-    if not any(cls.values()):
+    if not cls.any():
         return f"{head}: the class matches no device in a usable pool{pool_note}"
     named = ", ".join(st.survivors[:_MAX_NAMED]) + ("…" if len(st.survivors) > _MAX_NAMED else "")
-    if st.need is None and any(sel.values()):
-        held = sum(sel.values()) - sum(free.values())
+    if st.need is None and sel.any():
+        held = int(sel.sum()) - int(free.sum())
         blocked = _blocked(st)
         held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims"
         parts = ([held_text] if held else []) + ([blocked] if blocked else [])
         return (f"{head}: allocationMode All takes every device the selectors match ({_spread(sel)}), and on "
                 f"every node some cannot be taken: {'; '.join(parts) or 'they are in use'}")
-    if max(sel.values(), default=0) < need and not any(st.alt.selectors):
+    if sel.max(initial=0) < need and not any(st.alt.selectors):
         return f"{head}: the class matches {_spread(cls)}; no node has {need}"
-    if max(sel.values(), default=0) < need:
-        left = f"the selector leaves {_spread(sel)}" if any(sel.values()) else "the selector leaves none"
-        if any(sel.values()) and sum(sel.values()) <= _MAX_NAMED and named:
-            left = f"the selector leaves {sum(sel.values())} ({named})"
+    if sel.max(initial=0) < need:
+        left = f"the selector leaves {_spread(sel)}" if sel.any() else "the selector leaves none"
+        if sel.any() and int(sel.sum()) <= _MAX_NAMED and named:
+            left = f"the selector leaves {int(sel.sum())} ({named})"
         if len(st.alt.selectors) > 1:
             steps = [f"`{expr}` leaves {st.per_selector[i] or 'none'}" for i, expr in enumerate(st.alt.selectors)
                      if i == 0 or st.per_selector[i - 1]]
             left = ", ".join(steps)
         return f"{head}: the class matches {_spread(cls)}, {left}; no node has {need}"
-    if max(free.values(), default=0) < need:
-        verb = "matches" if sum(sel.values()) == 1 else "match"
-        held = sum(sel.values()) - sum(free.values())
-        left = f"{_spread(free)}, at most {max(free.values())} on one node" if any(free.values()) else "none"
+    if free.max(initial=0) < need:
+        verb = "matches" if int(sel.sum()) == 1 else "match"
+        held = int(sel.sum()) - int(free.sum())
+        left = f"{_spread(free)}, at most {int(free.max())} on one node" if free.any() else "none"
         return (f"{head}: {_spread(sel)} {verb}, but other claims hold {held}, which leaves {left}; "
                 f"no node has {need} free")
     reasons = _blocked(st)
-    verb = "matches and is" if sum(free.values()) == 1 else "match and are"
+    verb = "matches and is" if int(free.sum()) == 1 else "match and are"
     return f"{head}: {_spread(free)} {verb} free, but {reasons}; no node has {need} usable"
 
 
 def _details(stages: list[Stages]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for st in stages:
-        per_node: dict[str, dict[str, int]] = {}
-        for stage, counter in st.counts:
-            for node, n in counter.items():
-                per_node.setdefault(node, {})[stage] = n
-        top = sorted(per_node.items(), key=lambda kv: (-kv[1].get("usable", 0), kv[0]))[:_MAX_NODES]
         out[st.alt.full_name] = {
             "needed": st.need if st.need is not None else "all",
-            "totals": {stage: sum(c.values()) for stage, c in st.counts},
-            "nodes_with_any": {stage: sum(1 for v in c.values() if v) for stage, c in st.counts},
-            "per_node": dict(top),
+            "totals": {stage: int(c.sum()) for stage, c in st.counts},
+            "nodes_with_any": {stage: int(np.count_nonzero(c)) for stage, c in st.counts},
+            "per_node": _top_nodes(st),
             "blocked": dict(st.blocked),
         }
     return out
+
+
+def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
+    """The nodes with the most usable devices (then by name), at most ``_MAX_NODES``, each with
+    its non-zero stage counts; nodes with none at any stage are left out."""
+    if not st.counts:
+        return {}
+    table = np.stack([c for _, c in st.counts])
+    usable = st.counts[-1][1]
+    shown = np.nonzero(table.any(axis=0))[0]
+    if len(shown) > _MAX_NODES:
+        # Only the nodes that can make the cut are sorted by name: above the _MAX_NODES-th usable
+        # count, and of those equal to it the first ones in node order (node order is name order,
+        # but for the placeholder nodes, which are kept whatever their place).
+        cut = np.sort(usable[shown])[::-1][_MAX_NODES - 1]
+        above = shown[usable[shown] > cut]
+        ties = shown[usable[shown] == cut]
+        extra = []
+        for i in ties[_MAX_NODES:][::-1]:     # placeholders come last in node order
+            if not st.nodes[int(i)].placeholder:
+                break
+            extra.append(i)
+        shown = np.concatenate([above, ties[:_MAX_NODES], np.array(extra, np.int64)])
+    rows = sorted(((-int(usable[i]), st.nodes[int(i)].name, int(i)) for i in shown))[:_MAX_NODES]
+    return {name: {stage: int(table[k, i]) for k, (stage, _) in enumerate(st.counts) if table[k, i]}
+            for _, name, i in rows}
 
 
 class Explainer:
@@ -267,10 +291,8 @@ class Explainer:
             return have
         reasons = {}
         world = self.judge.world
-        for node, unusable in zip(nodes.nodes, nodes.unusable):
-            if not unusable:
-                continue
-            for pool in world.pools(node):
+        for i in np.nonzero(nodes.unusable)[0]:
+            for pool in world.pools(nodes.nodes[int(i)]):
                 if not pool.usable:
                     reasons[pool.label] = pool.invalid and f"is invalid: {pool.invalid}" or "is incomplete"
         shown = "; ".join(f"resource pool {label} {why}" for label, why in sorted(reasons.items())[:_MAX_NAMED])

@@ -22,7 +22,6 @@ from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
 from ..rule_filter import UsageError
-from .counts import Counts
 from .explain import Explainer, Explanation, explain_together
 from .fatal import FatalError
 from .groups import Group, Member, build_groups, replicas_path
@@ -147,9 +146,8 @@ class Judge:
         self.options = options
         self.deadline = deadline
         self.exhaustive = exhaustive
-        self.counts = Counts(world)
+        self.counts = world.counts
         self.explainer = Explainer(self, deadline)
-        self._node_sets: dict[Any, NodeSet] = {}
         self._outcomes: dict[Any, Outcome] = {}
         self._reported: set[tuple] = set()
 
@@ -164,11 +162,14 @@ class Judge:
         key = (group.placement if group.is_workload else None,
                tuple(selector_key(s) if isinstance(s, dict) else "" for s in selectors),
                tuple(p[0] for p in pins), len(world.node_log))
-        have = self._node_sets.get(key)
+        have = world.node_sets.get(key)
         if have is not None:
             return have
-        kept, refused = [], Counter()
         pod = group.is_workload  # a claim on its own has no pod yet: nothing about nodes is known
+        if not (pod or selectors or pins):
+            slots = world.order
+            return world.node_sets.put(key, NodeSet(nodes, slots, world.unusable_slots()[slots], key, Counter()))
+        kept, refused = [], Counter()
         for node in nodes:
             why = group.placement.refuses(node) if pod else ""
             if not why:
@@ -185,10 +186,8 @@ class Judge:
                 refused[why] += 1
             else:
                 kept.append(node)
-        states = [world.state(n) for n in kept]
-        have = self._node_sets[key] = NodeSet(kept, np.array([st.slot for st in states], np.int64),
-                                              np.array([st.unusable for st in states], bool), key, refused)
-        return have
+        slots = np.fromiter((world.slot_of(n) for n in kept), np.int64, len(kept))
+        return world.node_sets.put(key, NodeSet(kept, slots, world.unusable_slots()[slots], key, refused))
 
     # ------------------------------------------------------------------ deciding
 
@@ -527,19 +526,16 @@ class Judge:
     def pool_warnings(self, linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
         """Warn once per linted slice of a pool that no node can allocate from (invalid or incomplete)."""
         warned: set[int] = set()
-        for state in self.world.states():
-            for pool in state.pools or []:
-                if pool.usable:
-                    continue
-                why = (f"resource pool {pool.label} is invalid: {pool.invalid}" if pool.invalid else
-                       f"resource pool {pool.label} (generation {pool.generation}) is incomplete: its slices declare "
-                       f"resourceSliceCount {pool.declared_count} but {len(pool.published)} are published")
-                for s in pool.published:
-                    if id(s) not in warned and linted(s.obj):
-                        warned.add(id(s))
-                        report.problems.append((s.obj, Problem(
-                            RULE_POOL, FieldPath(("spec", "pool")),
-                            f"{why}; the scheduler allocates nothing from it", severity=Severity.WARNING)))
+        for pool in self.world.unusable_pools():
+            why = (f"resource pool {pool.label} is invalid: {pool.invalid}" if pool.invalid else
+                   f"resource pool {pool.label} (generation {pool.generation}) is incomplete: its slices declare "
+                   f"resourceSliceCount {pool.declared_count} but {len(pool.published)} are published")
+            for s in pool.published:
+                if id(s) not in warned and linted(s.obj):
+                    warned.add(id(s))
+                    report.problems.append((s.obj, Problem(
+                        RULE_POOL, FieldPath(("spec", "pool")),
+                        f"{why}; the scheduler allocates nothing from it", severity=Severity.WARNING)))
 
 
 def _fits(group: Group, placed: list[Placed]) -> bool:

@@ -16,7 +16,8 @@ from typing import Callable, Mapping
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..releases import Release
-from .columns import ERROR, FALSE, TRUE, Columns
+from .columns import ERROR, FALSE, MAX_COLUMNS, TRUE, Columns
+from .lru import Lru
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device
 
@@ -174,7 +175,9 @@ class Selection:
         self._drivers: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str] | None] = {}
         self.columns = Columns(evaluate, SelectorError, self._names_read, self._required)
-        self._combined: dict[tuple[str | None, ...], tuple[np.ndarray, bytes]] = {}
+        # Per selector list (class, then request), its answers as an array and as bytes (one
+        # device's answer without numpy's overhead); bounded like the columns themselves.
+        self._combined: Lru[tuple[str | None, ...], tuple[np.ndarray, bytes]] = Lru(MAX_COLUMNS // 2)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         if expression not in self._names:
@@ -199,7 +202,7 @@ class Selection:
             columns.add([device])
         answer = columns.column(expression)[device.uid]
         if answer == ERROR:
-            raise columns.errors[(expression, device.uid)]
+            raise columns.error(expression, device.uid)
         return bool(answer)
 
     def probe(self, expression: str, device: Device) -> bool | None:
@@ -218,10 +221,7 @@ class Selection:
         if have is not None and len(have[0]) == len(columns.devices):
             return have[0]
         n = len(columns.devices)
-        if not self._binding:
-            state = np.array([d is not None and not d.binding_conditions for d in columns.devices], bool)
-        else:
-            state = np.ones(n, bool)
+        state = columns.alive & ~columns.bound if not self._binding else np.ones(n, bool)
         err = np.zeros(n, bool)
         for expr in expressions:
             if expr is None:
@@ -230,9 +230,7 @@ class Selection:
             err |= state & (col == ERROR)
             state &= col == TRUE
         out = np.where(err, ERROR, np.where(state, TRUE, FALSE)).astype(np.int8)
-        if len(self._combined) > 10_000:
-            self._combined.clear()
-        self._combined[expressions] = (out, out.tobytes())
+        self._combined.put(expressions, (out, out.tobytes()))
         return out
 
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
@@ -241,7 +239,8 @@ class Selection:
         have = self._combined.get(key)
         if have is None or device.uid >= len(have[1]):
             self.combined(key)
-            have = self._combined[key]
+            have = self._combined.get(key)
+            assert have is not None
         answer = have[1][device.uid]
         if answer != ERROR:
             return answer == TRUE

@@ -11,12 +11,14 @@ target another node; its selectors are still evaluated before that is checked).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from ..convert import Canonical
 from ..releases import Release
+from .counts import Counts
+from .lru import Lru
 from .model import AllocatedState, DeviceKey, Slice, read_allocated, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
@@ -85,6 +87,11 @@ class World:
         self.held_token = 0                            # changes with what hold/release took (caches key on it)
         self._failing: tuple[int, list[NodeView]] | None = None
         self._multi_term: tuple[int, bool] | None = None
+        # The fleet's counts live as long as the world: every judgement shares and updates them.
+        self.counts = Counts(self)
+        # Which nodes a pod may run on, as judge.py works it out; keyed with len(node_log).
+        self.node_sets: Lru[tuple, Any] = Lru(256)
+        self._unusable: tuple[int, np.ndarray, list[Pool]] | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -147,7 +154,9 @@ class World:
         everyone = False
         pools = {s.pool_key for s in changed}
         for s in changed:
-            if s.node_name and not s.counter_sets:
+            # A pool with counter slices is seen by every node (an unusable one stops their All
+            # requests), so a change of any of its slices can change every node's view.
+            if s.node_name and not s.counter_sets and s.pool_key not in self.slices.counter_slices:
                 names.add(s.node_name)
             else:
                 everyone = True
@@ -315,6 +324,10 @@ class World:
         self.node_list()
         return self._slot_count
 
+    def uids_of(self, key: DeviceKey) -> list[int]:
+        """The uids a device has in the world (one per slice that lists it)."""
+        return self._uids_of.get(key, [])
+
     def has_node_objects(self) -> bool:
         return bool(self._node_objects)
 
@@ -375,6 +388,36 @@ class World:
         if self._failing is None or self._failing[0] != len(self.node_log):
             self._failing = (len(self.node_log), [st.view for st in self.states() if st.failure])
         return self._failing[1]
+
+    def warm(self) -> None:
+        """Work out now what the first question would otherwise pay for: every node's pools and
+        entries, the fleet's arrays (the webhook calls this off the request path)."""
+        self.counts.warm()
+        self._unusable_state()
+
+    def _unusable_state(self) -> tuple[int, np.ndarray, list[Pool]]:
+        self.node_list()
+        if self._unusable is None or self._unusable[0] != len(self.node_log) or self._dirty_nodes_list:
+            per_slot = np.zeros(self.slot_count, bool)
+            pools: dict[int, Pool] = {}
+            for st in self.states():
+                per_slot[st.slot] = st.unusable
+                if st.unusable:
+                    pools.update((id(p), p) for p in st.pools or () if not p.usable)
+            self._unusable = (len(self.node_log), per_slot, list(pools.values()))
+        return self._unusable
+
+    def unusable_slots(self) -> np.ndarray:
+        """Per slot: its node sees an incomplete or invalid pool."""
+        return self._unusable_state()[1]
+
+    def unusable_pools(self) -> list[Pool]:
+        """The pools some node sees that the allocator cannot take from, in node order."""
+        return self._unusable_state()[2]
+
+    def slot_of(self, node: NodeView) -> int:
+        """The slot of a node of ``node_list()``."""
+        return self._states[node.name].slot
 
     def has_multi_term_selectors(self) -> bool:
         """Whether some slice or device has a node selector with several terms (an allocation from it

@@ -71,7 +71,9 @@ def _build(index: Index, release: Release) -> Any:
     from dralint.feasibility.selection import cel_evaluator, cel_required_driver
     from dralint.feasibility.world import World
 
-    return World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True)
+    world = World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True)
+    world.warm()
+    return world
 
 
 def _apply(world: Any, change: Change) -> None:

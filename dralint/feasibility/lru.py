@@ -1,0 +1,52 @@
+"""A mapping that keeps only its most recently used entries.
+
+The fleet view outlives any one question (the webhook asks it for every review), so what it
+remembers per selector or per request kind must be bounded: the least recently used entries go
+once there are more than ``size``.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Generic, Hashable, Iterator, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Lru(Generic[K, V]):
+    """At most ``size`` entries; ``get`` and ``put`` make an entry the most recent one.
+    ``on_evict(key, value)`` is told of every entry that leaves to make room."""
+
+    def __init__(self, size: int, on_evict: Callable[[K, V], None] | None = None) -> None:
+        self.size = size
+        self._entries: OrderedDict[K, V] = OrderedDict()
+        self._on_evict = on_evict
+
+    def get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> V:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            old_key, old = self._entries.popitem(last=False)
+            if self._on_evict is not None:
+                self._on_evict(old_key, old)
+        return value
+
+    def drop(self, unwanted: Callable[[K], bool]) -> None:
+        """Forget the entries whose key is ``unwanted``."""
+        for key in [k for k in self._entries if unwanted(k)]:
+            del self._entries[key]
+
+    def items(self) -> Iterator[tuple[K, V]]:
+        return iter(list(self._entries.items()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
