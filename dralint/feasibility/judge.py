@@ -8,10 +8,12 @@ its pod once per replica, one beside the other; ``--together`` judges the whole 
 from __future__ import annotations
 
 import difflib
+import gc
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -86,18 +88,42 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     the fleet's shortcuts (the property tests compare both).
     """
     report = FeasibilityReport()
-    if world is None:
-        if not index.slices and not _cluster_state(index, linted):
-            return report
+    if world is not None:
+        _judge_with(world, index, options, linted, exhaustive, report)
+        return report
+    if not index.slices and not _cluster_state(index, linted):
+        return report
+    with _fewer_collections():
         world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
                                  None if evaluate else cel_required_driver(release))
         _check_node(world, options.node)
+        _judge_with(world, index, options, linted, exhaustive, report)
+    return report
+
+
+def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
+                exhaustive: bool, report: FeasibilityReport) -> None:
     run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
     run.pool_warnings(linted, report)
     groups = build_groups(index, linted)
     run.judge_groups(groups, linted, report)
     _missing_traces(groups, options.trace, report)
-    return report
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Building a run's fleet view makes millions of small objects that live until the run ends;
+    with the collector's default thresholds its full passes over them (and over the objects read
+    before) took 40 % of the stage at 5,000 nodes. The objects read so far are set aside from
+    collection and young collections made rarer, for the stage only."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 class UnknownNode(UsageError):
