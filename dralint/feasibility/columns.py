@@ -31,17 +31,29 @@ MAX_GROUPINGS = 64
 Evaluate = Callable[[str, Device], bool]
 
 
-def _base_and_columns(device: Device) -> tuple[tuple, dict[str, tuple]]:
-    """The base key of a device and, per attribute id, what an expression naming it sees."""
+# What converting one attribute or capacity entry says: (table, name, raw value) -> problem or None.
+EntryProblem = Callable[[str, str, Any], "str | None"]
+# Problems kept, per (table, name, value): a fleet has few distinct versions and capacities.
+MAX_PROBLEMS = 65536
+
+
+def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None) -> tuple[tuple, dict[str, tuple]]:
+    """The base key of a device and, per attribute id, what an expression naming it sees.
+
+    Any evaluation on a device fails when one of its versions or capacities does not convert, so
+    the base says which do not (``problems``); without that knowledge their values are part of it.
+    """
     base: list[Any] = [device.key[0]]
     named: dict[str, list] = {}
     for entry in device.shape:
         table, ident, _, kind = entry
-        if table.startswith("capacity:") or "version" in kind:
+        if problems is None and (table.startswith("capacity:") or "version" in kind):
             base.append(entry)
         else:
             base.append((table, "", None, kind))
         named.setdefault(ident, []).append(entry)
+    if problems is not None:
+        base.append(problems(device))
     return tuple(base), {k: tuple(v) for k, v in named.items()}
 
 
@@ -50,8 +62,10 @@ class Columns:
 
     def __init__(self, evaluate: Callable[[str, Device], bool], error_type: type[Exception],
                  names_of: Callable[[str], frozenset[str] | None],
-                 driver_of: Callable[[str], str | None]) -> None:
+                 driver_of: Callable[[str], str | None], entry_problem: EntryProblem | None = None) -> None:
         self._evaluate = evaluate
+        self._entry_problem = entry_problem
+        self._problems: Lru[tuple, tuple[str | None]] = Lru(MAX_PROBLEMS)
         self._error_type = error_type
         self._names_of = names_of      # attribute ids an expression can read (None: cannot tell)
         self._driver_of = driver_of    # the driver an expression requires (None: any)
@@ -72,6 +86,23 @@ class Columns:
         # valid while no device is added or forgotten (``_version``).
         self._version = 0
         self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(MAX_GROUPINGS)
+
+    def _device_problems(self, device: Device) -> tuple:
+        """The versions and capacities of ``device`` that do not convert, with what is wrong."""
+        assert self._entry_problem is not None
+        out = []
+        for table in ("attributes", "capacity"):
+            entries = device.raw.get(table)
+            for name, value in entries.items() if isinstance(entries, dict) else ():
+                if table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
+                    continue
+                key = (table, name, _hashable(value))
+                have = self._problems.get(key)
+                if have is None:
+                    have = self._problems.put(key, (self._entry_problem(table, str(name), value),))
+                if have[0] is not None:
+                    out.append((table, str(name), have[0]))
+        return tuple(sorted(out))
 
     def _intern(self, value: Any) -> int:
         have = self._interned.get(value)
@@ -94,7 +125,7 @@ class Columns:
         for d in new:
             self.alive[d.uid] = True
             self.bound[d.uid] = bool(d.binding_conditions)
-            key, named = _base_and_columns(d)
+            key, named = _base_and_columns(d, self._device_problems if self._entry_problem else None)
             self.devices[d.uid] = d
             self._named[d.uid] = named
             base[d.uid] = self._intern(key)
@@ -219,3 +250,12 @@ def _grown(flags: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size, bool)
     out[:len(flags)] = flags[:size]
     return out
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` (a device's entry, as read) in a form that can key a dict."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)

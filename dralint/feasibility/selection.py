@@ -76,6 +76,14 @@ def cel_evaluator(release: Release) -> Evaluator:
     return evaluate
 
 
+def cel_entry_problem(table: str, name: str, value: object) -> str | None:
+    """What the scheduler's conversion of a device says about one of its attributes or capacities
+    (``table``: "attributes" or "capacity"); None when it converts."""
+    from ..cel import device_from_api
+
+    return device_from_api("", {table: {name: value}}).error
+
+
 def cel_required_driver(release: Release) -> Callable[[str], str | None]:
     """For an expression that compiles in the scheduler's environment, the driver its devices must
     have (see :func:`required_driver`); None when it does not compile, so its error still surfaces."""
@@ -130,15 +138,20 @@ _STRING = re.compile(r'"([^"]*)"')
 _MAP_INDEX = re.compile(r"\b(?:attributes|capacity)\s*\[")
 
 
+# `"name" in device.attributes["domain"]`: a membership test of a literal key reads that key only.
+_LITERAL_IN = re.compile(r'"[^"\\]*"\s+in\s+device\.$')
+
+
 def _whole_map_used(expression: str) -> bool:
-    """True when some ``attributes[...]``/``capacity[...]`` is used as a value, not indexed further."""
+    """True when some ``attributes[...]``/``capacity[...]`` is used as a value, not indexed further
+    (nor tested for a literal key)."""
     for m in _MAP_INDEX.finditer(expression):
         depth, i = 1, m.end()
         while i < len(expression) and depth:
             depth += {"[": 1, "]": -1}.get(expression[i], 0)
             i += 1
         rest = expression[i:].lstrip()
-        if not rest.startswith((".", "[")):
+        if not rest.startswith((".", "[")) and not _LITERAL_IN.search(expression[:m.start()]):
             return True
     return False
 
@@ -168,13 +181,14 @@ class Selection:
     """
 
     def __init__(self, evaluate: Evaluator, binding_conditions: bool,
-                 driver_of: Callable[[str], str | None] | None = None) -> None:
+                 driver_of: Callable[[str], str | None] | None = None,
+                 entry_problem: Callable[[str, str, object], str | None] | None = None) -> None:
         self._binding = binding_conditions
         # The driver an expression requires (None: any); only given with the real CEL semantics.
         self._driver_of = driver_of
         self._drivers: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str] | None] = {}
-        self.columns = Columns(evaluate, SelectorError, self._names_read, self._required)
+        self.columns = Columns(evaluate, SelectorError, self._names_read, self._required, entry_problem)
         # Per selector list (class, then request), its answers as an array and as bytes (one
         # device's answer without numpy's overhead); bounded like the columns themselves.
         self._combined: Lru[tuple[str | None, ...], tuple[np.ndarray, bytes]] = Lru(MAX_COLUMNS // 2)

@@ -23,7 +23,7 @@ from .model import AllocatedState, DeviceKey, Slice, read_allocated, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
 from .search import Candidate, RunContext, invalid_pools_failure
-from .selection import DeviceClassInfo, Evaluator, Selection, read_class
+from .selection import DeviceClassInfo, Evaluator, Selection, cel_entry_problem, read_class
 from .taints import rule_taints
 
 
@@ -60,7 +60,9 @@ class World:
         # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
         self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
         self.only_node = only_node
-        self.selection = Selection(evaluate, self.features.binding_conditions, driver_of)
+        # driver_of comes with the real CEL semantics, and so does the conversion of devices.
+        self.selection = Selection(evaluate, self.features.binding_conditions, driver_of,
+                                   cel_entry_problem if driver_of is not None else None)
         self.classes: dict[str, DeviceClassInfo] = {}
         self.allocated = AllocatedState()
         self.run = RunContext(self.features, self.classes, self.allocated, self.selection)
