@@ -57,7 +57,29 @@ _TAINT_RULE_CEL_MINORS = (33, 34)
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
-    """Problems of every CEL selector in one object."""
+    """Problems of every CEL selector in one object, but the hints that depend on the run's
+    ResourceSlices (DRA505, DRA506): those are :data:`HINTS`'."""
+    return _walk(ctx, hints=False)
+
+
+class _Hints:
+    """DRA505 and DRA506, judged in the engine's second pass against the objects the API server
+    accepts: a ResourceSlice it would refuse publishes no names and holds no devices."""
+
+    __name__ = "dralint.checks.cel_selectors.hints"
+    KINDS = KINDS
+
+    @staticmethod
+    def check(ctx: CheckContext) -> Iterable[Problem]:
+        return _walk(ctx, hints=True)
+
+
+HINTS = _Hints()
+_HINT_RULES = frozenset({UNKNOWN_NAME, UNGUARDED})
+
+
+def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
+    """The selectors' problems: those of the selectors themselves, or (``hints``) the hints."""
     lists = list(_selector_lists(ctx.obj.value, ctx.obj.kind, ctx.release.minor))
     if not lists:
         return
@@ -82,6 +104,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         if len(selectors) > ctx.limits.selectors:
             continue  # over the limit the server reports TooMany and validates none of the items
         if mode == "stored":
+            if hints:
+                continue  # a stored selector gets no teaching
             stored_env = stored_env or env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
             yield from _stored_problems(ctx, path, selectors, stored_env)
             continue
@@ -102,7 +126,7 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
                     if key not in verdicts:
                         verdicts[key] = tuple(_judge(expr, env, known, everywhere, domain))
                     verdict = verdicts[key]
-            if before and any(v[0] == UNGUARDED for v in verdict):
+            if hints and before and any(v[0] == UNGUARDED for v in verdict):
                 # The allocator evaluates the class's selectors and the earlier ones first: a read
                 # is guarded when every device they leave publishes the name.
                 left = _left_by(ctx, before, expr)
@@ -115,7 +139,8 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
             if verdict:
                 where = path.child(j, "cel", "expression")
                 for rule, message, offset, details in verdict:
-                    yield Problem(rule, where, message, scalar_offset=offset, details=details)
+                    if (rule in _HINT_RULES) == hints:
+                        yield Problem(rule, where, message, scalar_offset=offset, details=details)
 
 
 def _update_mode(ctx: CheckContext, path: FieldPath, selectors: list) -> str:
