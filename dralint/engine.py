@@ -34,7 +34,7 @@ _CLASS_MISSING = "DRA703"
 _EXACTLY_OR_FIRST = "DRA206"
 # The checks that resolve references to other objects: they run once the objects the API server
 # would refuse are known, against the index of the others (acceptance.py).
-_REFERENCE_CHECKS = (check_registry.pods, check_registry.references)
+_REFERENCE_CHECKS = (check_registry.pods, check_registry.references, check_registry.cel_hints)
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 
