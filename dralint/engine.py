@@ -34,7 +34,7 @@ _CLASS_MISSING = "DRA703"
 _EXACTLY_OR_FIRST = "DRA206"
 # The checks that resolve references to other objects: they run once the objects the API server
 # would refuse are known, against the index of the others (acceptance.py).
-_REFERENCE_CHECKS = (check_registry.pods, check_registry.references)
+_REFERENCE_CHECKS = (check_registry.pods, check_registry.references, check_registry.cel_hints)
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 
@@ -314,10 +314,31 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     if feasibility_wanted and (index.slices or cluster_given) and any(
             t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
-        with_errors = {f.object for f in emitter.findings if f.severity is Severity.ERROR}
-        judged = {id(t.stored or t.canonical) for t in targets if t.canonical.manifest.display not in with_errors}
-        _feasibility(emitter, result, index, release, options, judged, cluster_given, world)
+        # Errors in metadata alone (a name with capitals) leave the allocator's answer for the
+        # corrected object unchanged, and the user wants both told.
+        with_errors = {f.object for f in emitter.findings
+                       if f.severity is Severity.ERROR and not _in_metadata(f.field)}
+        judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
+        judged = {id(t.stored or t.canonical) for t in judged_targets}
+        _feasibility(emitter, result, _with_judged(index, work.index, judged_targets), release, options, judged,
+                     cluster_given, world)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _with_judged(accepted: Index, full: Index, judged: list[_Target]) -> Index:
+    """``accepted`` plus the judged claims it left out: a claim refused for its metadata alone (a name
+    with capitals) feeds no reference, but is still judged itself."""
+    if accepted is full:
+        return accepted
+    present = {id(obj) for obj in accepted.all_objects()}
+    back = [obj for obj in (t.stored or t.canonical for t in judged)
+            if obj.kind in _ALLOCATABLE and id(obj) not in present]
+    return accepted.overlay(back) if back else accepted
+
+
+def _in_metadata(field: str) -> bool:
+    """Whether a finding's field lies in an object's metadata (not one of a List's items)."""
+    return field == "metadata" or field.startswith(("metadata.", "metadata["))
 
 
 def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, emitter: _Emitter,

@@ -162,10 +162,11 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
     """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
 
     Returns the overrides and notes (gates that are not DRA gates are ignored; turning off a gate the
-    release does not have yet changes nothing and gets a note). Turning on a DRA gate the release
-    does not have, turning off a gate the release has locked on (the API server refuses to start:
-    "cannot set feature gate ... to false, feature is locked to true"), a typo of one, or a bad value
-    raises GateError.
+    release does not have yet changes nothing and gets a note). A gate the release has locked on and
+    turned off is honoured, for what-if runs and for judging as code built with it off would, with a
+    note that a real API server refuses to start so ("cannot set feature gate ... to false, feature
+    is locked to true"). Turning on a DRA gate the release does not have, a typo of one, or a bad
+    value raises GateError.
     """
     overrides: dict[str, bool] = {}
     notes: list[str] = []
@@ -204,7 +205,7 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
             notes.append(f"feature gate {name} does not concern DRA; ignored")
             continue
         if stage == "L" and not on:
-            raise GateError(f"--feature-gates: {name} is locked on in Kubernetes {release.version}: it cannot be set "
-                            "to false there (the API server refuses to start with it)")
+            notes.append(f"feature gate {name} is locked on in Kubernetes {release.version}: its API server refuses "
+                         "to start with it off; judging as if it were off")
         overrides[name] = on
     return overrides, notes

@@ -74,6 +74,17 @@ def test_format_is_exempt_from_homogeneous_literals() -> None:
 
 @pytest.mark.parametrize("expr,first_new,first_stored", [
     ("[1, 2].slice(0, 1) == [1]", 35, 34),                      # ext.Lists v3 in the base env at 1.34
+    ("lists.range(2) == [0, 1]", 35, 34),
+    ("[[1], [2]].flatten() == [1, 2]", 35, 34),
+    ("[2, 1].reverse() == [1, 2]", 35, 34),
+    ("[1, 1].distinct() == [1]", 35, 34),
+    ("[2, 1].sort() == [1, 2]", 35, 34),
+    ("[2, 1].sortBy(x, -x) == [2, 1]", 35, 34),
+    ('isSemver("v1.0", true)', 34, 33),
+    ("[1].existsOne(i, v, v > 0)", 33, 32),
+    ("[1].transformList(i, v, v + 1) == [2]", 33, 32),
+    ("{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}", 33, 32),
+    ('format.named("dns1123Label").hasValue()', 32, 31),
     ('semver("v1.0", true) == semver("1.0.0")', 34, 33),        # semver library v1 at 1.33
     ("{'a': 1}.all(k, v, v > 0)", 33, 32),                      # two-variable comprehensions at 1.32
     ("!format.dns1123Label().validate('a').hasValue()", 32, 31),

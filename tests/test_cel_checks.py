@@ -169,3 +169,29 @@ def test_cost_error_shows_cel_gos_estimate() -> None:
     [f] = [f for f in lint_text(_class("c", '["a", "b"].join("-") == "a-b"'), Options()) if f.rule == "DRA502"]
     assert "the worst-case estimate is 1,844,674,407,370,955,275 against a limit of 1,000,000" in f.message
     assert f.details == {"cost": 1844674407370955275}
+
+
+def test_hints_ignore_the_slices_the_api_server_would_refuse() -> None:
+    nics = (SLICE.replace("name: node-1\n", "name: node-1-nics\n", 1).replace("driver: gpu.example.com", "driver: nic.example.com")
+            .replace("pool: {name: node-1,", "pool: {name: node-1-nics,"))
+    reading = _class("gpus", GPUS_ONLY, READ)
+    # both slices linted in the same run and accepted: the gpu slice publishes what the class reads
+    assert _rules(reading + "---\n" + SLICE + "---\n" + nics, cluster=None) == []
+    # refused (a device name that is no DNS label), the gpu slice publishes nothing the scheduler sees
+    refused = SLICE.replace("name: gpu-0", "name: GPU_0")
+    found = [(f.rule, f.message) for f in lint_text(reading + "---\n" + refused + "---\n" + nics, Options())
+             if f.rule in ("DRA505", "DRA506")]
+    assert [r for r, _ in found] == ["DRA505", "DRA505"]
+    assert "gpu.example.com" in found[0][1]
+
+
+def test_an_unguarded_read_is_judged_against_the_accepted_devices_only() -> None:
+    gpus = SLICE.split("  - name: nic-0\n")[0]
+    lacking = (SLICE.replace("name: node-1\n", "name: node-2\n", 1).replace("nodeName: node-1", "nodeName: node-2")
+               .replace("pool: {name: node-1,", "pool: {name: node-2,").split("  - name: gpu-0\n")[0]
+               + "  - name: nic-0\n    attributes:\n      type: {string: nic}\n")
+    text = _class("any", READ) + "---\n" + gpus + "---\n" + lacking
+    assert [f.rule for f in lint_text(text, Options()) if f.rule == "DRA506"] == ["DRA506"]
+    refused = lacking.replace("name: nic-0", "name: NIC_0")
+    text = _class("any", READ) + "---\n" + gpus + "---\n" + refused
+    assert [f.rule for f in lint_text(text, Options()) if f.rule == "DRA506"] == []

@@ -123,6 +123,21 @@ def test_a_refused_class_is_named_when_a_claim_needs_it(tmp_path: Path) -> None:
     assert f"the one in {tmp_path / 'class.yaml'} would be refused by the API server" in missing.message
 
 
+def test_a_claim_refused_for_its_name_alone_is_still_judged(tmp_path: Path) -> None:
+    # Capitals in the name: the server refuses the claim, but once renamed it still cannot be
+    # allocated (no h100 anywhere), and the user wants both told.
+    write(tmp_path, {"slice.yaml": SLICE.format(extra_meta="", selection=""), "class.yaml": CLASS,
+                     "claim.yaml": CLAIM.replace("name: one-gpu", "name: One-GPU")})
+    assert rules_by_file([str(tmp_path)]) == {str(tmp_path / "claim.yaml"): {"DRA121", "DRA701"}}
+
+
+def test_a_claim_refused_for_its_spec_is_not_judged(tmp_path: Path) -> None:
+    write(tmp_path, {"slice.yaml": SLICE.format(extra_meta="", selection=""), "class.yaml": CLASS,
+                     "claim.yaml": CLAIM.replace("name: gpu\n", "name: GPU\n")})
+    found = rules_by_file([str(tmp_path)])
+    assert "DRA701" not in found[str(tmp_path / "claim.yaml")] and found[str(tmp_path / "claim.yaml")]
+
+
 def test_cluster_state_is_taken_as_given(tmp_path: Path) -> None:
     # --cluster says what the cluster holds (stored objects may predate today's validation): a slice
     # there that today's API server would refuse still publishes its devices.

@@ -134,9 +134,9 @@ def test_distinct_attribute_is_stored_by_1_34_with_its_gate_off():
         claim, "1.35", {"DRAConsumableCapacity": False})
 
 
-def test_locked_gates_cannot_be_turned_off():
-    with pytest.raises(GateError, match="locked"):
-        parse_gates("DRAAdminAccess=false", 36)
+def test_locked_gates_turned_off_are_a_what_if_and_new_gates_are_known():
+    overrides, notes = parse_gates("DRAAdminAccess=false", 36)
+    assert overrides == {"DRAAdminAccess": False} and "locked on" in notes[0]
     for gate, minor in (("DRAResourcePoolStatus", 36), ("DRAResourceClaimGranularStatusAuthorization", 36),
                         ("DRAPartitionableDevicesType", 37)):
         assert parse_gates(f"{gate}=true", minor)[0] == {gate: True}

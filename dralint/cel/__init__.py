@@ -11,7 +11,7 @@ from .device import Device, device_from_api
 from .env import CelEnv, env_for
 from .errors import CelIssue, CelRuntimeError
 from .lint import lint_selector
-from .selector import MAX_COST, MAX_LENGTH, Compiled, compile_selector
+from .selector import DERIVED_CLAIM_MAX_COST, DERIVED_MAX_COST, MAX_COST, MAX_LENGTH, Compiled, compile_derived_attribute, compile_selector
 
-__all__ = ["CelEnv", "CelIssue", "CelRuntimeError", "Compiled", "Device", "MAX_COST", "MAX_LENGTH",
-           "compile_selector", "device_from_api", "env_for", "lint_selector"]
+__all__ = ["CelEnv", "CelIssue", "CelRuntimeError", "Compiled", "DERIVED_CLAIM_MAX_COST", "DERIVED_MAX_COST",
+           "Device", "MAX_COST", "MAX_LENGTH", "compile_derived_attribute", "compile_selector", "device_from_api", "env_for", "lint_selector"]

@@ -14,7 +14,7 @@ from .checker import check
 from .compiler import compile_program
 from .cost_dra import estimate
 from .device import Device
-from .env import CelEnv, model
+from .env import GATE_LIST_ATTRS, CelEnv, model
 from .errors import CelIssue, CelRuntimeError, issue_text
 from .parser import ParseError, parse
 from .runtime import type_name
@@ -22,6 +22,12 @@ from .validators import validate
 
 MAX_LENGTH = 10 * 1024          # CELSelectorExpressionMaxLength, in bytes
 MAX_COST = 1_000_000            # CELSelectorExpressionMaxCost
+# DeviceClaimDerivedAttributeCELMaxCost (1.37, DRADerivedAttributes): the budget all derived-attribute
+# expressions of one claim share; each one alone may cost at most min(MAX_COST, this). The value is
+# not in any source read (validation.go @009801d9 uses the constant, its definition was not found);
+# one selector's budget is assumed.
+DERIVED_CLAIM_MAX_COST = 1_000_000
+DERIVED_MAX_COST = min(MAX_COST, DERIVED_CLAIM_MAX_COST)
 
 _QUANTITY_HINT = ("quantities and semantic versions have no relational operators: "
                   "use a.compareTo(b) < 0, a.isLessThan(b) or a.isGreaterThan(b)")
@@ -98,22 +104,33 @@ def compile_selector(expression: str, env: CelEnv) -> Compiled:
     """Compile ``expression`` in ``env`` (never raises; problems are in ``Compiled.issues``)."""
     if not isinstance(expression, str):
         return Compiled(str(expression), env, (CelIssue("syntax", "error", "expression must be a string", None),), None)
-    return _compile_cached(expression, env)
+    return _compile_cached(expression, env, False)
+
+
+def compile_derived_attribute(expression: str, env: CelEnv) -> Compiled:
+    """Compile a derived attribute's ``expression`` as ``CompileCELExpression`` does with
+    ``DerivedAttribute: true``: the same environment and estimate, its own output rule (a scalar,
+    or a list of scalars where list-type attributes exist) and cost limit (``DERIVED_MAX_COST``).
+    The claim-wide budget is the caller's to sum: ``Compiled.cost`` of each that compiled.
+    """
+    if not isinstance(expression, str):
+        return Compiled(str(expression), env, (CelIssue("syntax", "error", "expression must be a string", None),), None)
+    return _compile_cached(expression, env, True)
 
 
 # Bounded by the expressions' bytes: a compiled 10 KB expression is far larger than a 100-byte one.
-@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env: len(expression) + 64)
-def _compile_cached(expression: str, env: CelEnv) -> Compiled:
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env, derived: len(expression) + 64)
+def _compile_cached(expression: str, env: CelEnv, derived: bool) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",
                                                    f"Too long: may not be more than {MAX_LENGTH} bytes", None),), None)
     try:
-        return _compile(expression, env)
+        return _compile(expression, env, derived)
     except RecursionError:
         return Compiled(expression, env, (CelIssue("syntax", "error", "expression recursion limit exceeded: 250", 0),), None)
 
 
-def _compile(expression: str, env: CelEnv) -> Compiled:
+def _compile(expression: str, env: CelEnv, derived: bool) -> Compiled:
     try:
         parsed = parse(expression)
     except ParseError as exc:
@@ -128,15 +145,38 @@ def _compile(expression: str, env: CelEnv) -> Compiled:
     if found:
         return Compiled(expression, env, tuple(CelIssue("check", "error", msg, off) for off, msg in found), None)
     out = checked.type_of(parsed.root)
-    if not (out == T.BOOL or out == T.ANY or (out == T.DYN and m.attribute_type == T.DYN)):
-        return Compiled(expression, env, (CelIssue("output-type", "error",
-                                                   f"must evaluate to bool or the unknown type, not {T.declared_name(out)}", None),), None)
+    wrong = _derived_output_error(out, env) if derived else _selector_output_error(out, m.attribute_type)
+    if wrong:
+        return Compiled(expression, env, (CelIssue("output-type", "error", wrong, None),), None)
     cost = estimate(parsed.root, checked, m)[1]
     issues: tuple[CelIssue, ...] = ()
-    if cost > MAX_COST:
+    if cost > (DERIVED_MAX_COST if derived else MAX_COST):
         issues = (CelIssue("cost", "error", "too complex, exceeds cost limit", None),)
     program, slots = compile_program(parsed.root, checked)
     return Compiled(expression, env, issues, cost, program, slots)
+
+
+def _selector_output_error(out: T.Type, attribute_type: T.Type) -> str:
+    """``validateOutputType`` for a selector: exactly bool or exactly the attribute type."""
+    if out == T.BOOL or out == T.ANY or (out == T.DYN and attribute_type == T.DYN):
+        return ""
+    return f"must evaluate to bool or the unknown type, not {T.declared_name(out)}"
+
+
+_DERIVED_SCALARS = (T.BOOL, T.INT, T.STRING, T.ANY, T.DYN, T.SEMVER)
+
+
+def _derived_output_error(out: T.Type, env: CelEnv) -> str:
+    """``validateOutputType`` for a derived attribute: a scalar the constraints can compare, or a
+    list of them when the compiler has list-type attributes (the gate, or StoredExpressions)."""
+    lists = GATE_LIST_ATTRS in env.gates or env.stored
+    if out in _DERIVED_SCALARS or (lists and out.kind == "list" and len(out.params) == 1
+                                   and out.params[0] in _DERIVED_SCALARS):
+        return ""
+    allowed = "a primitive scalar (string, integer, boolean, semver)"
+    if lists:
+        allowed += " or a list of these scalars"
+    return f"must evaluate to {allowed}, not {T.declared_name(out)}"
 
 
 def _teach(message: str) -> str:

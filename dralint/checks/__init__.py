@@ -17,7 +17,9 @@ MODULES: tuple[ObjectCheck, ...] = (
     cel_selectors,   # CEL: compile, type-check, cost, teaching warnings
     pods,            # pod specs of Pods and workloads: resourceClaims and containers' claims
     references,      # across objects: classes, claims, templates, drivers
+    cel_selectors.HINTS,  # across objects: selectors against the names the accepted slices publish
 )
+cel_hints = cel_selectors.HINTS
 
 
 def checks_for(kind: str) -> list[ObjectCheck]:

@@ -3,8 +3,12 @@
 Walks every selector in the canonical (v1-shaped) object — DeviceClass ``spec.selectors``,
 claim and template requests (``exactly`` and each ``firstAvailable`` subrequest), and the CEL
 ``selectors`` of a 1.33–1.34 DeviceTaintRule — and compiles each expression in the
-NewExpressions environment of the target release and gates (docs/cel.md §1.1). A selector list
-that an update leaves unchanged is stored, not new, and is not judged again.
+NewExpressions environment of the target release and gates (docs/cel.md §1.1). On UPDATE the
+release decides (kubernetes/kubernetes ``pkg/apis/resource/validation``; the early return for
+stored expressions came with derived attributes, PR 140029, 1.37): a DeviceClass whose selector
+list is unchanged is compiled as *stored* (StoredExpressions, errors and cost only) up to 1.36
+and not judged from 1.37; a claim's immutable spec is compiled as stored up to 1.33 and not
+judged from 1.34; a template is judged as new (its strategy runs the full validation first).
 
 Rules:
 
@@ -53,7 +57,29 @@ _TAINT_RULE_CEL_MINORS = (33, 34)
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
-    """Problems of every CEL selector in one object."""
+    """Problems of every CEL selector in one object, but the hints that depend on the run's
+    ResourceSlices (DRA505, DRA506): those are :data:`HINTS`'."""
+    return _walk(ctx, hints=False)
+
+
+class _Hints:
+    """DRA505 and DRA506, judged in the engine's second pass against the objects the API server
+    accepts: a ResourceSlice it would refuse publishes no names and holds no devices."""
+
+    __name__ = "dralint.checks.cel_selectors.hints"
+    KINDS = KINDS
+
+    @staticmethod
+    def check(ctx: CheckContext) -> Iterable[Problem]:
+        return _walk(ctx, hints=True)
+
+
+HINTS = _Hints()
+_HINT_RULES = frozenset({UNKNOWN_NAME, UNGUARDED})
+
+
+def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
+    """The selectors' problems: those of the selectors themselves, or (``hints``) the hints."""
     lists = list(_selector_lists(ctx.obj.value, ctx.obj.kind, ctx.release.minor))
     if not lists:
         return
@@ -70,11 +96,19 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         verdicts = ctx.index.derived("cel-verdicts", lambda _: {})
     else:
         known, everywhere, verdicts = None, None, {}
+    stored_env = None
     for path, selectors, class_name in lists:
-        if ctx.is_update and ctx.old is not None and _get(ctx.old.value, path) == selectors:
-            continue  # a stored selector list: the API server does not judge it again
+        mode = _update_mode(ctx, path, selectors)
+        if mode == "skip":
+            continue  # the API server does not judge these selectors again
         if len(selectors) > ctx.limits.selectors:
             continue  # over the limit the server reports TooMany and validates none of the items
+        if mode == "stored":
+            if hints:
+                continue  # a stored selector gets no teaching
+            stored_env = stored_env or env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
+            yield from _stored_problems(ctx, path, selectors, stored_env)
+            continue
         class_selectors = before = _class_expressions(ctx, class_name)
         for j, entry in enumerate(selectors):
             expr = _expression(entry)
@@ -92,7 +126,7 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
                     if key not in verdicts:
                         verdicts[key] = tuple(_judge(expr, env, known, everywhere, domain))
                     verdict = verdicts[key]
-            if before and any(v[0] == UNGUARDED for v in verdict):
+            if hints and before and any(v[0] == UNGUARDED for v in verdict):
                 # The allocator evaluates the class's selectors and the earlier ones first: a read
                 # is guarded when every device they leave publishes the name.
                 left = _left_by(ctx, before, expr)
@@ -105,7 +139,41 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
             if verdict:
                 where = path.child(j, "cel", "expression")
                 for rule, message, offset, details in verdict:
-                    yield Problem(rule, where, message, scalar_offset=offset, details=details)
+                    if (rule in _HINT_RULES) == hints:
+                        yield Problem(rule, where, message, scalar_offset=offset, details=details)
+
+
+def _update_mode(ctx: CheckContext, path: FieldPath, selectors: list) -> str:
+    """How the release's API server validates one selector list: "new", "stored" or "skip"."""
+    if not ctx.is_update or ctx.old is None:
+        return "new"
+    kind, minor = ctx.obj.kind, ctx.release.minor
+    if kind == "ResourceClaimTemplate":
+        return "new"  # ValidateUpdate runs ValidateResourceClaimTemplate (new expressions) first
+    if kind == "ResourceClaim":
+        return "stored" if minor <= 33 else "skip"  # the spec is immutable: checked as stored, then not at all
+    if _get(ctx.old.value, path) != selectors:
+        return "new"
+    return "stored" if kind == "DeviceClass" and minor <= 36 else "skip"
+
+
+_STORED_RULES = frozenset({TOO_LONG, COMPILE_ERROR, COST_EXCEEDED})
+
+
+def _stored_problems(ctx: CheckContext, path: FieldPath, selectors: list, env: Any) -> Iterator[Problem]:
+    """What the API server still refuses in selectors it compiles as stored expressions: the
+    StoredExpressions environment accepts every library the binary has, so only what even that
+    refuses (or its estimate puts over the limit) fails the update."""
+    why = (f" — the selectors are unchanged, so the 1.{ctx.release.minor} API server compiles them as stored "
+           "expressions (StoredExpressions) and still refuses this")
+    for j, entry in enumerate(selectors):
+        expr = _expression(entry)
+        if expr is None:
+            continue
+        for rule, message, offset, details in _judge(expr, env, None, None, None):
+            if rule in _STORED_RULES:
+                yield Problem(rule, path.child(j, "cel", "expression"), message + why, scalar_offset=offset,
+                              details=details)
 
 
 def _expression(entry: Any) -> str | None:

@@ -9,9 +9,9 @@ be used by a ``matchAttribute`` or ``distinctAttribute`` constraint that applies
 one without ``requests`` (all of them), one naming the request, or, for a subrequest, one naming
 it (``req/sub``) or its parent request.
 
-Not modelled yet: the per-expression and claim-wide cost budgets of derived-attribute CEL (the
-server estimates their cost like a selector's, against a smaller budget); dralint's CEL engine
-only compiles expressions as selectors, so the check reports compile errors only.
+Each expression is compiled as the server compiles it (``dralint.cel.compile_derived_attribute``:
+a scalar or list output, its own cost limit), and the estimates of those that compile are summed
+against the claim-wide budget (Forbidden at ``spec.devices`` when over).
 
 Rule: DRA266 derived-attribute-invalid.
 """
@@ -30,10 +30,13 @@ _CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
 
 def problems(ctx: CheckContext, devices: Mapping[str, Any], path: FieldPath) -> Iterator[Problem]:
     """The derived attributes of every request and subrequest of one claim spec's ``devices``."""
+    from ..cel import DERIVED_CLAIM_MAX_COST
+
     requests = devices.get("requests")
     if not isinstance(requests, list):
         return
     used = _constraint_attributes(devices.get("constraints"))
+    costs: list[int] = []   # the estimate of each expression that compiled, as the server sums them
     for i, request in enumerate(requests):
         if not isinstance(request, dict) or not isinstance(request.get("name"), str):
             continue
@@ -41,13 +44,20 @@ def problems(ctx: CheckContext, devices: Mapping[str, Any], path: FieldPath) -> 
         exactly = request.get("exactly")
         if isinstance(exactly, dict) and "derivedAttributes" in exactly:
             yield from _list(ctx, exactly["derivedAttributes"], path.child("requests", i, "exactly", "derivedAttributes"),
-                             name, used)
+                             name, used, costs)
         subs = request.get("firstAvailable")
         for j, sub in enumerate(subs if isinstance(subs, list) else ()):
             if isinstance(sub, dict) and "derivedAttributes" in sub and isinstance(sub.get("name"), str):
                 yield from _list(ctx, sub["derivedAttributes"],
                                  path.child("requests", i, "firstAvailable", j, "derivedAttributes"),
-                                 f"{name}/{sub['name']}", used)
+                                 f"{name}/{sub['name']}", used, costs)
+    total = sum(costs) % 2**64   # Go adds uint64 estimates: an unbounded pair wraps around
+    if total > DERIVED_CLAIM_MAX_COST:
+        parts = " + ".join(f"{c:,}" for c in costs)
+        yield Problem(RULE, path, f"the derived-attribute expressions of this claim cost {parts} = {total:,} together by "
+                                  f"Kubernetes' estimate, over the claim's budget of {DERIVED_CLAIM_MAX_COST:,}: simplify "
+                                  "them or use fewer (API server: Forbidden, \"too complex, total cost of derived attribute "
+                                  "CEL expressions in the claim exceeds cost limit\")")
 
 
 def _constraint_attributes(constraints: Any) -> dict[str, set[str]]:
@@ -71,7 +81,7 @@ def _is_used(attribute: str, request: str, used: Mapping[str, set[str]]) -> bool
 
 
 def _list(ctx: CheckContext, items: Any, path: FieldPath, request: str,
-          used: Mapping[str, set[str]]) -> Iterator[Problem]:
+          used: Mapping[str, set[str]], costs: list[int]) -> Iterator[Problem]:
     if not isinstance(items, list):
         return
     if len(items) > MAX_DERIVED_ATTRIBUTES:
@@ -90,7 +100,7 @@ def _list(ctx: CheckContext, items: Any, path: FieldPath, request: str,
                           "a derived attribute needs an `expression`: the CEL expression computing its value from "
                           "`device` (API server: Required value)")
         elif isinstance(expression, str):
-            yield from _expression(ctx, expression, path.child(k, "expression"))
+            yield from _expression(ctx, expression, path.child(k, "expression"), costs)
 
 
 def _name(ctx: CheckContext, name: str, path: FieldPath, request: str, used: Mapping[str, set[str]],
@@ -115,15 +125,23 @@ def _name(ctx: CheckContext, name: str, path: FieldPath, request: str, used: Map
                       "distinctAttribute constraint targeting this request\")")
 
 
-def _expression(ctx: CheckContext, expression: str, path: FieldPath) -> Iterator[Problem]:
-    from ..cel import compile_selector, env_for
+def _expression(ctx: CheckContext, expression: str, path: FieldPath, costs: list[int]) -> Iterator[Problem]:
+    from ..cel import DERIVED_MAX_COST, compile_derived_attribute, env_for
     from ..cel.errors import issue_text
 
     env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _CEL_GATES}, stored=False)
-    compiled = compile_selector(expression, env)
+    compiled = compile_derived_attribute(expression, env)
+    if compiled.cost is not None:
+        costs.append(compiled.cost)
     for issue in compiled.issues:
-        # A derived attribute yields a value, not a bool: the selectors' output rule does not apply.
         if issue.code in ("syntax", "check", "too-long"):
             text = issue_text(expression, issue).split("\n", 1)[0]
             yield Problem(RULE, path, f"compilation failed: {text} (API server: Invalid value)",
                           scalar_offset=issue.offset)
+        elif issue.code == "output-type":
+            yield Problem(RULE, path, f"a derived attribute's expression {issue.message}: constraints compare "
+                                      "scalars or lists of scalars (API server: Invalid value)")
+        elif issue.code == "cost":
+            yield Problem(RULE, path, f"derived attribute expression too complex: Kubernetes estimates its worst case "
+                                      f"at {compiled.cost:,}, over the limit of {DERIVED_MAX_COST:,} for one "
+                                      "derived attribute (API server: Forbidden, \"too complex, exceeds cost limit\")")
