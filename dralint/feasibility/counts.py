@@ -65,6 +65,7 @@ class _DeviceFlags:
     tainted: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))     # a taint that blocks
     consumers: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))   # consumes shared counters
     policy: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))      # a capacity request policy
+    multi: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))       # may be allocated many times
 
 
 class Counts:
@@ -119,11 +120,18 @@ class Counts:
             flags.counters = np.concatenate([flags.counters, consumers & (not f.partitionable)])
             flags.tainted = np.concatenate([flags.tainted, tainted])
             flags.policy = np.concatenate([flags.policy, policy])
+            multi = np.fromiter((f.consumable_capacity and d is not None and d.allow_multiple for d in new), bool,
+                                len(new))
+            flags.multi = np.concatenate([flags.multi, multi])
         return flags
 
     def tainted(self) -> np.ndarray:
         """Per uid: the device has a taint that blocks (with DRADeviceTaints on)."""
         return self._device_flags().tainted
+
+    def multi(self) -> np.ndarray:
+        """Per uid: the device may be allocated many times (DRAConsumableCapacity on)."""
+        return self._device_flags().multi
 
     def consumers(self) -> np.ndarray:
         """Per uid: the device consumes shared counters."""
@@ -155,7 +163,7 @@ class Counts:
         fc = self.get(alt)
         if fc is None:
             return None
-        ids, nvals = self._value_ids(attribute)
+        ids, nvals = self.value_ids(attribute)
         if nvals > _MAX_VALUES:
             return None
         key = (fc.key, attribute, relaxed, len(world.node_log), world.held_token, fc.size)
@@ -171,7 +179,7 @@ class Counts:
             self._by_value.put(key, have)
         return have
 
-    def _value_ids(self, attribute: str) -> tuple[np.ndarray, int]:
+    def value_ids(self, attribute: str) -> tuple[np.ndarray, int]:
         """Per uid, which value of ``attribute`` the device has (-1: none), and how many values there are."""
         devices = self.world.selection.columns.devices
         have = self._values.get(attribute)

@@ -22,6 +22,7 @@ import numpy as np
 
 from .counts import Counts, filter_key
 from .constraints import applies
+from .hall import distinct_devices
 from .model import Alternative, ClaimSpec
 from .search import MAX_DEVICES_PER_CLAIM
 
@@ -98,6 +99,9 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
             fc = counts.get(alone[key])
             if fc is not None:
                 ok &= (fc.free if relaxed else fc.usable)[slots] >= total
+    if ok.any():
+        # Requests of different kinds that draw on the same devices.
+        ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
     return must | ok
 
 
