@@ -20,6 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .columns import TRUE
 from .counts import Counts, filter_key
 from .constraints import applies
 from .hall import distinct_devices
@@ -49,7 +50,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
     f = counts.world.features
     for claim in claims:
         least_total = np.zeros(n, np.int64)
-        for req in claim.requests:
+        for r, req in enumerate(claim.requests):
             req_ok = np.zeros(n, bool)
             least: np.ndarray | None = None
             for alt in req.alternatives:
@@ -62,7 +63,8 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                     sel = fc.sel[slots]
                     must |= fc.err_all[slots] > 0                 # met while validating, on every node
                     if claim.constraints:
-                        must |= (sel > 0) & ~blocked              # a constraint broken inside "all" is an error
+                        # A constraint broken inside "all" is an error.
+                        must |= (sel > 0) & ~blocked & ~_no_break(counts, claim, r, alt, slots, relaxed)
                     if f.consumable_capacity or relaxed:
                         req_ok |= sel > 0
                     else:
@@ -103,6 +105,59 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
     return must | ok
+
+
+def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots: np.ndarray,
+              relaxed: bool) -> np.ndarray:
+    """Per node: no device of the ``All`` request ``alt`` (of request ``r``) can break a constraint.
+
+    True where every matchAttribute constraint over it sees one value only: its devices there and
+    the devices the requests before it in the constraint may pick all have the same value, and
+    none of its own devices lacks it. (Later requests are refused quietly by a device it took.)
+    """
+    n = len(slots)
+    out = np.ones(n, bool)
+    if counts.world.features.list_attributes:
+        return np.zeros(n, bool)
+    base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+    slot, uid, here = counts.flat()
+    held = counts.world.held[uid]
+    for con in claim.constraints:
+        if not applies(con.requests, base, sub):
+            continue
+        if not con.match_attribute:
+            return np.zeros(n, bool)
+        fc = counts.get(alt)
+        if fc is None:
+            return np.zeros(n, bool)
+        ids, _ = counts.value_ids(con.match_attribute)
+        value = ids[uid]
+        mine = (fc.dev_sel[uid] == TRUE) & here
+        if (mine & (value < 0)).any():
+            lacking = np.bincount(slot[mine & (value < 0)], minlength=counts.world.slot_count)[slots] > 0
+            out &= ~lacking
+        seen = mine & (value >= 0)
+        for earlier in claim.requests[:r]:
+            for other in earlier.alternatives:
+                if not applies(con.requests, *((other.parent, other.name) if other.parent else (other.name, ""))):
+                    continue
+                oc = counts.get(other)
+                if oc is None:
+                    return np.zeros(n, bool)
+                if other.mode == "All":
+                    picked = oc.dev_sel[uid] == TRUE
+                else:
+                    picked = ((oc.dev_sel == TRUE) if relaxed else oc.dev_usable)[uid]
+                    if not other.admin:
+                        picked &= ~held
+                seen |= picked & here & (value >= 0)
+        size = counts.world.slot_count
+        low = np.full(size, np.iinfo(np.int32).max, np.int64)
+        high = np.full(size, -1, np.int64)
+        np.minimum.at(low, slot[seen], value[seen])
+        np.maximum.at(high, slot[seen], value[seen])
+        out &= (high[slots] <= low[slots]) | (high[slots] < 0)
+    return out
 
 
 def _matched(claim: ClaimSpec, alt: Alternative) -> list[str]:
