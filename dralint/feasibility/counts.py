@@ -26,7 +26,7 @@ from .taints import blocking_taint
 if TYPE_CHECKING:
     from .world import World
 
-FilterKey = tuple  # (class name, selectors, admin, tolerations, capacity requests)
+FilterKey = tuple  # (class selectors, selectors, admin, tolerations, capacity requests)
 _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
 # Bounds of what the counts remember (they live as long as the world: the webhook's, for days).
 MAX_FILTERS = 512        # each: two arrays per device, five per node
@@ -34,9 +34,12 @@ MAX_VALUE_COUNTS = 256   # per (filter, attribute): nodes x values
 MAX_ATTRIBUTES = 128     # per attribute: one value id per device
 
 
-def filter_key(alt: Alternative) -> FilterKey:
+def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
+    """What a device is asked by ``alt`` of a class with ``class_selectors``: classes that select
+    alike (one per team, each with the same expression) share their counts, and a changed class
+    simply asks under another key."""
     capacity = tuple(sorted(alt.capacity.items())) if alt.capacity else None
-    return (alt.class_name, alt.selectors, alt.admin, alt.tolerations, capacity, alt.has_capacity)
+    return (class_selectors, alt.selectors, alt.admin, alt.tolerations, capacity, alt.has_capacity)
 
 
 @dataclass
@@ -80,7 +83,6 @@ class Counts:
         self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTERS)
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
-        self._class_pos = 0
         self._flags = _DeviceFlags()
         self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(MAX_ATTRIBUTES)
@@ -141,11 +143,10 @@ class Counts:
 
     def get(self, alt: Alternative) -> FilterCounts | None:
         """Counts for what ``alt`` asks; None when its class is missing or a selector has no CEL."""
-        self._drop_changed_classes()
         cls = self.world.classes.get(alt.class_name)
         if cls is None or any(e is None for e in alt.selectors):
             return None
-        key = filter_key(alt)
+        key = filter_key(alt, cls.selectors)
         fc = self._filters.get(key)
         if fc is None or fc.size != len(self.world.selection.columns.devices):
             fc = self._filters.put(key, self._build(key, alt))
@@ -196,20 +197,13 @@ class Counts:
             have = self._values.put(attribute, (ids, len(seen)))
         return have
 
-    def _drop_changed_classes(self) -> None:
-        log = self.world.class_log
-        if self._class_pos < len(log):
-            changed = set(log[self._class_pos:])
-            self._filters.drop(lambda key: key[0] in changed)
-            self._class_pos = len(log)
-
     def selected(self, alt: Alternative, selectors: tuple) -> np.ndarray:
         """Per uid, the answer of the class selectors then ``selectors`` (ERROR where one fails)."""
         return self.world.selection.combined(self.world.classes[alt.class_name].selectors + selectors)
 
     def _build(self, key: FilterKey, alt: Alternative) -> FilterCounts:
         world = self.world
-        dev_sel = self.selected(alt, alt.selectors)
+        dev_sel = self.world.selection.combined(key[0] + alt.selectors)
         fc = FilterCounts(key, alt, dev_sel, self._usable(alt, dev_sel, range(len(dev_sel))))
         fc.size = len(dev_sel)
         slot, uid, here = self.flat()

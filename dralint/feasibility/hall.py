@@ -51,7 +51,7 @@ def distinct_devices(counts: "Counts", claims: list[ClaimSpec], slots: np.ndarra
                 counted = (alt.mode == "ExactCount" and alt.count > 0) or alt.mode == "All"
                 opts.append((c, alt) if counted and not alt.admin else None)
             if opts:
-                options.append(list(dict.fromkeys(opts)))
+                options.append([o for i, o in enumerate(opts) if o not in opts[:i]])
     if len(options) < 2 or len(options) > MAX_REQUESTS:
         return np.ones(n, bool)
     choices = 1

@@ -37,11 +37,6 @@ class Lru(Generic[K, V]):
                 self._on_evict(old_key, old)
         return value
 
-    def drop(self, unwanted: Callable[[K], bool]) -> None:
-        """Forget the entries whose key is ``unwanted``."""
-        for key in [k for k in self._entries if unwanted(k)]:
-            del self._entries[key]
-
     def items(self) -> Iterator[tuple[K, V]]:
         return iter(list(self._entries.items()))
 

@@ -85,7 +85,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
             blocked |= ~req_ok
             if len(req.alternatives) == 1 and req.alternatives[0].mode == "ExactCount" \
                     and not req.alternatives[0].admin:
-                key = filter_key(req.alternatives[0])
+                key = filter_key(req.alternatives[0], counts.world.classes[req.alternatives[0].class_name].selectors)
                 need[key] += req.alternatives[0].count
                 alone[key] = req.alternatives[0]
         must |= least_total > MAX_DEVICES_PER_CLAIM                # met while validating
