@@ -319,21 +319,35 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         with_errors = {f.object for f in emitter.findings
                        if f.severity is Severity.ERROR and not _in_metadata(f.field)}
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
-        judged = {id(t.stored or t.canonical) for t in judged_targets}
-        _feasibility(emitter, result, _with_judged(index, work.index, judged_targets), release, options, judged,
-                     cluster_given, world)
+        judged = [_as_allocated(t) for t in judged_targets]
+        _feasibility(emitter, result, _judged_index(index, judged_targets), release, options,
+                     {id(obj) for obj in judged}, cluster_given, world)
     result.findings.sort(key=Finding.sort_key)
 
 
-def _with_judged(accepted: Index, full: Index, judged: list[_Target]) -> Index:
-    """``accepted`` plus the judged claims it left out: a claim refused for its metadata alone (a name
-    with capitals) feeds no reference, but is still judged itself."""
-    if accepted is full:
-        return accepted
+def _as_allocated(target: _Target) -> Canonical:
+    """The object the allocator is asked about. A claim as written: where the API server drops a
+    gated field the allocator refuses with its gate off (adminAccess, firstAvailable, capacity), the
+    user learns the feature is off (DRA704) rather than about some other claim than the one written.
+    Everything else as the server stores it."""
+    if target.canonical.kind in _ALLOCATABLE:
+        return target.canonical
+    return target.stored or target.canonical
+
+
+def _judged_index(accepted: Index, judged: list[_Target]) -> Index:
+    """``accepted`` with the judged claims as the allocator is asked about them: as written in place of
+    as stored, and those refused for their metadata alone (a name with capitals), which feed no
+    reference but are still judged themselves."""
     present = {id(obj) for obj in accepted.all_objects()}
-    back = [obj for obj in (t.stored or t.canonical for t in judged)
-            if obj.kind in _ALLOCATABLE and id(obj) not in present]
-    return accepted.overlay(back) if back else accepted
+    swap = []
+    for target in judged:
+        obj, stored = _as_allocated(target), target.stored or target.canonical
+        if obj.kind not in _ALLOCATABLE or id(obj) in present:
+            continue
+        if id(stored) in present or (obj.kind, obj.namespace, obj.name) in accepted.refused:
+            swap.append(obj)
+    return accepted.overlay(swap) if swap else accepted
 
 
 def _in_metadata(field: str) -> bool:
@@ -387,7 +401,7 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         old_manifest = _old_for(manifest, olds)
         canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
         targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
-    # References and feasibility see each object as the server would store it.
+    # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
     index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)

@@ -28,7 +28,7 @@ node selectors via nodeselector.py (DRA405, DRA406).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any, Generator, Iterable, Iterator
 
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
@@ -982,27 +982,41 @@ def _valid_values(ctx: CheckContext, default: Quantity, capacity: Quantity, raw:
                       "server: Invalid value, \"default value is not valid according to the requestPolicy\")")
 
 
-def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath,
-                 fractional: bool) -> Iterator[Problem]:
+def _range_bounds(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath,
+                  at_bound: bool) -> Generator[Problem, None, tuple[Quantity, Quantity | None, Quantity | None] | None]:
+    """The checks of min and max every release makes; returns (min, max, step), or None when they
+    cannot be read. The default's errors are at `default`, or with ``at_bound`` (1.34-1.36) at the
+    bound it breaks."""
     low = _quantity(rng.get("min"))
     if rng.get("min") is None:
         yield Problem(REQUEST_POLICY_INVALID, path.child("min"),
                       "`min` is required when validRange is defined (API server: Required value)")
-        return
+        return None
     high, step = _quantity(rng.get("max")), _quantity(rng.get("step"))
     if low is None or (rng.get("max") is not None and high is None) or (rng.get("step") is not None and step is None):
-        return
+        return None
     if low > capacity:
         yield _range_problem(path.child("min"), f"min {low} is larger than the capacity value {capacity}")
     if default < low:
-        yield _range_problem(path.child("default"), f"the default {default} is less than min {low}")
+        yield _range_problem(path.child("min" if at_bound else "default"),
+                             f"the default {default} is less than min {low}")
     if high is not None:
         if low > high:
             yield _range_problem(path.child("max"), f"min {low} is larger than max {high}")
         if high > capacity:
             yield _range_problem(path.child("max"), f"max {high} is larger than the capacity value {capacity}")
         if default > high:
-            yield _range_problem(path.child("default"), f"the default {default} is more than max {high}")
+            yield _range_problem(path.child("max" if at_bound else "default"),
+                                 f"the default {default} is more than max {high}")
+    return low, high, step
+
+
+def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath,
+                 fractional: bool) -> Iterator[Problem]:
+    bounds = yield from _range_bounds(default, capacity, rng, path, at_bound=False)
+    if bounds is None:
+        return
+    low, high, step = bounds
     named = [("default", default), ("min", low), ("max", high), ("step", step)]
     use_milli = fractional and any(q is not None and not q.is_integer() for _, q in named)
     if use_milli:
@@ -1042,25 +1056,10 @@ def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPa
 def _unguarded_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPath) -> Iterator[Problem]:
     """validateRequestPolicyRange of 1.34-1.36 (validation.go of 1.35): no sign or int64 checks, the
     default's errors at `min` and `max`, whole numbers only (Quantity.Value, rounded up)."""
-    low = _quantity(rng.get("min"))
-    if rng.get("min") is None:
-        yield Problem(REQUEST_POLICY_INVALID, path.child("min"),
-                      "`min` is required when validRange is defined (API server: Required value)")
+    bounds = yield from _range_bounds(default, capacity, rng, path, at_bound=True)
+    if bounds is None:
         return
-    high, step = _quantity(rng.get("max")), _quantity(rng.get("step"))
-    if low is None or (rng.get("max") is not None and high is None) or (rng.get("step") is not None and step is None):
-        return
-    if low > capacity:
-        yield _range_problem(path.child("min"), f"min {low} is larger than the capacity value {capacity}")
-    if default < low:
-        yield _range_problem(path.child("min"), f"the default {default} is less than min {low}")
-    if high is not None:
-        if low > high:
-            yield _range_problem(path.child("max"), f"min {low} is larger than max {high}")
-        if high > capacity:
-            yield _range_problem(path.child("max"), f"max {high} is larger than the capacity value {capacity}")
-        if default > high:
-            yield _range_problem(path.child("max"), f"the default {default} is more than max {high}")
+    low, high, step = bounds
     if step is None:
         return
     if low.value + step.value > capacity.value:
