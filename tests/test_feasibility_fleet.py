@@ -103,13 +103,18 @@ def cluster(draw):
                                     "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 1}, **where}}))
     held = draw(st.lists(st.tuples(st.integers(0, n_nodes - 1), st.integers(0, 4)), max_size=3))
     if held:
-        objs.append(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                "metadata": {"name": "held", "namespace": "default"},
-                                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
-                                "status": {"allocation": {"devices": {"results": [
-                                    {"request": "r", "driver": "gpu.example.com", "pool": f"p{n}", "device": f"d{i}"}
-                                    for n, i in held]}}}}))
+        objs.append(held_claim(held))
     return objs
+
+
+def held_claim(held: list[tuple[int, int]]) -> str:
+    """An allocated claim holding device ``d{i}`` of pool ``p{n}`` for each (n, i)."""
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                       "metadata": {"name": "held", "namespace": "default"},
+                       "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+                       "status": {"allocation": {"devices": {"results": [
+                           {"request": "r", "driver": "gpu.example.com", "pool": f"p{n}", "device": f"d{i}"}
+                           for n, i in held]}}}})
 
 
 SELECTORS = ['device.attributes["gpu.example.com"].model == "a"', 'device.attributes["gpu.example.com"].numa == 1']

@@ -19,7 +19,7 @@ from dralint.feasibility.world import World
 from dralint.index import Index
 from dralint.releases import Release
 
-from test_feasibility_fleet import _objects
+from test_feasibility_fleet import _objects, held_claim
 from test_feasibility_search import mini_cel
 
 SELECTORS = ['device.attributes["gpu.example.com"].model == "a"', 'device.attributes["gpu.example.com"].numa == 1',
@@ -53,12 +53,7 @@ def nodes(draw):
                                          "devices": devices}}))
     held = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 5)), max_size=2))
     if held:
-        objs.append(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                "metadata": {"name": "held", "namespace": "default"},
-                                "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
-                                "status": {"allocation": {"devices": {"results": [
-                                    {"request": "r", "driver": "gpu.example.com", "pool": f"p{n}", "device": f"d{i}"}
-                                    for n, i in held]}}}}))
+        objs.append(held_claim(held))
     return objs
 
 
@@ -114,20 +109,10 @@ test_hall_changes_nothing_at_length = pytest.mark.slow(MANY(given(nodes(), claim
 
 
 def _world_and_claim(devices: list[dict], requests: list[dict], capacity: bool = False):
-    cluster = [json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                           "spec": {}}),
-               json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
-                           "spec": {"driver": "gpu.example.com", "nodeName": "n0",
-                                    "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
-                                    "devices": devices}})]
-    linted = [json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                          "metadata": {"name": "c", "namespace": "default"},
-                          "spec": {"devices": {"requests": requests}}})]
-    objs = _objects(cluster, True) + _objects(linted, False)
-    index = Index.build(objs)
+    cluster, linted = _slice_and_claim(devices, requests, [])
+    index = Index.build(_objects(cluster, True) + _objects(linted, False))
     world = World.from_index(index, Release(37, _gates(capacity)), mini_cel, None, None)
-    spec = read_claim(next(iter(index.claims.values())), "default/c")
-    return world, spec
+    return world, read_claim(next(iter(index.claims.values())), "default/c")
 
 
 def test_requests_of_different_kinds_on_the_same_devices_are_refused_without_searching():
