@@ -73,7 +73,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 else:
                     must |= (fc.err_search[slots] > 0) & ~blocked
                     enough = usable[slots] >= alt.count
-                    for attribute in _matched(claim, alt):
+                    for attribute in () if risky_only else _matched(claim, alt):
                         per_value = counts.by_value(alt, attribute, relaxed)
                         if per_value is not None:
                             enough &= per_value[slots].max(axis=1) >= alt.count
@@ -89,7 +89,8 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 need[key] += req.alternatives[0].count
                 alone[key] = req.alternatives[0]
         must |= least_total > MAX_DEVICES_PER_CLAIM                # met while validating
-        cross &= _one_value(counts, claim, slots, relaxed)
+        if not risky_only:
+            cross &= _one_value(counts, claim, slots, relaxed)
     if has_all:
         must |= unusable
     if risky_only:
