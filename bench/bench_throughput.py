@@ -34,6 +34,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# The command a user runs: the script installed beside this interpreter (a venv's bin/), else the module.
+_SCRIPT = Path(sys.executable).with_name("dralint")
+DRALINT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "dralint"]
 
 
 def corpus_dir(args: argparse.Namespace) -> Path:
@@ -99,7 +102,7 @@ def cold_start(corpus: Path, runs: int = 5) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(["dralint", str(small)], capture_output=True)
+        subprocess.run([*DRALINT, str(small)], capture_output=True)
         times.append(time.perf_counter() - start)
     return sorted(times)[len(times) // 2]
 

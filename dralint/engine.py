@@ -106,6 +106,7 @@ class _Target:
     canonical: Canonical
     old: Canonical | None = None
     stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
+    dropped: tuple[Problem, ...] = ()  # DRA802 for each field dropped from ``stored``
 
 
 class _Emitter:
@@ -400,7 +401,8 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
             continue
         old_manifest = _old_for(manifest, olds)
         canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
-        targets.append(_Target(canonical, old, apply_gates(canonical, old, release)[0]))
+        stored, dropped = apply_gates(canonical, old, release)
+        targets.append(_Target(canonical, old, stored, tuple(dropped)))
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
     index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
@@ -683,10 +685,14 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
         spec_changed = old.value.get("spec") != target.canonical.value.get("spec")
         status_changed = old.value.get("status") != target.canonical.value.get("status")
         writes = ([""] if spec_changed or not status_changed else []) + (["status"] if status_changed else [])
+    if target.stored is not None:
+        gated, dropped = target.stored, target.dropped
+    else:
+        found = apply_gates(target.canonical, old, release)
+        gated, dropped = found[0], tuple(found[1])
     for write in writes:
-        gated, dropped = apply_gates(target.canonical, old, release)
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=tuple(dropped), strict=strict)
+                           subresource=write, index=index, dropped=dropped, strict=strict)
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool,

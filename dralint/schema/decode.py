@@ -16,6 +16,8 @@ import json
 from functools import lru_cache
 from typing import Any, Mapping
 
+import orjson
+
 from .served import schema_file, served_releases
 
 _DEFS_PREFIX = "#/$defs/"
@@ -79,12 +81,28 @@ def _resolve(node: Schema, defs: Mapping[str, Schema]) -> Schema:
 
 
 def _has_null(value: Any) -> bool:
+    # This looks at every value of every object of a run and almost never finds anything: orjson
+    # writes the object in C, and without "null" in its text there is none. Only a text with it
+    # (perhaps inside a string) or a value orjson cannot write is walked.
+    try:
+        if b"null" not in orjson.dumps(value):
+            return False
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    return _walk_for_null(value)
+
+
+def _walk_for_null(value: Any) -> bool:
     if value is None:
         return True
-    if isinstance(value, dict):
-        return any(_has_null(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_null(v) for v in value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    while stack:
+        container = stack.pop()
+        for item in container.values() if isinstance(container, dict) else container:
+            if item is None:
+                return True
+            if isinstance(item, (dict, list)):
+                stack.append(item)
     return False
 
 
