@@ -9,11 +9,14 @@ import functools
 import json
 from dataclasses import dataclass, field
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
+
+if TYPE_CHECKING:
+    from .nodes import NodeTaint
 
 DeviceKey = tuple[str, str, str]   # (driver, pool, device): the allocator's DeviceID
 PoolKey = tuple[str, str]          # (driver, pool)
@@ -68,8 +71,10 @@ class Toleration:
     value: str
     effect: str
 
-    def tolerates(self, taint: Taint) -> bool:
-        """``resourceclaim.ToleratesTaint``: empty effect and empty key with Exists match anything."""
+    def tolerates(self, taint: Taint | NodeTaint) -> bool:
+        """``resourceclaim.ToleratesTaint`` for a device's taint, which is core/v1
+        ``Toleration.ToleratesTaint`` for a node's too: empty effect and empty key with Exists match
+        anything."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:

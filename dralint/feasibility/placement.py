@@ -12,28 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .model import Toleration
 from .nodes import NodeTaint, NodeView, selector_matches
 
 UNSCHEDULABLE = NodeTaint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 _BLOCKING = ("NoSchedule", "NoExecute")
-
-
-@dataclass(frozen=True)
-class PodToleration:
-    key: str
-    operator: str
-    value: str
-    effect: str
-
-    def tolerates(self, taint: NodeTaint) -> bool:
-        """core/v1 ``Toleration.ToleratesTaint``."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.operator in ("Equal", "") and self.value == taint.value
 
 
 @dataclass(frozen=True)
@@ -43,7 +26,7 @@ class Placement:
     node_name: str = ""
     node_selector: tuple[tuple[str, str], ...] = ()
     affinity: str = ""                                  # required node affinity (a NodeSelector), as JSON
-    tolerations: tuple[PodToleration, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
 
     @property
     def free(self) -> bool:
@@ -79,8 +62,8 @@ def read_placement(pod_spec: Mapping[str, Any]) -> Placement:
     tolerations = []
     for t in pod_spec.get("tolerations") or [] if isinstance(pod_spec.get("tolerations"), list) else []:
         if isinstance(t, dict):
-            tolerations.append(PodToleration(str(t.get("key") or ""), str(t.get("operator") or "Equal"),
-                                             str(t.get("value") or ""), str(t.get("effect") or "")))
+            tolerations.append(Toleration(str(t.get("key") or ""), str(t.get("operator") or "Equal"),
+                                          str(t.get("value") or ""), str(t.get("effect") or "")))
     node_name = pod_spec.get("nodeName")
     return Placement(node_name=node_name if isinstance(node_name, str) else "",
                      node_selector=tuple(sorted((str(k), str(v)) for k, v in selector.items())),
