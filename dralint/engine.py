@@ -6,6 +6,7 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 """
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -107,6 +108,12 @@ class _Target:
     old: Canonical | None = None
     stored: Canonical | None = None  # as the server stores it: gated fields dropped (what others see)
     dropped: tuple[Problem, ...] = ()  # DRA802 for each field dropped from ``stored``
+
+    @functools.cached_property
+    def shapes(self) -> list[request_shape.Misplaced]:
+        """Requests written in the other version's shape (both passes of the checks need them)."""
+        manifest = self.canonical.manifest
+        return request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind)
 
 
 class _Emitter:
@@ -340,14 +347,17 @@ def _judged_index(accepted: Index, judged: list[_Target]) -> Index:
     """``accepted`` with the judged claims as the allocator is asked about them: as written in place of
     as stored, and those refused for their metadata alone (a name with capitals), which feed no
     reference but are still judged themselves."""
+    def key(obj: Canonical) -> tuple[str, str, str]:
+        return obj.kind, obj.namespace, obj.name
+
+    # Most runs have neither: then no look at the whole index (the webhook's holds the cluster).
+    candidates = [t for t in judged if t.canonical.kind in _ALLOCATABLE and (
+        (t.stored is not None and t.stored is not t.canonical) or key(t.canonical) in accepted.refused)]
+    if not candidates:
+        return accepted
     present = {id(obj) for obj in accepted.all_objects()}
-    swap = []
-    for target in judged:
-        obj, stored = _as_allocated(target), target.stored or target.canonical
-        if obj.kind not in _ALLOCATABLE or id(obj) in present:
-            continue
-        if id(stored) in present or (obj.kind, obj.namespace, obj.name) in accepted.refused:
-            swap.append(obj)
+    swap = [t.canonical for t in candidates if id(t.canonical) not in present
+            and (id(t.stored or t.canonical) in present or key(t.canonical) in accepted.refused)]
     return accepted.overlay(swap) if swap else accepted
 
 
@@ -427,11 +437,10 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
     modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
     if cross and not modules:
         return
-    shapes = request_shape.misplaced(manifest.value, manifest.api_version, manifest.kind)
     if manifest.is_dra and not cross:
-        _schema(emitter, manifest, work.release, work.strict, shapes)
+        _schema(emitter, manifest, work.release, work.strict, target.shapes)
     # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
-    reshape = _reshaped(shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
+    reshape = _reshaped(target.shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
     for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
                          strict=work.strict):
         _run_checks(emitter, ctx, modules, dropped=not cross, reshape=reshape)
