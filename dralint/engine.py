@@ -58,6 +58,7 @@ class Options:
     together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
+    jobs: int = 1            # processes the run may use (the CLI's -j); the feasibility stage forks them
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
     reading: source.Reading = field(default_factory=source.Reading)  # excludes, the size limit
     # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
@@ -734,7 +735,8 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
                                           show_allocation=options.show_allocation, max_steps=options.max_steps,
-                                          max_seconds=options.max_seconds, together=options.together)
+                                          max_seconds=options.max_seconds, together=options.together,
+                                          processes=options.jobs)
     try:
         report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world)
     except feasibility.UnknownNode:

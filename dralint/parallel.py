@@ -22,7 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence, TextIO
 
 from . import engine, source
@@ -44,6 +44,8 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
     ``progress`` is the stream for a progress bar, drawn only when it is a terminal and the input
     is large.
     """
+    # The feasibility stage forks its own processes once the fleet view is built (feasibility/shards.py).
+    options = replace(options, jobs=min(effective_jobs(jobs), MAX_PROCESSES))
     planned = source.plan(list(paths) or ["."], options.reading)
     found, problems = planned.files, planned.problems
     bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None

@@ -11,9 +11,32 @@ in "cannot allocate", so the verdict and the first solution stay the scheduler's
 """
 from __future__ import annotations
 
+from itertools import product
 from typing import Hashable, Sequence
 
 Slots = tuple[frozenset[Hashable], int]   # the devices one request may take, and how many it needs
+MAX_CHOICES = 64   # combinations of firstAvailable subrequests matched one by one (more: merged)
+
+
+def can_match_some(requests: Sequence[Sequence[Slots]], in_use: frozenset[Hashable] | set[Hashable]) -> bool:
+    """``can_match`` for requests with alternatives (firstAvailable): True when some choice of one
+    alternative per request can be matched. Alternatives that cannot be filled even alone are
+    dropped first; past ``MAX_CHOICES`` combinations each request's alternatives are merged (any
+    of their devices, the smallest need), which is weaker but still only cuts hopeless branches."""
+    options: list[list[Slots]] = []
+    for alternatives in requests:
+        kept = [(devices, need) for devices, need in alternatives
+                if need <= 0 or sum(1 for d in devices if d not in in_use) >= need]
+        if not kept:
+            return False
+        options.append(kept)
+    combinations = 1
+    for kept in options:
+        combinations *= len(kept)
+    if combinations > MAX_CHOICES:
+        merged = [(frozenset().union(*(d for d, _ in kept)), min(n for _, n in kept)) for kept in options]
+        return can_match(merged, in_use)
+    return any(can_match(choice, in_use) for choice in product(*options))
 
 
 def can_match(requests: Sequence[Slots], in_use: frozenset[Hashable] | set[Hashable]) -> bool:

@@ -29,9 +29,13 @@ if TYPE_CHECKING:
 FilterKey = tuple  # (class selectors, selectors, admin, tolerations, capacity requests)
 _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
 # Bounds of what the counts remember (they live as long as the world: the webhook's, for days).
-MAX_FILTERS = 512        # each: two arrays per device, five per node
-MAX_VALUE_COUNTS = 256   # per (filter, attribute): nodes x values
-MAX_ATTRIBUTES = 128     # per attribute: one value id per device
+# By bytes: a run asks thousands of distinct filters (the benchmark corpus: 3,247), and counting
+# one again costs a pass over the fleet; what one weighs grows with the fleet.
+MAX_FILTER_BYTES = 128 << 20     # each: one array per device, up to five per node (shared when equal)
+MAX_VALUE_COUNT_BYTES = 64 << 20  # per (filter, attribute): nodes x values
+MAX_ENTRIES = 1 << 16            # a bound on the number of either, whatever they weigh
+MAX_ATTRIBUTES = 128             # per attribute: one value id per device
+_PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
 
 
 def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
@@ -44,12 +48,17 @@ def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
 
 @dataclass
 class FilterCounts:
-    """One filter: per device uid its answer, per node slot its counts."""
+    """One filter: per device uid its answer, per node slot its counts.
+
+    Most filters meet no taint, counter or capacity and no device that is held or fails: their
+    per-node arrays are then one array, shared, and ``dev_usable`` is worked out from ``dev_sel``
+    when asked. Whoever changes an array in place calls ``own`` first.
+    """
 
     key: FilterKey
     alt: Alternative
     dev_sel: np.ndarray          # int8 per uid: FALSE, TRUE (class and request selectors), ERROR
-    dev_usable: np.ndarray       # bool per uid: selectable and nothing static rules it out
+    usable_own: np.ndarray | None  # bool per uid: selectable and nothing static rules it out (None: = selectable)
     sel: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))        # selectable, for the node
     free: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))       # ... and not held
     usable: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))     # ... and usable
@@ -58,6 +67,35 @@ class FilterCounts:
     node_pos: int = 0
     hold_pos: int = 0
     size: int = 0                # uids covered
+
+    @property
+    def dev_usable(self) -> np.ndarray:
+        """Per uid: selectable and nothing static rules it out."""
+        return self.usable_own if self.usable_own is not None else self.dev_sel == TRUE
+
+    def own(self) -> None:
+        """Give every array its own memory, before one is changed in place."""
+        if self.usable_own is None:
+            self.usable_own = self.dev_sel == TRUE
+        seen: set[int] = set()
+        for name in _PER_NODE:
+            array = getattr(self, name)
+            if id(array) in seen:
+                setattr(self, name, array.copy())
+            seen.add(id(getattr(self, name)))
+
+    def nbytes(self) -> int:
+        arrays = {id(a): a for a in (self.dev_sel, self.usable_own, *(getattr(self, n) for n in _PER_NODE))
+                  if a is not None}
+        return sum(a.nbytes for a in arrays.values())
+
+
+def _shared(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays, each equal one replaced by the first of its equals (one copy in memory)."""
+    out: list[np.ndarray] = []
+    for a in arrays:
+        out.append(next((b for b in out if np.array_equal(a, b)), a))
+    return out
 
 
 @dataclass
@@ -80,13 +118,15 @@ class Counts:
 
     def __init__(self, world: "World") -> None:
         self.world = world
-        self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTERS)
+        self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_ENTRIES, weigh=FilterCounts.nbytes,
+                                                           budget=MAX_FILTER_BYTES)
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
         self._flags = _DeviceFlags()
         self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(MAX_ATTRIBUTES)
-        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNTS)
+        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_ENTRIES, weigh=lambda a: a.nbytes,
+                                                     budget=MAX_VALUE_COUNT_BYTES)
 
     # ------------------------------------------------------------------ the fleet's entries
 
@@ -204,20 +244,25 @@ class Counts:
     def _build(self, key: FilterKey, alt: Alternative) -> FilterCounts:
         world = self.world
         dev_sel = self.world.selection.combined(key[0] + alt.selectors)
-        fc = FilterCounts(key, alt, dev_sel, self._usable(alt, dev_sel, range(len(dev_sel))))
+        selectable = dev_sel == TRUE
+        usable = self._usable(alt, dev_sel, range(len(dev_sel)))
+        fc = FilterCounts(key, alt, dev_sel, None if np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
         slot, uid, here = self.flat()
         size = world.slot_count
         held = world.held[uid] if not alt.admin else np.zeros(len(uid), bool)
         sel = dev_sel[uid]
-        fc.sel = np.bincount(slot[(sel == TRUE) & here], minlength=size).astype(np.int32)
-        fc.free = np.bincount(slot[(sel == TRUE) & here & ~held], minlength=size).astype(np.int32)
-        fc.usable = np.bincount(slot[fc.dev_usable[uid] & here & ~held], minlength=size).astype(np.int32)
+        counted = (sel == TRUE) & here
+        per_node = [np.bincount(slot[counted], minlength=size).astype(np.int32)]
+        per_node.append(np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) if held.any()
+                        else per_node[0])
+        per_node.append(np.bincount(slot[usable[uid] & here & ~held], minlength=size).astype(np.int32))
         if (dev_sel == ERROR).any():
-            fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
-            fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+            per_node += [np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32),
+                         np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)]
         else:
-            fc.err_search, fc.err_all = np.zeros(size, np.int32), np.zeros(size, np.int32)
+            per_node += [np.zeros(size, np.int32)] * 2
+        fc.sel, fc.free, fc.usable, fc.err_search, fc.err_all = _shared(*per_node)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc
@@ -262,13 +307,18 @@ class Counts:
         """Apply the world's changes since ``fc`` was last in step."""
         world = self.world
         size = world.slot_count
+        holds = fc.hold_pos < len(world.hold_log) and not fc.alt.admin
+        if fc.node_pos == len(world.node_log) and not holds and len(fc.sel) >= size:
+            fc.hold_pos = len(world.hold_log)
+            return
+        fc.own()
         if len(fc.sel) < size:
-            for name in ("sel", "free", "usable", "err_search", "err_all"):
+            for name in _PER_NODE:
                 setattr(fc, name, np.concatenate([getattr(fc, name), np.zeros(size - len(getattr(fc, name)), np.int32)]))
         dirty: set[int] = set()
         for slots in world.node_log[fc.node_pos:]:
             dirty |= slots
-        if fc.hold_pos < len(world.hold_log) and not fc.alt.admin:
+        if holds:
             for uid, slot, here, sign in world.hold_log[fc.hold_pos:]:
                 if slot in dirty:
                     continue
@@ -280,13 +330,15 @@ class Counts:
                     fc.err_search[slot] -= sign
         fc.hold_pos = len(world.hold_log)
         fc.node_pos = len(world.node_log)
+        self._filters.reweigh(fc.key)
         if not dirty:
             return
         changed_uids = {int(u) for slot in dirty if (st := world.state_at(slot)) is not None for u in st.dev}
         if changed_uids and world.features.consumable_capacity:
             fresh = self._usable(fc.alt, fc.dev_sel, changed_uids)
+            assert fc.usable_own is not None   # own() gave it one
             for u in changed_uids:
-                fc.dev_usable[u] = fresh[u]
+                fc.usable_own[u] = fresh[u]
         for slot in dirty:
             st = world.state_at(slot)
             uid = st.dev if st is not None else np.zeros(0, np.int64)

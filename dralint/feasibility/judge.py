@@ -32,12 +32,16 @@ from .nodes import NodeView, node_matches, selector_key, selector_matches
 from .precheck import must_search
 from .report import FeasibilityOptions, FeasibilityReport
 from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
+from .shards import judge_all
 from .selection import Evaluator, cel_evaluator, cel_required_driver
 from .world import World
 
 RULE_INFEASIBLE = "DRA701"
 RULE_POOL = "DRA708"
 RULE_UNDECIDED = "DRA709"
+QUICK_TRIES = 1
+# Below this many groups per process, forking costs more than it saves.
+MIN_GROUPS_PER_PROCESS = 64   # nodes searched on the counts of each request alone, before all the counts are asked
 
 
 @dataclass
@@ -106,8 +110,17 @@ def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted:
     run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
     run.pool_warnings(linted, report)
     groups = build_groups(index, linted)
-    run.judge_groups(groups, linted, report)
+    run.judge_groups(groups, linted, report, lambda: _objects(index, groups))
     _missing_traces(groups, options.trace, report)
+
+
+def _objects(index: Index, groups: list[Group]) -> dict[int, Canonical]:
+    """Every object a finding of the groups may be about, by id."""
+    out = {id(obj): obj for obj in index.all_objects()}
+    for group in groups:
+        out[id(group.owner)] = group.owner
+        out.update((id(m.spec.obj), m.spec.obj) for m in group.members)
+    return out
 
 
 @contextmanager
@@ -231,13 +244,9 @@ class Judge:
         if not claims:
             out.node = nodes.nodes[0] if nodes.nodes else None
             return out
-        if trace is not None or self.exhaustive:
-            must = np.ones(len(nodes.nodes), bool)
-        else:
-            must = must_search(self.counts, claims, nodes.slots, nodes.unusable)
         searched: dict[str, str] = {}
-        for i in np.nonzero(must)[0]:
-            node = nodes.nodes[int(i)]
+        for i in self._to_search(claims, nodes, trace is not None or self.exhaustive):
+            node = nodes.nodes[i]
             if time.monotonic() > budget.deadline:
                 out.undecided = max(budget.steps, 1)
                 return out
@@ -245,7 +254,7 @@ class Judge:
             try:
                 if attempt.run_search():
                     out.node, out.picks = node, attempt.results
-                    out.fatal = self._errors_elsewhere(claims, nodes, int(i) + 1, budget)
+                    out.fatal = self._errors_elsewhere(claims, nodes, i + 1, budget)
                     return out
                 searched[node.name] = ""
             except NodeFailure as exc:
@@ -258,6 +267,22 @@ class Judge:
                 return out
         out.failures = self._failures(nodes, searched)
         return out
+
+    def _to_search(self, claims: list[ClaimSpec], nodes: NodeSet, every: bool) -> Iterator[int]:
+        """The nodes to search, in order: every node (``every``), else the first few the counts of
+        each request alone leave, then those that all the counts leave after them. A claim that
+        fits is mostly placed on the first of those, before the costlier counts are worked out;
+        the nodes searched in excess are certain plain failures, which searching finds too."""
+        if every:
+            yield from range(len(nodes.nodes))
+            return
+        quick = np.nonzero(must_search(self.counts, claims, nodes.slots, nodes.unusable, quick=True))[0]
+        yield from (int(i) for i in quick[:QUICK_TRIES])
+        if len(quick) <= QUICK_TRIES:
+            return
+        start = int(quick[QUICK_TRIES - 1]) + 1
+        rest = must_search(self.counts, claims, nodes.slots[start:], nodes.unusable[start:])
+        yield from (start + int(i) for i in np.nonzero(rest)[0])
 
     def _failures(self, nodes: NodeSet, searched: dict[str, str]) -> dict[str, str]:
         """The per-node messages of a failed search, in node order (skipped nodes fail plainly)."""
@@ -302,18 +327,42 @@ class Judge:
 
     # ------------------------------------------------------------------ groups and replicas
 
-    def judge_groups(self, groups: list[Group], linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
-        alone: list[list[Placed]] = []
-        for n, group in enumerate(groups):
-            if time.monotonic() > self.deadline:
-                self._report_unjudged(groups[n:], linted, report)
-                return
-            outcomes = self.place(group, report, keep=False)
-            alone.append(outcomes)
-            if not self.options.together:
-                self.report(group, outcomes, linted, report)
+    def judge_groups(self, groups: list[Group], linted: Callable[[Canonical], bool], report: FeasibilityReport,
+                     objects: Callable[[], dict[int, Canonical]] = dict) -> None:
+        """Every group on its own (in ``options.processes`` processes when there are many), or with
+        ``--together`` one beside the other. ``objects``: the objects a finding may be about, by id
+        (what other processes name)."""
         if self.options.together:
+            alone: list[list[Placed]] = []
+            for n, group in enumerate(groups):
+                if time.monotonic() > self.deadline:
+                    self._report_unjudged(groups[n:], linted, report)
+                    return
+                alone.append(self.place(group, report, keep=False))
             self.together(groups, alone, linted, report)
+            return
+        processes = self.options.processes if len(groups) >= 2 * MIN_GROUPS_PER_PROCESS else 1
+        by_id = objects() if processes > 1 else {}
+        judged = judge_all(len(groups), lambda i: self._alone(groups[i], linted), processes,
+                           _encode, lambda value: _decode(value, by_id))
+        unjudged = []
+        for group, one in zip(groups, judged):
+            if one is None:
+                unjudged.append(group)
+                continue
+            report.problems.extend(one.problems)
+            report.allocations.extend(one.allocations)
+            report.traces.update(one.traces)
+        if unjudged:
+            self._report_unjudged(unjudged, linted, report)
+
+    def _alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
+        """What is told about one group judged on its own; None once the time budget is used up."""
+        if time.monotonic() > self.deadline:
+            return None
+        one = FeasibilityReport()
+        self.report(group, self.place(group, one, keep=False), linted, one)
+        return one
 
     def place(self, group: Group, report: FeasibilityReport | None, keep: bool) -> list[Placed]:
         """The group's pod once per replica, each beside the ones before it; stops at the first that
@@ -670,3 +719,19 @@ def _allocations(group: Group, placed: Placed, replica: int) -> list[dict[str, A
                 entry["replica"] = replica + 1
         out.append(entry)
     return out
+
+
+def _encode(one: FeasibilityReport | None) -> tuple | None:
+    """A group's report as another process sends it: the objects it is about by id (the processes
+    share them, forked from one)."""
+    if one is None:
+        return None
+    return ([(id(obj), problem) for obj, problem in one.problems], one.allocations, one.traces)
+
+
+def _decode(value: tuple | None, by_id: dict[int, Canonical]) -> FeasibilityReport | None:
+    """``_encode`` undone; KeyError for an object this process does not know."""
+    if value is None:
+        return None
+    problems, allocations, traces = value
+    return FeasibilityReport([(by_id[key], problem) for key, problem in problems], allocations, traces)

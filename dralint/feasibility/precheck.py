@@ -29,12 +29,14 @@ from .search import MAX_DEVICES_PER_CLAIM
 
 
 def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unusable: np.ndarray,
-                risky_only: bool = False, relaxed: bool = False) -> np.ndarray:
+                risky_only: bool = False, relaxed: bool = False, quick: bool = False) -> np.ndarray:
     """Per node (slot), whether searching there could find anything but a plain failure.
 
     ``unusable``: per node, whether it sees an incomplete or invalid pool. ``risky_only``: only
     the nodes where the attempt could end in an error (the others may still fit). ``relaxed``:
-    for searches that leave taints and capacity out (explanations).
+    for searches that leave taints and capacity out (explanations). ``quick``: only what the
+    counts of each request alone tell (no per-value counts, no Hall's condition): more nodes,
+    each of the others still certainly a plain failure, at a fraction of the cost.
 
     Requests are taken in search order: once a request certainly fails on a node by itself, the
     search there never reaches the ones after it, so nothing they could raise matters there.
@@ -73,7 +75,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 else:
                     must |= (fc.err_search[slots] > 0) & ~blocked
                     enough = usable[slots] >= alt.count
-                    for attribute in () if risky_only else _matched(claim, alt):
+                    for attribute in () if risky_only or quick else _matched(claim, alt):
                         per_value = counts.by_value(alt, attribute, relaxed)
                         if per_value is not None:
                             enough &= per_value[slots].max(axis=1) >= alt.count
@@ -89,7 +91,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 need[key] += req.alternatives[0].count
                 alone[key] = req.alternatives[0]
         must |= least_total > MAX_DEVICES_PER_CLAIM                # met while validating
-        if not risky_only:
+        if not (risky_only or quick):
             cross &= _one_value(counts, claim, slots, relaxed)
     if has_all:
         must |= unusable
@@ -102,7 +104,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
             fc = counts.get(alone[key])
             if fc is not None:
                 ok &= (fc.free if relaxed else fc.usable)[slots] >= total
-    if ok.any():
+    if ok.any() and not quick:
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
     return must | ok

@@ -16,6 +16,7 @@ class FeasibilityOptions:
     max_steps: int = 1_000_000            # search budget per claim or pod; past it: "undecided after N steps"
     max_seconds: float = 10.0             # time budget of the whole run
     together: bool = False                # --together: the run's claims and pods one beside the other
+    processes: int = 1                    # judge many groups in up to this many processes (fork)
 
 
 @dataclass

@@ -22,6 +22,9 @@ from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device
 
 
+MAX_COMBINED_BYTES = 128 << 20   # answers of selector lists, one byte per device each
+
+
 class SelectorError(Exception):
     """A selector that cannot be compiled, or fails on one device."""
 
@@ -189,9 +192,10 @@ class Selection:
         self._drivers: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str] | None] = {}
         self.columns = Columns(evaluate, SelectorError, self._names_read, self._required, entry_problem)
-        # Per selector list (class, then request), its answers as an array and as bytes (one
-        # device's answer without numpy's overhead); bounded like the columns themselves.
-        self._combined: Lru[tuple[str | None, ...], tuple[np.ndarray, bytes]] = Lru(MAX_COLUMNS // 2)
+        # Per selector list (class, then request), its answers as an array and a view of it (one
+        # device's answer without numpy's overhead); bounded by bytes, like the filter counts.
+        self._combined: Lru[tuple[str | None, ...], tuple[np.ndarray, memoryview]] = Lru(
+            MAX_COLUMNS * 32, weigh=lambda have: have[0].nbytes, budget=MAX_COMBINED_BYTES)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         if expression not in self._names:
@@ -244,7 +248,7 @@ class Selection:
             err |= state & (col == ERROR)
             state &= col == TRUE
         out = np.where(err, ERROR, np.where(state, TRUE, FALSE)).astype(np.int8)
-        self._combined.put(expressions, (out, out.tobytes()))
+        self._combined.put(expressions, (out, memoryview(out)))
         return out
 
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
