@@ -67,6 +67,7 @@ class FilterCounts:
     node_pos: int = 0
     hold_pos: int = 0
     size: int = 0                # uids covered
+    has_errors: bool = False     # a device where a selector fails (then the err arrays count them)
 
     @property
     def dev_usable(self) -> np.ndarray:
@@ -88,14 +89,6 @@ class FilterCounts:
         arrays = {id(a): a for a in (self.dev_sel, self.usable_own, *(getattr(self, n) for n in _PER_NODE))
                   if a is not None}
         return sum(a.nbytes for a in arrays.values())
-
-
-def _shared(*arrays: np.ndarray) -> list[np.ndarray]:
-    """The arrays, each equal one replaced by the first of its equals (one copy in memory)."""
-    out: list[np.ndarray] = []
-    for a in arrays:
-        out.append(next((b for b in out if np.array_equal(a, b)), a))
-    return out
 
 
 @dataclass
@@ -253,16 +246,18 @@ class Counts:
         held = world.held[uid] if not alt.admin else np.zeros(len(uid), bool)
         sel = dev_sel[uid]
         counted = (sel == TRUE) & here
-        per_node = [np.bincount(slot[counted], minlength=size).astype(np.int32)]
-        per_node.append(np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) if held.any()
-                        else per_node[0])
-        per_node.append(np.bincount(slot[usable[uid] & here & ~held], minlength=size).astype(np.int32))
-        if (dev_sel == ERROR).any():
-            per_node += [np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32),
-                         np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)]
+        fc.sel = np.bincount(slot[counted], minlength=size).astype(np.int32)
+        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) if held.any() else fc.sel
+        if fc.usable_own is None:
+            fc.usable = fc.free
         else:
-            per_node += [np.zeros(size, np.int32)] * 2
-        fc.sel, fc.free, fc.usable, fc.err_search, fc.err_all = _shared(*per_node)
+            fc.usable = np.bincount(slot[usable[uid] & here & ~held], minlength=size).astype(np.int32)
+        fc.has_errors = bool((dev_sel == ERROR).any())
+        if fc.has_errors:
+            fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
+            fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+        else:
+            fc.err_search = fc.err_all = np.zeros(size, np.int32)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc

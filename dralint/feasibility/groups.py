@@ -7,6 +7,7 @@ each pod gets its own claims from the templates and shares the claims named dire
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 from ..convert import Canonical
@@ -20,10 +21,16 @@ from .placement import Placement, read_placement
 class Member:
     """One claim of a group, with where the group's owner names it (for findings on a pod)."""
 
-    spec: ClaimSpec
+    obj: Canonical                 # the claim or template
+    display: str                   # the claim's name as messages give it (a template's: the pod's claim)
     ref_path: FieldPath | None     # the pod's ``resourceClaims[i]`` entry, None for a lone claim
     linted: bool
     shared: bool = False           # named directly (resourceClaimName): one claim for every replica
+
+    @cached_property
+    def spec(self) -> ClaimSpec:
+        """The claim as the allocator reads it; read when first judged (in the process judging it)."""
+        return read_claim(self.obj, self.display)
 
 
 @dataclass
@@ -70,7 +77,7 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Grou
                 groups.append(group)
     for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
         if linted(obj) and id(obj) not in used and not _allocated(obj):
-            groups.append(Group(owner=obj, members=[Member(read_claim(obj, claim_display(obj)), None, True)]))
+            groups.append(Group(owner=obj, members=[Member(obj, claim_display(obj), None, True)]))
     return groups
 
 
@@ -88,14 +95,14 @@ def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, ent
         if _allocated(obj):
             group.pinned.append(obj)
         else:
-            group.members.append(Member(read_claim(obj, claim_display(obj)), path, linted(obj), shared=True))
+            group.members.append(Member(obj, claim_display(obj), path, linted(obj), shared=True))
     elif isinstance(template_name, str) and template_name:
         obj = index.find("ResourceClaimTemplate", ns, template_name, near=work)
         if obj is None:
             return
         used.add(id(obj))
         display = f"{ns or 'default'}/{work.name}-{entry.get('name', '')}"
-        group.members.append(Member(read_claim(obj, display), path, linted(obj)))
+        group.members.append(Member(obj, display, path, linted(obj)))
 
 
 _REPLICAS = {"Deployment": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),

@@ -29,7 +29,7 @@ from .fatal import FatalError
 from .groups import Group, Member, build_groups, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeView, node_matches, selector_key, selector_matches
-from .precheck import must_search
+from .precheck import can_fail, must_search
 from .report import FeasibilityOptions, FeasibilityReport
 from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
 from .shards import judge_all
@@ -119,7 +119,7 @@ def _objects(index: Index, groups: list[Group]) -> dict[int, Canonical]:
     out = {id(obj): obj for obj in index.all_objects()}
     for group in groups:
         out[id(group.owner)] = group.owner
-        out.update((id(m.spec.obj), m.spec.obj) for m in group.members)
+        out.update((id(m.obj), m.obj) for m in group.members)
     return out
 
 
@@ -161,7 +161,7 @@ def _missing_traces(groups: list[Group], names: frozenset[str], report: Feasibil
     for name in sorted(names):
         if any(name in report.traces or _traced(m.spec, frozenset({name})) for g in groups for m in g.members):
             continue
-        judged = sorted({m.spec.display for g in groups for m in g.members})
+        judged = sorted({m.display for g in groups for m in g.members})
         shown = ", ".join(judged[:10]) + ("…" if len(judged) > 10 else "")
         report.traces[name] = [f"no claim {name!r} is judged in this run" +
                                (f" (claims judged: {shown})" if judged else " (it judges no claims)")]
@@ -296,7 +296,7 @@ class Judge:
         """The scheduler filters every node: an error on a later node still aborts the pod. Only
         nodes where something could fail need a look."""
         rest = nodes.nodes[start:]
-        if not rest:
+        if not rest or not (self.exhaustive or self.world.has_multi_term_selectors() or can_fail(self.counts, claims)):
             return None
         if self.exhaustive or self.world.has_multi_term_selectors():
             risky = np.ones(len(rest), bool)
@@ -391,14 +391,14 @@ class Judge:
     def _reasons(self, group: Group, members: list[Member], pins: tuple, outcome: Outcome) -> tuple[str, ...]:
         """Why a replica does not fit beside what is taken now."""
         nodes = self.node_set(group, pins)
-        return tuple(f"claim {m.spec.display}: {self.explainer.claim(m.spec, nodes, outcome.failures).message}"
+        return tuple(f"claim {m.display}: {self.explainer.claim(m.spec, nodes, outcome.failures).message}"
                      for m in members)
 
     def _decide_replica(self, group: Group, members: list[Member], pins: tuple,
                         report: FeasibilityReport | None) -> Outcome:
         claims = [m.spec for m in members]
         nodes = self.node_set(group, pins)
-        traced = [m.spec.display for m in members if _traced(m.spec, self.options.trace)] if report else []
+        traced = [m.display for m in members if _traced(m.spec, self.options.trace)] if report else []
         budget = Budget(self.options.max_steps, self.deadline)
         if not traced:
             return self.decide_cached(claims, nodes, budget)
@@ -484,7 +484,7 @@ class Judge:
                           report: FeasibilityReport) -> None:
         msg = (f"undecided after {outcome.undecided} steps: the allocator's search for {group.label} ran past its "
                "budget (raise --max-steps to search further)")
-        target = group.owner if linted(group.owner) else next((m.spec.obj for m in group.members if m.linted), None)
+        target = group.owner if linted(group.owner) else next((m.obj for m in group.members if m.linted), None)
         if target is not None:
             self._add(report, target, Problem(RULE_UNDECIDED, FieldPath(), msg))
 
@@ -505,33 +505,33 @@ class Judge:
         alone: dict[str, Explanation] = {}
         for m in group.members:
             if len(group.members) == 1:
-                alone[m.spec.display] = self.explainer.claim(m.spec, nodes, outcome.failures)
+                alone[m.display] = self.explainer.claim(m.spec, nodes, outcome.failures)
             else:
                 single = self.decide_cached([m.spec], nodes, Budget(200_000, self.deadline))
                 if single.node is None and single.fatal is None and not single.undecided:
-                    alone[m.spec.display] = self.explainer.claim(m.spec, nodes, single.failures)
+                    alone[m.display] = self.explainer.claim(m.spec, nodes, single.failures)
         placed = _placement_note(nodes)
         for m in group.members:
-            why = alone.get(m.spec.display)
+            why = alone.get(m.display)
             if why is not None and m.linted:
                 path = m.spec.spec_path.child(*why.path_suffix) if why.path_suffix else m.spec.devices_path
-                self._add(report, m.spec.obj, Problem(
-                    RULE_INFEASIBLE, path, f"claim {m.spec.display} cannot be allocated{where}{placed}: {why.message}",
+                self._add(report, m.obj, Problem(
+                    RULE_INFEASIBLE, path, f"claim {m.display} cannot be allocated{where}{placed}: {why.message}",
                     details=_details(why, nodes)))
         if not (group.is_workload and owner_linted):
             return
         if alone:
             for m in group.members:
-                why = alone.get(m.spec.display)
+                why = alone.get(m.display)
                 if why is None:
                     continue
                 if m.linted:
                     # Told where it is caused (the claim or template); the pod refers to it.
-                    msg = (f"claim {m.spec.display} cannot be allocated{where}{placed}: see the finding on "
-                           f"{m.spec.obj.manifest.display} ({_location(m.spec.obj)})")
-                    details = {"see": m.spec.obj.manifest.display}
+                    msg = (f"claim {m.display} cannot be allocated{where}{placed}: see the finding on "
+                           f"{m.obj.manifest.display} ({_location(m.obj)})")
+                    details = {"see": m.obj.manifest.display}
                 else:
-                    msg = f"claim {m.spec.display} cannot be allocated{where}{placed}: {why.message}"
+                    msg = f"claim {m.display} cannot be allocated{where}{placed}: {why.message}"
                     details = _details(why, nodes)
                 self._add(report, group.owner, Problem(RULE_INFEASIBLE, m.ref_path or FieldPath(), msg, details=details))
         else:
@@ -560,7 +560,7 @@ class Judge:
     def _report_beside(self, group: Group, placed: list[Placed], alone: list[Placed], holders: list[str],
                        linted: Callable[[Canonical], bool], report: FeasibilityReport) -> None:
         """``--together``: fits on its own, not beside the groups judged before it."""
-        target = group.owner if linted(group.owner) else next((m.spec.obj for m in group.members if m.linted), None)
+        target = group.owner if linted(group.owner) else next((m.obj for m in group.members if m.linted), None)
         if target is None:
             return
         last = placed[-1]
@@ -577,7 +577,7 @@ class Judge:
         if target is group.owner and group.is_workload:
             path = (group.spec_path or FieldPath()).child("resourceClaims")
         else:
-            path = next(m.spec.devices_path for m in group.members if m.spec.obj is target)
+            path = next(m.spec.devices_path for m in group.members if m.obj is target)
         self._add(report, target, Problem(
             RULE_INFEASIBLE, path,
             f"{group.label} does not fit beside the claims and pods judged before it (--together): on its own it "
@@ -587,7 +587,7 @@ class Judge:
     def _report_unjudged(self, groups: list[Group], linted: Callable[[Canonical], bool],
                          report: FeasibilityReport) -> None:
         """One warning, on the first claim or pod not judged, when the run's time budget is used up."""
-        targets = [g.owner if linted(g.owner) else next((m.spec.obj for m in g.members if m.linted), None)
+        targets = [g.owner if linted(g.owner) else next((m.obj for m in g.members if m.linted), None)
                    for g in groups]
         targets = [t for t in targets if t is not None]
         if not targets:
@@ -637,10 +637,10 @@ def _shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Cal
             elif selector is not None:
                 selectors.append(selector)
         if local:
-            pins.append((f"{m.spec.display}@{node}", lambda n, node=node: n.name == node))
+            pins.append((f"{m.display}@{node}", lambda n, node=node: n.name == node))
         elif selectors:
             key = "|".join(sorted(selector_key(s) for s in selectors))
-            pins.append((f"{m.spec.display}@{key}",
+            pins.append((f"{m.display}@{key}",
                          lambda n, sels=tuple(selectors): all(node_matches(n, "", False, s) for s in sels)))
     return pins
 
@@ -698,7 +698,7 @@ def _report_fatal(group: Group, exc: FatalError, linted: Callable[[Canonical], b
         report.problems.append((exc.fallback[0], Problem(exc.rule, exc.fallback[1], exc.message)))
         return
     if linted(group.owner):
-        member = next((m for m in group.members if exc.obj is m.spec.obj), None)
+        member = next((m for m in group.members if exc.obj is m.obj), None)
         path = member.ref_path if member is not None and member.ref_path is not None else FieldPath()
         report.problems.append((group.owner, Problem(exc.rule, path, exc.message)))
 
@@ -712,7 +712,7 @@ def _allocations(group: Group, placed: Placed, replica: int) -> list[dict[str, A
         devices: dict[str, list[str]] = {}
         for p in picks:
             devices.setdefault(p.request, []).append(p.device.label)
-        entry: dict[str, Any] = {"claim": m.spec.display, "node": outcome.node.name, "devices": devices}
+        entry: dict[str, Any] = {"claim": m.display, "node": outcome.node.name, "devices": devices}
         if group.is_workload:
             entry["pod"] = group.label
             if group.replicas > 1:

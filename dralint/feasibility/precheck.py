@@ -110,6 +110,19 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
     return must | ok
 
 
+def can_fail(counts: Counts, claims: list[ClaimSpec]) -> bool:
+    """Whether the search could end in an error on some node: a selector fails on some device, or
+    an ``All`` request is asked (a broken constraint, an unusable pool). When not, ``must_search``
+    with ``risky_only`` leaves every node out, and need not be asked."""
+    for claim in claims:
+        for req in claim.requests:
+            for alt in req.alternatives:
+                fc = counts.get(alt)
+                if fc is None or fc.has_errors or alt.mode != "ExactCount":
+                    return True
+    return False
+
+
 def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots: np.ndarray,
               relaxed: bool) -> np.ndarray:
     """Per node: no device of the ``All`` request ``alt`` (of request ``r``) can break a constraint.

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .bound import can_match_some
 from .capacity import Allocating, consumed_by, fits
-from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attribute, scalar_value, trackers
 from .counters import CounterBook, CounterSets
 from .fatal import FatalError
 from .model import AllocatedState, Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -27,6 +27,8 @@ from .taints import blocking_taint
 MAX_DEVICES_PER_CLAIM = 32  # AllocationResultsMaxSize
 # Searches that end within this many steps never pay for the cuts and memos below (most do).
 PRUNE_AFTER = 200
+MAX_VARIANTS = 16   # values of not yet matched attributes the bound tries one by one
+_NO_VALUE = object()   # a device without the attribute: it joins no matchAttribute constraint on it
 
 DONE, FAIL, OVER = 1, 0, 2
 
@@ -140,6 +142,7 @@ class Attempt:
         # Per request alternative, the devices that may take counters and then be refused.
         self._leaky: dict[tuple[int, int, int], list[Candidate]] = {}
         self._bounded = False                    # whether the matching bound may cut the search
+        self._barriers: set[tuple[int, int]] = set()   # (claim, request): All requests of constrained claims
         self._bound_memo: dict[tuple, bool] = {}
         self._hopeless: dict[int, bool] = {}    # claim index -> claims from there on fail on their own
         # The search from a request on failed in this state: it is a function of what is free, taken
@@ -148,6 +151,7 @@ class Attempt:
         self._relevant: dict[tuple[int, int], frozenset[DeviceKey]] = {}
         self._over_possible: list[bool] = []     # per claim: its picks could pass the claim limit
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
+        self._values: dict[str, dict[DeviceKey, Any]] = {}
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -256,7 +260,7 @@ class Attempt:
             return False
         if self._slots is None:
             self._slots = self._request_slots()
-        if self._bounded and not self._ideal_checked:
+        if self._bounded and not self._ideal_checked and not self._barriers:
             self._ideal_checked = True
             if not self.ideal and self._leaky and not self._ideal_done():
                 raise _Hopeless()
@@ -351,7 +355,7 @@ class Attempt:
             if res != DONE:
                 undo()
             return res
-        if d > 0 and not self.may_go_on(c, r, s, d, start):
+        if d > 0 and not self.may_continue(c, r, s, d, start):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: with the devices picked so far, the requests from here "
                           "on cannot all get distinct devices; step back")
@@ -396,51 +400,95 @@ class Attempt:
 
     # ------------------------------------------------------------------ bound (see bound.py)
 
-    def may_continue(self, c: int, r: int, s: int) -> bool:
-        """False when the requests from (c, r, s) on cannot all get distinct free devices.
+    def may_continue(self, c: int, r: int, s: int, d: int = 0, start: tuple[int, int, int] = (0, 0, 0)) -> bool:
+        """False when the requests from (c, r, s) on cannot all get distinct free devices, each
+        matchAttribute constraint taking its devices of one value.
+
+        ``d`` devices of request (c, r, s) are picked already, the others to come from the devices
+        at ``start`` or after it (the search picks in order): without this in the middle of a
+        request, a request that takes devices a later one needs tries every combination of them
+        first (8 of 24 NICs: 735,471) before stepping back.
 
         Only used where cutting a branch cannot hide anything the scheduler would report: no
-        selector fails on a device of the node, and no ``All`` request of a claim with constraints
-        (whose constraint violation is an error) is left to be reached.
+        selector fails on a device of the node, no ``All`` request of a claim with constraints
+        (whose constraint violation is an error) is left to be reached, and, in the middle of a
+        request, the claim's picks cannot pass the claim limit (the search there stops trying,
+        "over", which a cut branch would not tell).
         """
-        if not self._pruning():
-            return True
-        in_use = frozenset(k for k, claims in self.allocating.items() if claims)
-        key = (c, r, s, in_use)
-        have = self._bound_memo.get(key)
-        if have is None:
-            if len(self._bound_memo) > 100_000:
-                self._bound_memo.clear()
-            remaining = self._remaining(c, r, s)
-            have = self._bound_memo[key] = remaining is None or can_match_some(remaining, in_use)
-        return have
-
-    def may_go_on(self, c: int, r: int, s: int, d: int, start: tuple[int, int, int]) -> bool:
-        """``may_continue`` in the middle of a request: ``d`` devices picked, the others to come
-        from the devices at ``start`` or after it (the search picks in order). Without this, a
-        request that takes devices a later request needs tries every combination of them first
-        (8 of 24 NICs: 735,471) before stepping back. Not where the claim's picks could pass the
-        claim limit: the search there stops trying ("over"), which a cut branch would not tell."""
-        if self._over_possible[c] or not self._pruning():
+        if (d and self._over_possible[c]) or not self._pruning():
             return True
         assert self._slots is not None
-        slot = self._slots.get((c, r, s))
-        if slot is None:
+        if d and self._slots.get((c, r, s)) is None:
             return True
         in_use = frozenset(k for k, claims in self.allocating.items() if claims)
-        key = (c, r, s, d, start, in_use)
+        matched = tuple(t.state() for t in self.trackers[c]) if d or r else ()
+        key = (c, r, s, d, start, in_use, matched)
         have = self._bound_memo.get(key)
         if have is None:
             if len(self._bound_memo) > 100_000:
                 self._bound_memo.clear()
-            remaining = self._remaining(c, r, s)
-            if remaining is None:
-                have = True
-            else:
-                position = self._device_positions()
-                remaining[0] = [(frozenset(k for k in slot if position[k] >= start), self.data[(c, r, s)].num - d)]
-                have = can_match_some(remaining, in_use)
-            self._bound_memo[key] = have
+            have = self._bound_memo[key] = self._bound_holds(c, r, s, d, start, in_use)
+        return have
+
+    def _bound_holds(self, c: int, r: int, s: int, d: int, start: tuple[int, int, int],
+                     in_use: frozenset[DeviceKey]) -> bool:
+        remaining = self._remaining(c, r, s)
+        if remaining is None:
+            return True
+        if d:
+            if not remaining or remaining[0][0][2] != (c, r, s):
+                return True   # the request is one of a barrier's alternatives: nothing is known past it
+            assert self._slots is not None
+            position = self._device_positions()
+            later = frozenset(k for k in self._slots[(c, r, s)] if position[k] >= start)
+            remaining[0] = [(later, self.data[(c, r, s)].num - d, (c, r, s))]
+        return any(can_match_some([[(devices, need) for devices, need, _ in alts] for alts in variant], in_use)
+                   for variant in self._matched_variants(c, remaining))
+
+    def _matched_variants(self, c: int, remaining: list[list[tuple[frozenset[DeviceKey], int, tuple[int, int, int]]]]
+                          ) -> list[list[list[tuple[frozenset[DeviceKey], int, tuple[int, int, int]]]]]:
+        """``remaining`` with the requests each matchAttribute constraint covers restricted to one
+        value: the value of the devices picked so far, or, before the first, each value in turn
+        (one variant per value; at most ``MAX_VARIANTS``, past which a constraint is left out).
+        A device whose attribute is no scalar may still be the only one picked: it stays in every
+        variant, which only weakens the bound."""
+        variants = [remaining]
+        if self.f.list_attributes:
+            return variants
+        for ci in range(c, len(self.claims)):
+            for tracker in self.trackers[ci]:
+                if not isinstance(tracker, MatchAttribute):
+                    continue
+                values = self._attribute_values(tracker.attribute)
+                if ci == c and tracker.count:
+                    # Picked already: later devices must have its scalar value (none: no device can join).
+                    fixed = scalar_value(tracker.first_attr or {})
+                    keeps = [lambda dev, fixed=fixed: fixed is not None and values.get(dev) == fixed]
+                else:
+                    choices = sorted({v for v in values.values() if v is not None and v is not _NO_VALUE}, key=repr)
+                    if not choices or len(variants) * len(choices) > MAX_VARIANTS:
+                        continue
+                    keeps = [lambda dev, v=v: values.get(dev) in (v, None) for v in choices]
+                covered = {k for alts in remaining for _, _, k in alts if k[0] == ci and applies(
+                    tracker.constraint.requests, *_request_names(self.data[k].alt))}
+                if not covered:
+                    continue
+                variants = [[[(frozenset(filter(keep, devices)), need, k) if k in covered else (devices, need, k)
+                              for devices, need, k in alts] for alts in variant]
+                            for variant in variants for keep in keeps]
+        return variants
+
+    def _attribute_values(self, attribute: str) -> dict[DeviceKey, Any]:
+        """Per device of the node: the scalar value of ``attribute``, None when it has the attribute
+        but no scalar value, ``_NO_VALUE`` when it lacks it (it can join no constraint on it)."""
+        have = self._values.get(attribute)
+        if have is None:
+            have = self._values[attribute] = {}
+            for pool in self.pools:
+                for sl in pool.slices:
+                    for dev in sl.devices:
+                        attr = lookup_attribute(dev, attribute)
+                        have[dev.key] = _NO_VALUE if attr is None else scalar_value(attr)
         return have
 
     def _device_positions(self) -> dict[DeviceKey, tuple[int, int, int]]:
@@ -464,7 +512,7 @@ class Attempt:
                 self._slots = self._request_slots()
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
-            if self._bounded and not relaxing:
+            if self._bounded and not relaxing and not self._barriers:
                 rest = Attempt(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax,
                                ideal=True, eager=True)
                 rest.validate()
@@ -524,29 +572,36 @@ class Attempt:
         up by what leaked, nothing more leaks there and branches can be cut again)."""
         return any(not self.in_use(c.device.key) and self.counters.would_take(c.pool, c.device) for c in devices)
 
-    def _remaining(self, c: int, r: int, s: int) -> list[list[tuple[frozenset[DeviceKey], int]]] | None:
-        """What the requests from (c, r, s) on need, per request its alternatives; None when trying
-        them may leave counters taken (the scheduler's leak), which a cut branch would not do."""
+    def _remaining(self, c: int, r: int, s: int
+                   ) -> list[list[tuple[frozenset[DeviceKey], int, tuple[int, int, int]]]] | None:
+        """What the requests from (c, r, s) on need, per request its alternatives (devices, need,
+        (claim, request, subrequest)); None when trying them may leave counters taken (the
+        scheduler's leak), which a cut branch would not do."""
         assert self._slots is not None
         out = []
         for ci in range(c, len(self.claims)):
             for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
+                if (ci, ri) in self._barriers:
+                    return out
                 subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
                 if not self.ideal and any(self._may_leak_now(self._leaky.get((ci, ri, si), ())) for si in subs):
                     return None
                 sets = [self._slots.get((ci, ri, si)) for si in subs]
                 if any(x is None for x in sets):
                     continue  # not bounded: admin access or shareable devices
-                out.append([(x, self.data[(ci, ri, si)].num) for x, si in zip(sets, subs)])  # type: ignore[misc]
+                out.append([(x, self.data[(ci, ri, si)].num, (ci, ri, si)) for x, si in zip(sets, subs)])  # type: ignore[misc]
         return out
 
     def _request_slots(self) -> dict[tuple[int, int, int], frozenset[DeviceKey]]:
         """Per request alternative, the free devices of the node it could ever take."""
         f = self.f
         slots: dict[tuple[int, int, int], frozenset[DeviceKey]] = {}
-        for (c, r, s), data in self.data.items():
-            if data.alt.mode == "All" and self.claims[c].constraints:
-                return slots
+        # A constraint broken inside an ``All`` request is an error, met where the search reaches
+        # it: the bound looks only at the requests before it (if they cannot be matched, the search
+        # never gets there), and the cuts that look further (``hopeless_from``, the ideal search)
+        # are off.
+        self._barriers = {(c, r) for (c, r, _), data in self.data.items()
+                          if data.alt.mode == "All" and self.claims[c].constraints}
         devices = [(pool, sl, d) for pool in self.pools if pool.usable for sl in pool.slices for d in sl.devices]
         multi = {d.key for _, _, d in devices if d.allow_multiple} if f.consumable_capacity else set()
         probe = self.run.selection.probe
@@ -680,3 +735,8 @@ class Attempt:
     def _say(self, line: str) -> None:
         if self.trace is not None:
             self.trace(f"{self.node.name}: {line}")
+
+
+def _request_names(alt: Alternative) -> tuple[str, str]:
+    """(request, subrequest) of an alternative, as constraints name them."""
+    return (alt.parent, alt.name) if alt.parent else (alt.name, "")
