@@ -135,6 +135,17 @@ class Counts:
             self._flat_pos = len(world.node_log)
         return self._flat
 
+    def entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of the nodes at ``slots`` (``flat`` itself when they are a good part of the
+        fleet): what is counted for a few nodes costs as much as the few nodes."""
+        slot, uid, here = self.flat()
+        if 4 * len(slots) >= self.world.slot_count:
+            return slot, uid, here
+        wanted = np.zeros(self.world.slot_count, bool)
+        wanted[slots] = True
+        keep = wanted[slot]
+        return slot[keep], uid[keep], here[keep]
+
     def warm(self) -> None:
         """Work out the fleet's entries and the devices' flags before the first filter asks."""
         self.flat()

@@ -77,7 +77,7 @@ def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[in
                 slots: np.ndarray, relaxed: bool) -> np.ndarray | None:
     """Hall's condition for one alternative per request, with each matchAttribute constraint in turn."""
     world = counts.world
-    slot, uid, here = counts.flat()
+    slot, uid, here = counts.entries_of(slots)
     multi = counts.multi()[uid]
     free = here & ~world.held[uid]
     exact: list[tuple[int, Alternative]] = []

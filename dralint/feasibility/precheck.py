@@ -146,7 +146,7 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
         fc = counts.get(alt)
         if fc is None:
             return np.zeros(n, bool)
-        ids, _ = counts.value_ids(con.match_attribute)
+        ids, nvals = counts.value_ids(con.match_attribute)
         value = ids[uid]
         mine = (fc.dev_sel[uid] == TRUE) & here
         if (mine & (value < 0)).any():
@@ -167,12 +167,10 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
                     if not other.admin:
                         picked &= ~held
                 seen |= picked & here & (value >= 0)
-        size = counts.world.slot_count
-        low = np.full(size, np.iinfo(np.int32).max, np.int64)
-        high = np.full(size, -1, np.int64)
-        np.minimum.at(low, slot[seen], value[seen])
-        np.maximum.at(high, slot[seen], value[seen])
-        out &= (high[slots] <= low[slots]) | (high[slots] < 0)
+        # One value at most per node: count the (node, value) pairs present.
+        size, width = counts.world.slot_count, max(nvals, 1)
+        present = np.bincount(slot[seen] * width + value[seen], minlength=size * width).reshape(size, width) > 0
+        out &= present[slots].sum(axis=1) <= 1
     return out
 
 
