@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .bound import can_match_some
 from .capacity import Allocating, consumed_by, fits
+from .columns import ERROR, FALSE
 from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attribute, scalar_value, trackers
 from .counters import CounterBook, CounterSets
 from .fatal import FatalError
@@ -79,6 +80,7 @@ class RequestData:
     cls: DeviceClassInfo
     num: int
     all_devices: list[Candidate] = field(default_factory=list)
+    answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
 
 
 @dataclass
@@ -300,8 +302,12 @@ class Attempt:
         return key in self.run.allocated.dedicated or bool(self.allocating.get(key))
 
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
-        if not self.run.selection.matches(data.cls, data.alt, claim, device):
-            return False
+        answers = data.answers
+        if answers is None:
+            answers = data.answers = self.run.selection.answers(data.cls, data.alt)
+        answer = answers[device.uid] if device.uid < len(answers) else ERROR
+        if answer == FALSE or (answer == ERROR and not self.run.selection.matches(data.cls, data.alt, claim, device)):
+            return False   # where a selector fails, ``matches`` raises the scheduler's error
         return not s.per_device or node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
 
     def one(self, c: int, r: int, s: int, d: int, in_sub: bool, start: tuple[int, int, int]) -> int:

@@ -251,6 +251,17 @@ class Selection:
         self._combined.put(expressions, (out, memoryview(out)))
         return out
 
+    def answers(self, cls: DeviceClassInfo, alt: Alternative) -> memoryview:
+        """Per device uid, the answer of the class's then the request's selectors (TRUE, FALSE,
+        ERROR), for a caller asking about many devices: one lookup, then plain indexing."""
+        key = cls.selectors + alt.selectors
+        have = self._combined.get(key)
+        if have is None or len(have[1]) != len(self.columns.devices):
+            self.combined(key)
+            have = self._combined.get(key)
+            assert have is not None
+        return have[1]
+
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
         """Class selectors, then request selectors, as ``isSelectable`` (without per-device node selection)."""
         key = cls.selectors + alt.selectors
