@@ -1,6 +1,7 @@
 """``-j N`` gives exactly the serial output, in the same order; the progress bar only on terminals."""
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import subprocess
@@ -155,3 +156,29 @@ def test_small_inputs_stay_in_one_process(tmp_path, monkeypatch):
     tree = str(cross_file_tree(tmp_path))
     monkeypatch.setattr(parallel, "_start", lambda *args: pytest.fail("forked for a small input"))
     assert run("--format", "json", "-j", "8", tree)[0] == 1
+
+
+def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
+    # Forty claims against six nodes of four GPUs: some fit, some ask for more than a node has, some
+    # for a model no GPU is; with a group per process enough, the feasibility stage forks.
+    judging = importlib.import_module("dralint.feasibility.judge")   # the module, not its judge()
+    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+    docs = ['apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec:\n'
+            '  selectors: [{cel: {expression: device.driver == "gpu.example.com"}}]\n']
+    for n in range(6):
+        devices = "".join(f'  - name: gpu-{d}\n    attributes: {{model: {{string: {"a100" if (n + d) % 3 else "h100"}}}}}\n'
+                          for d in range(4))
+        docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: node-{n}-gpus}}\nspec:\n"
+                    f"  driver: gpu.example.com\n  nodeName: node-{n}\n"
+                    f"  pool: {{name: node-{n}, generation: 1, resourceSliceCount: 1}}\n  devices:\n{devices}")
+    for c in range(40):
+        model = ("a100", "h100", "v100")[c % 3]
+        docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: claim-{c:02}, "
+                    f"namespace: default}}\nspec:\n  devices:\n    requests:\n    - name: gpu\n      exactly:\n"
+                    f"        deviceClassName: gpu.example.com\n        count: {1 + c % 5}\n        selectors:\n"
+                    f"        - cel: {{expression: 'device.attributes[\"gpu.example.com\"].model == \"{model}\"'}}\n")
+    (tmp_path / "all.yaml").write_text("---\n".join(docs))
+    for fmt in ("json", "text"):
+        serial = run("--format", fmt, "--max-seconds", "120", "--show-allocation", "-j", "1", str(tmp_path))
+        assert "DRA701" in serial[1] and "node-0" in serial[1]    # both verdicts are in what is compared
+        assert run("--format", fmt, "--max-seconds", "120", "--show-allocation", "-j", "2", str(tmp_path)) == serial

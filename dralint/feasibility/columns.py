@@ -94,9 +94,17 @@ class Columns:
         for table in ("attributes", "capacity"):
             entries = device.raw.get(table)
             for name, value in entries.items() if isinstance(entries, dict) else ():
-                if table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
+                if type(value) is dict and len(value) == 1:
+                    # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}): its
+                    # key without the general walk (the same key _hashable gives).
+                    ((k, v),) = value.items()
+                    if table == "attributes" and "version" not in str(k):
+                        continue
+                    key = (table, name, ((k, v),) if type(k) is str and type(v) in _SCALARS else _hashable(value))
+                elif table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
                     continue
-                key = (table, name, _hashable(value))
+                else:
+                    key = (table, name, _hashable(value))
                 have = self._problems.get(key)
                 if have is None:
                     have = self._problems.put(key, (self._entry_problem(table, str(name), value),))
@@ -250,6 +258,9 @@ def _grown(flags: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size, bool)
     out[:len(flags)] = flags[:size]
     return out
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _hashable(value: Any) -> Any:
