@@ -80,16 +80,13 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
         st.counts = [(n, np.zeros(size, np.int64)) for n in _STAGE_NAMES]
         return st
     slot, uid, here = counts.flat()
-    place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
-    place[nodes.slots] = np.arange(size)
-    position = place[slot]
-    inside = (position >= 0) & here
+    position, inside, held = judge.explainer.placed(nodes)
     cls_ok = (counts.selected(alt, ())[uid] == TRUE) & inside
     passed = cls_ok
     for i in range(len(alt.selectors)):
         passed = (counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE) & inside
         st.per_selector[i] = int(np.count_nonzero(passed))
-    free = passed if alt.admin else passed & ~world.held[uid]
+    free = passed if alt.admin else passed & ~held
     for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
         node = nodes.nodes[int(position[i])]
         d = world.selection.columns.devices[int(uid[i])]
@@ -271,6 +268,7 @@ class Explainer:
         self.judge = judge
         self.deadline = deadline      # the run's time budget also bounds explaining
         self._stages: dict[tuple, Stages] = {}
+        self._placed: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # see placed()
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
 
@@ -283,6 +281,22 @@ class Explainer:
         if st is None:
             st = self._stages[key] = _stages(self.judge, alt, nodes)
         return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
+
+    def placed(self, nodes: "NodeSet") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per entry of the fleet: its node's place in ``nodes`` (-1: not among them), whether it
+        counts there, and whether its device is held; the same for every request judged with
+        these nodes (the last asked is kept)."""
+        world = self.judge.world
+        flat = self.judge.counts.flat()
+        key = (nodes.key, flat, world.held_token, len(world.hold_log))
+        if self._placed is None or self._placed[0][0] != nodes.key or self._placed[0][1] is not flat \
+                or self._placed[0][2:] != key[2:]:
+            slot, uid, here = flat
+            place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
+            place[nodes.slots] = np.arange(len(nodes.nodes))
+            position = place[slot]
+            self._placed = (key, (position, (position >= 0) & here, world.held[uid]))
+        return self._placed[1]
 
     def pool_note(self, nodes: "NodeSet") -> str:
         """Pools the nodes see but cannot allocate from, as a parenthesis for messages."""
