@@ -343,13 +343,8 @@ class Judge:
             return
         processes = self.options.processes if len(groups) >= 2 * MIN_GROUPS_PER_PROCESS else 1
         by_id = objects() if processes > 1 else {}
-        order = None
-        if processes > 1:
-            classes = self.world.classes
-            order = sorted(range(len(groups)), key=lambda i: sorted(
-                repr(classes[name].selectors) if name in classes else name for name in _classes_asked(groups[i])))
         judged = judge_all(len(groups), lambda i: self._alone(groups[i], linted), processes,
-                           _encode, lambda value: _decode(value, by_id), order)
+                           _encode, lambda value: _decode(value, by_id))
         unjudged = []
         for group, one in zip(groups, judged):
             if one is None:
@@ -724,24 +719,6 @@ def _allocations(group: Group, placed: Placed, replica: int) -> list[dict[str, A
                 entry["replica"] = replica + 1
         out.append(entry)
     return out
-
-
-def _classes_asked(group: Group) -> set[str]:
-    """The device classes a group asks for. Groups whose classes select alike are judged next to
-    each other, by one process, which then counts their filters and evaluates their selectors once
-    rather than once per process."""
-    names = set()
-    for m in group.members:
-        devices = m.obj.get(*(("spec", "spec") if m.obj.kind == "ResourceClaimTemplate" else ("spec",)), "devices")
-        requests = devices.get("requests") if isinstance(devices, dict) else None
-        for req in requests if isinstance(requests, list) else ():
-            if not isinstance(req, dict):
-                continue
-            exactly, subs = req.get("exactly"), req.get("firstAvailable")
-            for alt in [exactly] + (subs if isinstance(subs, list) else []):
-                if isinstance(alt, dict) and isinstance(alt.get("deviceClassName"), str):
-                    names.add(alt["deviceClassName"])
-    return names
 
 
 def _encode(one: FeasibilityReport | None) -> tuple | None:

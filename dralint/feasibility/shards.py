@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -20,31 +20,27 @@ CHUNK = 8   # items taken at once: costs vary a hundredfold from claim to claim,
 
 
 def judge_all(count: int, judge: Callable[[int], T], processes: int,
-              encode: Callable[[T], Any] = lambda x: x, decode: Callable[[Any], T] = lambda x: x,
-              order: Sequence[int] | None = None) -> list[T]:
+              encode: Callable[[T], Any] = lambda x: x, decode: Callable[[Any], T] = lambda x: x) -> list[T]:
     """``[judge(i) for i in range(count)]``, in up to ``processes`` processes (fork).
 
     ``encode`` turns a result into what can be pickled (objects the processes share become keys),
-    ``decode`` turns it back in the main process. ``order``: the order the processes take the
-    items in (items that share caches next to each other, so that one process meets them); the
-    results are in index order whatever it is. Without fork, or with one process, everything runs
-    here, in index order.
+    ``decode`` turns it back in the main process. Without fork, or with one process, everything
+    runs here.
     """
     if processes <= 1 or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [judge(i) for i in range(count)]
-    taken = list(order) if order is not None else list(range(count))
     context = multiprocessing.get_context("fork")
     counter = context.Value("l", 0)
     children = []
     for _ in range(processes - 1):
         here, there = context.Pipe(duplex=False)
-        process = context.Process(target=_child, args=(there, counter, taken, judge, encode), daemon=True)
+        process = context.Process(target=_child, args=(there, counter, count, judge, encode), daemon=True)
         process.start()
         there.close()
         children.append((here, process))
     results: dict[int, T] = {}
     try:
-        for i in _take(counter, taken):
+        for i in _take(counter, count):
             results[i] = judge(i)
     except BaseException:
         for connection, process in children:
@@ -70,22 +66,22 @@ def judge_all(count: int, judge: Callable[[int], T], processes: int,
     return [results[i] if i in results else judge(i) for i in range(count)]
 
 
-def _take(counter: Any, order: list[int]) -> Iterator[int]:
-    """The item indexes this process takes, a chunk of ``order`` at a time, until none is left."""
+def _take(counter: Any, count: int) -> Iterator[int]:
+    """The item indexes this process takes, a chunk at a time, until none is left."""
     while True:
         with counter.get_lock():
             start = counter.value
             counter.value = start + CHUNK
-        if start >= len(order):
+        if start >= count:
             return
-        yield from order[start:start + CHUNK]
+        yield from range(start, min(start + CHUNK, count))
 
 
-def _child(connection: Any, counter: Any, order: list[int], judge: Callable[[int], Any],
+def _child(connection: Any, counter: Any, count: int, judge: Callable[[int], Any],
            encode: Callable[[Any], Any]) -> None:
     done: dict[int, Any] = {}
     try:
-        for i in _take(counter, order):
+        for i in _take(counter, count):
             done[i] = encode(judge(i))
     except BaseException:  # noqa: BLE001 - what is not delivered is judged by the main process
         pass
