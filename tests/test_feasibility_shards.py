@@ -107,3 +107,14 @@ def test_two_processes_judge_as_one(seed):
     alone = _judged(cluster, claims, 1)
     assert alone[0] and alone[1]   # some claims fit, some do not: both kinds travel back
     assert _judged(cluster, claims, 2) == alone
+
+
+@fork_only
+def test_out_of_time_is_told_once_for_every_process():
+    cluster, claims = _fleet(3)
+    mine = _objects(claims, False)
+    ids = {id(o) for o in mine}
+    report = judge(Index.build(_objects(cluster, True) + mine), Release(37, GATES),
+                   FeasibilityOptions(processes=2, max_seconds=0), lambda o: id(o) in ids, evaluate=mini_cel)
+    undecided = [(o.manifest.display, p.details) for o, p in report.problems if p.rule == "DRA709"]
+    assert undecided == [("ResourceClaim default/c000", {"unjudged": 160})]
