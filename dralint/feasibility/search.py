@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .bound import can_match_some
 from .capacity import Allocating, consumed_by, fits
-from .columns import ERROR, FALSE
+from .columns import ERROR, FALSE, TRUE
 from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attribute, scalar_value, trackers
 from .counters import CounterBook, CounterSets
 from .fatal import FatalError
@@ -367,6 +367,12 @@ class Attempt:
                           "on cannot all get distinct devices; step back")
             return FAIL
         p0, s0, d0 = start
+        # The loop below runs for every device of every step: what it looks at is bound once.
+        admin, allocating, dedicated = alt.admin, self.allocating, self.run.allocated.dedicated
+        answers = data.answers
+        if answers is None:
+            answers = data.answers = self.run.selection.answers(data.cls, alt)
+        known = len(answers)
         for pi in range(p0, len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -376,14 +382,18 @@ class Attempt:
                 devices = sl.devices
                 for di in range(d0 if pi == p0 and si == s0 else 0, len(devices)):
                     device = devices[di]
-                    if alt.admin:
-                        if c in self.allocating.get(device.key, ()):
+                    key = device.key
+                    if admin:
+                        if c in allocating.get(key, ()):
                             continue
-                    elif self.in_use(device.key):
+                    elif key in dedicated or allocating.get(key):   # in use
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
                         continue
-                    if not self.selectable(claim, data, sl, device):
+                    uid = device.uid
+                    if uid < known and answers[uid] == TRUE and not sl.per_device:
+                        pass   # selectable: the common case, without a call
+                    elif not self.selectable(claim, data, sl, device):
                         if self.trace is not None:
                             self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
                         continue
