@@ -39,9 +39,9 @@ from .world import World
 RULE_INFEASIBLE = "DRA701"
 RULE_POOL = "DRA708"
 RULE_UNDECIDED = "DRA709"
-QUICK_TRIES = 1
+QUICK_TRIES = 1   # nodes searched on the counts of each request alone, before all the counts are asked
 # Below this many groups per process, forking costs more than it saves.
-MIN_GROUPS_PER_PROCESS = 64   # nodes searched on the counts of each request alone, before all the counts are asked
+MIN_GROUPS_PER_PROCESS = 64
 
 
 @dataclass
