@@ -94,17 +94,9 @@ class Columns:
         for table in ("attributes", "capacity"):
             entries = device.raw.get(table)
             for name, value in entries.items() if isinstance(entries, dict) else ():
-                if type(value) is dict and len(value) == 1:
-                    # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}): its
-                    # key without the general walk (the same key _hashable gives).
-                    ((k, v),) = value.items()
-                    if table == "attributes" and "version" not in str(k):
-                        continue
-                    key = (table, name, ((k, v),) if type(k) is str and type(v) in _SCALARS else _hashable(value))
-                elif table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
+                if table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
                     continue
-                else:
-                    key = (table, name, _hashable(value))
+                key = (table, name, _hashable(value))
                 have = self._problems.get(key)
                 if have is None:
                     have = self._problems.put(key, (self._entry_problem(table, str(name), value),))
@@ -265,6 +257,11 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def _hashable(value: Any) -> Any:
     """``value`` (a device's entry, as read) in a form that can key a dict."""
+    if type(value) is dict and len(value) == 1:
+        # The common case, one typed value ({"version": "1.2.3"}, {"value": "80Gi"}): no sorting.
+        ((k, v),) = value.items()
+        if type(k) is str and type(v) in _SCALARS:
+            return ((k, v),)
     if isinstance(value, dict):
         return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
     if isinstance(value, list):

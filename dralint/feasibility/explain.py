@@ -268,7 +268,8 @@ class Explainer:
         self.judge = judge
         self.deadline = deadline      # the run's time budget also bounds explaining
         self._stages: dict[tuple, Stages] = {}
-        self._placed: tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # see placed()
+        # See placed(): for which nodes and holds, from which entries, what.
+        self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
 
@@ -288,15 +289,15 @@ class Explainer:
         these nodes (the last asked is kept)."""
         world = self.judge.world
         flat = self.judge.counts.flat()
-        key = (nodes.key, flat, world.held_token, len(world.hold_log))
-        if self._placed is None or self._placed[0][0] != nodes.key or self._placed[0][1] is not flat \
-                or self._placed[0][2:] != key[2:]:
+        held = (world.held_token, len(world.hold_log))
+        have = self._placed
+        if have is None or have[0] != (nodes.key, held) or have[1] is not flat:
             slot, uid, here = flat
             place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
             place[nodes.slots] = np.arange(len(nodes.nodes))
             position = place[slot]
-            self._placed = (key, (position, (position >= 0) & here, world.held[uid]))
-        return self._placed[1]
+            have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
+        return have[2]
 
     def pool_note(self, nodes: "NodeSet") -> str:
         """Pools the nodes see but cannot allocate from, as a parenthesis for messages."""

@@ -112,7 +112,7 @@ def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[in
             for con in claim.constraints:
                 if not con.match_attribute:
                     continue
-                covered = [i == c and applies(con.requests, *_names(alt)) for i, alt in picked]
+                covered = [i == c and applies(con.requests, *alt.names) for i, alt in picked]
                 # One device alone meets the constraint whatever its value (the allocator compares
                 # later devices with the first): only two or more are held to one value.
                 if sum(alt.count for (_, alt), cov in zip(picked, covered) if cov) >= 2:
@@ -148,10 +148,6 @@ def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[in
     keep = bits > 0
     hist = np.bincount(slot[keep] * width + bits[keep], weight[keep], minlength=size * width).reshape(size, width)
     return (hist[slots] @ hits >= need).all(axis=1)
-
-
-def _names(alt: Alternative) -> tuple[str, str]:
-    return (alt.parent, alt.name) if alt.parent else (alt.name, "")
 
 
 def _bits(entries: int, masks: list[tuple[int, np.ndarray]]) -> np.ndarray:

@@ -185,6 +185,11 @@ class Alternative:
         return f"{self.parent}/{self.name}" if self.parent else self.name
 
     @property
+    def names(self) -> tuple[str, str]:
+        """(request, subrequest), as constraints name them (``applies``)."""
+        return (self.parent, self.name) if self.parent else (self.name, "")
+
+    @property
     def admin(self) -> bool:
         return bool(self.admin_access)
 

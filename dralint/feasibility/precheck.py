@@ -135,7 +135,7 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
     out = np.ones(n, bool)
     if counts.world.features.list_attributes:
         return np.zeros(n, bool)
-    base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+    base, sub = alt.names
     slot, uid, here = counts.flat()
     held = counts.world.held[uid]
     for con in claim.constraints:
@@ -155,7 +155,7 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
         seen = mine & (value >= 0)
         for earlier in claim.requests[:r]:
             for other in earlier.alternatives:
-                if not applies(con.requests, *((other.parent, other.name) if other.parent else (other.name, ""))):
+                if not applies(con.requests, *other.names):
                     continue
                 oc = counts.get(other)
                 if oc is None:
@@ -176,7 +176,7 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
 
 def _matched(claim: ClaimSpec, alt: Alternative) -> list[str]:
     """The matchAttribute constraints that apply to every device of ``alt``."""
-    base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+    base, sub = alt.names
     return [c.match_attribute for c in claim.constraints if c.match_attribute and applies(c.requests, base, sub)]
 
 

@@ -301,10 +301,14 @@ class Attempt:
     def in_use(self, key: DeviceKey) -> bool:
         return key in self.run.allocated.dedicated or bool(self.allocating.get(key))
 
+    def _answers(self, data: RequestData) -> memoryview:
+        """The request's selector answers per device uid, looked up once per attempt."""
+        if data.answers is None:
+            data.answers = self.run.selection.answers(data.cls, data.alt)
+        return data.answers
+
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
-        answers = data.answers
-        if answers is None:
-            answers = data.answers = self.run.selection.answers(data.cls, data.alt)
+        answers = self._answers(data)
         answer = answers[device.uid] if device.uid < len(answers) else ERROR
         if answer == FALSE or (answer == ERROR and not self.run.selection.matches(data.cls, data.alt, claim, device)):
             return False   # where a selector fails, ``matches`` raises the scheduler's error
@@ -369,9 +373,7 @@ class Attempt:
         p0, s0, d0 = start
         # The loop below runs for every device of every step: what it looks at is bound once.
         admin, allocating, dedicated = alt.admin, self.allocating, self.run.allocated.dedicated
-        answers = data.answers
-        if answers is None:
-            answers = data.answers = self.run.selection.answers(data.cls, alt)
+        answers = self._answers(data)
         known = len(answers)
         for pi in range(p0, len(self.pools)):
             pool = self.pools[pi]
@@ -486,7 +488,7 @@ class Attempt:
                         continue
                     keeps = [lambda dev, v=v: values.get(dev) in (v, None) for v in choices]
                 covered = {k for alts in remaining for _, _, k in alts if k[0] == ci and applies(
-                    tracker.constraint.requests, *_request_names(self.data[k].alt))}
+                    tracker.constraint.requests, *self.data[k].alt.names)}
                 if not covered:
                     continue
                 variants = [[[(frozenset(filter(keep, devices)), need, k) if k in covered else (devices, need, k)
@@ -541,7 +543,7 @@ class Attempt:
         f = self.f
         if not d.consumes or not f.partitionable or "counters" in self.relax:
             return False
-        base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+        base, sub = alt.names
         return ((f.taints and "taints" not in self.relax and blocking_taint(d, alt) is not None)
                 or any(applies(con.requests, base, sub) for con in self.claims[c].constraints)
                 or (f.consumable_capacity and (d.allow_multiple or alt.mode == "All")))
@@ -684,7 +686,7 @@ class Attempt:
             return None
         # From here on a refusal keeps the counters just taken, as the scheduler does (not so in the
         # ideal search of ``hopeless_from``).
-        base, sub = (alt.parent, alt.name) if alt.parent else (alt.name, "")
+        base, sub = alt.names
         if f.taints and "taints" not in self.relax:
             taint = blocking_taint(device, alt)
             if taint is not None:
@@ -751,8 +753,3 @@ class Attempt:
     def _say(self, line: str) -> None:
         if self.trace is not None:
             self.trace(f"{self.node.name}: {line}")
-
-
-def _request_names(alt: Alternative) -> tuple[str, str]:
-    """(request, subrequest) of an alternative, as constraints name them."""
-    return (alt.parent, alt.name) if alt.parent else (alt.name, "")

@@ -192,10 +192,9 @@ class Selection:
         self._drivers: dict[str, str | None] = {}
         self._names: dict[str, frozenset[str] | None] = {}
         self.columns = Columns(evaluate, SelectorError, self._names_read, self._required, entry_problem)
-        # Per selector list (class, then request), its answers as an array and a view of it (one
-        # device's answer without numpy's overhead); bounded by bytes, like the filter counts.
-        self._combined: Lru[tuple[str | None, ...], tuple[np.ndarray, memoryview]] = Lru(
-            MAX_COLUMNS * 32, weigh=lambda have: have[0].nbytes, budget=MAX_COMBINED_BYTES)
+        # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
+        self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
+            MAX_COLUMNS * 32, weigh=lambda answers: answers.nbytes, budget=MAX_COMBINED_BYTES)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         if expression not in self._names:
@@ -236,8 +235,8 @@ class Selection:
         binding conditions are FALSE without evaluating anything when the feature is off."""
         columns = self.columns
         have = self._combined.get(expressions)
-        if have is not None and len(have[0]) == len(columns.devices):
-            return have[0]
+        if have is not None and len(have) == len(columns.devices):
+            return have
         n = len(columns.devices)
         state = columns.alive & ~columns.bound if not self._binding else np.ones(n, bool)
         err = np.zeros(n, bool)
@@ -248,29 +247,17 @@ class Selection:
             err |= state & (col == ERROR)
             state &= col == TRUE
         out = np.where(err, ERROR, np.where(state, TRUE, FALSE)).astype(np.int8)
-        self._combined.put(expressions, (out, memoryview(out)))
-        return out
+        return self._combined.put(expressions, out)
 
     def answers(self, cls: DeviceClassInfo, alt: Alternative) -> memoryview:
         """Per device uid, the answer of the class's then the request's selectors (TRUE, FALSE,
-        ERROR), for a caller asking about many devices: one lookup, then plain indexing."""
-        key = cls.selectors + alt.selectors
-        have = self._combined.get(key)
-        if have is None or len(have[1]) != len(self.columns.devices):
-            self.combined(key)
-            have = self._combined.get(key)
-            assert have is not None
-        return have[1]
+        ERROR), for a caller asking about many devices: one lookup, then plain indexing (a view
+        answers one device without numpy's overhead)."""
+        return memoryview(self.combined(cls.selectors + alt.selectors))
 
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
         """Class selectors, then request selectors, as ``isSelectable`` (without per-device node selection)."""
-        key = cls.selectors + alt.selectors
-        have = self._combined.get(key)
-        if have is None or device.uid >= len(have[1]):
-            self.combined(key)
-            have = self._combined.get(key)
-            assert have is not None
-        answer = have[1][device.uid]
+        answer = self.answers(cls, alt)[device.uid]
         if answer != ERROR:
             return answer == TRUE
         # Which selector fails, for the scheduler's message.
