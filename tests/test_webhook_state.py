@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
 from pathlib import Path
@@ -310,6 +311,7 @@ def test_log_fields_are_cut():
     logger.setLevel(logging.INFO)
     log(logger, logging.INFO, "review", uid="u" * 100_000, name="n" * 5000, count=3)
     assert len(captured[0]["uid"]) == FIELD_MAX and len(captured[0]["name"]) == FIELD_MAX and captured[0]["count"] == 3
+    assert captured[0]["pid"] == os.getpid()   # tells gunicorn's workers apart
     assert record.getMessage() == "review"
 
 

@@ -16,13 +16,17 @@ FIELD_MAX = 512
 
 
 class JsonFormatter(logging.Formatter):
-    """``{"ts": ..., "level": ..., "logger": ..., "msg": ..., <extra fields>}`` on one line."""
+    """``{"ts": ..., "level": ..., "logger": ..., "pid": ..., "msg": ..., <extra fields>}`` on one line.
+
+    ``pid`` tells gunicorn's workers apart: each reloads its policy, state and certificate on its own.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
+            "pid": record.process,
             "msg": record.getMessage(),
         }
         fields = getattr(record, "fields", None)
