@@ -13,9 +13,10 @@ Two ways to answer, both over real HTTP(S) on 127.0.0.1:
 * **Replay**: the captured responses of that folder, served as they were recorded (list pages
   chained by their ``continue`` tokens, the recorded watch streams in order).
 
-Faults on demand: a bearer token other than the expected one (401), resources the caller may not
-list (403, the real Status wording), a delay before each answer, and a watch stream cut in the
-middle of an event. Every request is recorded for assertions. Tests stop the server they start.
+Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
+their gate on. Faults on demand: a bearer token other than the expected one (401), resources the
+caller may not list (403, the real Status wording), a delay before each answer, a watch stream cut
+in the middle of an event, and DeviceTaintRules not served (the gate off: 404, not in discovery). Every request is recorded for assertions. Tests stop the server they start.
 """
 from __future__ import annotations
 
@@ -33,9 +34,21 @@ from urllib.parse import parse_qs, urlsplit
 
 GROUP = "resource.k8s.io"
 VERSION = "v1"
+# DeviceTaintRules are served by 1.35 in v1alpha3 alone, and only with the DRADeviceTaintRules gate.
+TAINT_RULES_VERSION = "v1alpha3"
 KINDS = {"namespaces": ("", "Namespace"), "nodes": ("", "Node"), "deviceclasses": (GROUP, "DeviceClass"),
          "resourceslices": (GROUP, "ResourceSlice"), "resourceclaims": (GROUP, "ResourceClaim"),
-         "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate")}
+         "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate"), "devicetaintrules": (GROUP, "DeviceTaintRule")}
+
+
+def version_of(resource: str) -> str:
+    """The version of its group a resource is served in."""
+    return TAINT_RULES_VERSION if resource == "devicetaintrules" else VERSION
+
+
+def api_version_of(resource: str) -> str:
+    group = KINDS[resource][0]
+    return f"{group}/{version_of(resource)}" if group else "v1"
 
 
 def key_of(obj: dict) -> str:
@@ -66,9 +79,8 @@ class FakeCluster:
         with self.cond:
             self.version += 1
             obj = copy.deepcopy(obj)
-            group, kind = KINDS[resource]
-            obj.setdefault("apiVersion", f"{group}/{VERSION}" if group else "v1")
-            obj.setdefault("kind", kind)
+            obj.setdefault("apiVersion", api_version_of(resource))
+            obj.setdefault("kind", KINDS[resource][1])
             meta = obj.setdefault("metadata", {})
             meta["resourceVersion"] = str(self.version)
             if "uid" not in meta:
@@ -111,6 +123,7 @@ class Faults:
     delay: float = 0.0                                        # seconds before every answer
     cut_watches: int = 0                                      # this many next watch streams are cut mid-event
     bookmark_every: float = 0.2
+    taint_rules_served: bool = True                           # the DRADeviceTaintRules gate (404 and no discovery)
 
 
 class FakeApiServer:
@@ -205,15 +218,32 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                     recorded = server.replay.load("list-resourceslices-unauthorized.json")
                     return self.send_json(recorded["status"], recorded["body"])
                 return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+            served = {r: version_of(r) for r, (g, _) in KINDS.items()
+                      if g == GROUP and (r != "devicetaintrules" or server.faults.taint_rules_served)}
             if url.path == f"/apis/{GROUP}":
+                versions = sorted(set(served.values()), key=lambda v: v != VERSION)   # v1 first, as preferred
                 return self.send_json(200, {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP,
-                                            "versions": [{"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}],
+                                            "versions": [{"groupVersion": f"{GROUP}/{v}", "version": v}
+                                                         for v in versions],
                                             "preferredVersion": {"groupVersion": f"{GROUP}/{VERSION}",
                                                                  "version": VERSION}})
+            if url.path.startswith(f"/apis/{GROUP}/") and url.path.count("/") == 3:
+                version = url.path.rsplit("/", 1)[-1]
+                names = [r for r, v in served.items() if v == version]
+                if not names:
+                    return self.send_json(404, status(404, "NotFound", "the server could not find the requested "
+                                                      "resource"))
+                return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                            "groupVersion": f"{GROUP}/{version}",
+                                            "resources": [{"name": r, "namespaced": r in ("resourceclaims",
+                                                           "resourceclaimtemplates"), "kind": KINDS[r][1],
+                                                           "verbs": ["get", "list", "watch"]} for r in names]
+                                            + [{"name": f"{r}/status", "namespaced": False, "kind": KINDS[r][1],
+                                                "verbs": ["get"]} for r in names]})
             resource = url.path.rsplit("/", 1)[-1]
             group = KINDS.get(resource, ("?", ""))[0]
-            expected = f"/apis/{GROUP}/{VERSION}/{resource}" if group else f"/api/v1/{resource}"
-            if resource not in KINDS or url.path != expected:
+            expected = f"/apis/{GROUP}/{version_of(resource)}/{resource}" if group else f"/api/v1/{resource}"
+            if resource not in KINDS or url.path != expected or (group and resource not in served):
                 return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
             if resource in server.faults.forbidden and server.replay is not None:
                 recorded = server.replay.load(f"list-{resource}-forbidden.json")
@@ -234,10 +264,9 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
             if server.replay is not None:
                 recorded = server.replay.page(resource, params.get("continue"))
                 if recorded is None:
-                    group, kind = KINDS[resource]
-                    return self.send_json(200, {"kind": f"{kind}List", "apiVersion": f"{group}/{VERSION}"
-                                                if group else "v1", "metadata": {"resourceVersion": "225"},
-                                                "items": []})
+                    return self.send_json(200, {"kind": f"{KINDS[resource][1]}List",
+                                                "apiVersion": api_version_of(resource),
+                                                "metadata": {"resourceVersion": "225"}, "items": []})
                 return self.send_json(recorded["status"], recorded["body"])
             cluster = server.cluster
             limit = int(params.get("limit") or 0)
@@ -264,8 +293,7 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 meta["continue"] = base64.urlsafe_b64encode(json.dumps(
                     {"rv": version, "start": key_of(page[-1])}).encode()).decode().rstrip("=")
                 meta["remainingItemCount"] = len(rest) - limit
-            group, kind = KINDS[resource]
-            body = {"kind": f"{kind}List", "apiVersion": f"{group}/{VERSION}" if group else "v1", "metadata": meta,
+            body = {"kind": f"{KINDS[resource][1]}List", "apiVersion": api_version_of(resource), "metadata": meta,
                     "items": [{k: v for k, v in i.items() if k not in ("apiVersion", "kind")} for i in page]}
             self.send_json(200, body)
 
@@ -293,7 +321,6 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 return self.chunk(b"")
             sent = since
             last_bookmark = time.monotonic()
-            group, kind = KINDS[resource]
             while not server.stopping.is_set():
                 with cluster.cond:
                     horizon = cluster.version   # every change up to here is in ``events``
@@ -313,7 +340,7 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 now = time.monotonic()
                 if bookmarks and now - last_bookmark >= server.faults.bookmark_every:
                     position = max(sent, horizon)
-                    bookmark = {"kind": kind, "apiVersion": f"{group}/{VERSION}" if group else "v1",
+                    bookmark = {"kind": KINDS[resource][1], "apiVersion": api_version_of(resource),
                                 "metadata": {"resourceVersion": str(position)}}
                     self.chunk(json.dumps({"type": "BOOKMARK", "object": bookmark}).encode() + b"\n")
                     sent, last_bookmark = position, now
@@ -335,11 +362,14 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
 
         def send_json(self, code: int, body: Any) -> None:
             data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:   # the client left (a watcher stopping at the end of a test)
+                self.close_connection = True
 
     server.pages = {}  # type: ignore[attr-defined]
     return Handler

@@ -367,3 +367,14 @@ def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp
     live.refresh()
     assert allowed(2) and not allowed(3)
     assert live.fleet.builds == 1          # changed in place, never built again
+    # A DeviceTaintRule may taint any device of the fleet: the view is built again beside the old one.
+    rule = {"metadata": {"name": "drain", "resourceVersion": "10"},
+            "spec": {"deviceSelector": {"driver": "gpu.example.com"},
+                     "taint": {"key": "maintenance", "effect": "NoSchedule"}}}
+    for event, fits in (("ADDED", 0), ("DELETED", 2)):
+        store.apply("devicetaintrules", event, rule, "resource.k8s.io/v1alpha3")
+        time.sleep(0.01)
+        write_state(folder, *store.view()[::2])
+        live.refresh()
+        assert (fits == 0 or allowed(fits)) and not allowed(fits + 1)
+    assert live.fleet.builds == 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -124,6 +125,53 @@ def test_lists_every_resource_then_watches_from_the_lists_version(watching, serv
     watch = wait_for(lambda: server.calls("resourceslices", watch=True), what="a watch")[0]
     assert watch["allowWatchBookmarks"] == "true" and int(watch["resourceVersion"]) >= 104
     assert 2 <= int(watch["timeoutSeconds"]) <= 3
+
+
+TAINT_RULE = {"metadata": {"name": "drain-node-1"},
+              "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "node-1"},
+                       "taint": {"key": "maintenance", "effect": "NoSchedule"}}}
+
+
+def test_device_taint_rules_are_watched_in_the_version_that_serves_them(watching, cluster, server):
+    wait_for(watching.synced, what="first full sync")
+    cluster.create("devicetaintrules", TAINT_RULE)
+    rule = wait_for(lambda: watching.objects("devicetaintrules").get("drain-node-1"), what="the rule")
+    assert rule["apiVersion"] == "resource.k8s.io/v1alpha3" and rule["kind"] == "DeviceTaintRule"
+    assert wait_for(lambda: server.calls("devicetaintrules", watch=True), what="a watch of the rules")
+    assert all(path == "/apis/resource.k8s.io/v1alpha3/devicetaintrules"
+               for path, _ in server.requests if path.endswith("/devicetaintrules"))
+    status = wait_for(lambda: (r := watching.live.status()["resources"]["devicetaintrules"])["objects"] == 1 and r,
+                      what="the heartbeat to count the rule")
+    assert status["served"] and status["synced"] and not status["error"]
+
+
+def test_a_cluster_that_does_not_serve_device_taint_rules_is_ready_without_them(tmp_path, cluster, server):
+    server.faults.taint_rules_served = False   # the DRADeviceTaintRules gate off, as in most clusters
+    running = Running(tmp_path, server)
+    try:
+        wait_for(running.synced, what="first full sync")
+        status = running.live.status()["resources"]["devicetaintrules"]
+        assert status["synced"] and not status["served"] and status["objects"] == 0 and not status["error"]
+        assert not server.calls("devicetaintrules")   # looked up in discovery, never listed
+        assert set(running.objects("resourceslices")) == {"node-0-gpu"}
+    finally:
+        running.close()
+
+
+def test_device_taint_rules_served_later_are_found_again(tmp_path, cluster, server):
+    # The API server restarts with the gate on: a 404-free discovery a while later finds the rules.
+    server.faults.taint_rules_served = False
+    cluster.create("devicetaintrules", TAINT_RULE)
+    running = Running(tmp_path, server, timing=replace(FAST, rediscover=0.2))
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.taint_rules_served = True
+        wait_for(lambda: "drain-node-1" in running.objects("devicetaintrules"), what="the rule after rediscovery")
+        server.faults.taint_rules_served = False      # and restarts with it off again: a 404, then none
+        wait_for(lambda: not running.objects("devicetaintrules"), seconds=15, what="the rules to go")
+        assert running.thread.is_alive()
+    finally:
+        running.close()
 
 
 def test_live_state_follows_create_update_delete_within_two_seconds(watching, cluster):
@@ -341,6 +389,12 @@ def test_serve_watch_judges_against_the_live_cluster(tmp_path, cluster):
             assert verdict(big)["allowed"] is False                      # node-0 has 2 devices
             cluster.create("resourceslices", slice_of("node-1", 8))
             wait_for(lambda: verdict(big)["allowed"], seconds=5, what="the new slice to count")
+            cluster.create("devicetaintrules", TAINT_RULE)              # node-1's GPUs drained for maintenance
+            wait_for(lambda: not verdict(big)["allowed"], seconds=10, what="the taint rule to count")
+            message = verdict(big)["status"]["message"]
+            assert "DRA701" in message and "taint `maintenance=:NoSchedule`" in message
+            cluster.delete("devicetaintrules", "drain-node-1")
+            wait_for(lambda: verdict(big)["allowed"], seconds=10, what="the taint rule's removal to count")
             nic = claim(device_class="nic.example.com")
             assert "DRA703" in verdict(nic)["status"]["message"]         # the class does not exist yet
             cluster.create("deviceclasses", {"metadata": {"name": "nic.example.com"}, "spec": {}})

@@ -211,15 +211,6 @@ class World:
             self._node_objects[name] = obj
         self._mark({name}, nodes_changed=True)
 
-    def put_taint_rules(self, rules: list[Canonical]) -> None:
-        """DeviceTaintRules changed: every device's taints are read again."""
-        self._rules = list(rules)
-        objs = list(self._slice_objs.items())
-        self._slices.clear()
-        self._slice_objs.clear()
-        self._uids_of.clear()
-        self._add_slices([o for _, o in objs], by_name=True)
-
     def put_claim(self, obj: Canonical | None, key: tuple[str, str]) -> None:
         """A ResourceClaim added, changed or removed (None): what it holds is no longer free."""
         if obj is None:

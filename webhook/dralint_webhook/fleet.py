@@ -4,8 +4,8 @@ The allocator's world (``dralint.feasibility.world.World``: devices as columns, 
 costs seconds to build for thousands of nodes and milliseconds to ask; so it is built once, in the
 thread that follows the watcher's state, and then changed object by object as the state changes
 (``put_slice``, ``drop_class``, ``put_node``, ``put_claim``...). A change too large to apply one
-by one (a relist, a new release from a policy edit) builds a new world beside the old one, which
-serves until the swap. Reviews ask it under :attr:`FleetView.lock`: updates and judgements (which
+by one (a relist, a new release from a policy edit, a DeviceTaintRule: it may taint any device of
+the fleet) builds a new world beside the old one, which serves until the swap. Reviews ask it under :attr:`FleetView.lock`: updates and judgements (which
 fill the world's caches as they go) never overlap.
 """
 from __future__ import annotations
@@ -56,7 +56,8 @@ class FleetView:
         if release is None:            # feasibility is off: no world, no memory for one
             self._world, self._release = None, None
             return
-        if self._world is None or self._release != release or len(changes) > REBUILD_CHANGES:
+        if self._world is None or self._release != release or len(changes) > REBUILD_CHANGES or \
+                any(change.resource == "devicetaintrules" for change in changes):
             world = _build(index, release)
             with self.lock:
                 self._world, self._release = world, release

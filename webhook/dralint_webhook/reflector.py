@@ -10,6 +10,10 @@
   with exponential backoff and jitter and tries again; the objects stay as they were meanwhile.
   401 and 403 mark the resource *denied*, with a message naming the missing permission: the
   webhook is not ready until a later list succeeds. Nothing here raises out of :meth:`run`.
+* An optional resource (one a feature gate serves, in a version of its own) is first looked up in
+  discovery (:func:`served_version`). Not served: the store knows it has no objects, and discovery
+  is asked again every ``Timing.rediscover`` seconds. A 404 later (the API server restarted with
+  the gate off) looks it up again.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ class Timing:
     list_timeout: float = 60.0
     backoff_initial: float = 0.8
     backoff_max: float = 30.0
+    rediscover: float = 600.0                     # an optional resource not served: look again after this
 
 
 class Backoff:
@@ -68,24 +73,41 @@ def collection_path(resource: str, version: str) -> str:
 class Reflector:
     """Keeps one resource of ``store`` in step with the API server (one thread runs :meth:`run`)."""
 
-    def __init__(self, api: Api, store: Store, resource: str, version: str, *, timing: Timing = Timing(),
-                 stop: threading.Event | None = None, rand: Callable[[], float] = random.random) -> None:
+    def __init__(self, api: Api, store: Store, resource: str, version: str | None, *, timing: Timing = Timing(),
+                 stop: threading.Event | None = None, rand: Callable[[], float] = random.random,
+                 find_version: Callable[[], str | None] | None = None) -> None:
+        """``version`` None: an optional resource, whose version ``find_version`` looks up (None: not served)."""
         self.api = api
         self.store = store
         self.resource = resource
-        self.version = version                # the API version listed and watched (v1, or v1 of the group)
-        self.api_version = f"{GROUP_OF[resource]}/{version}" if GROUP_OF[resource] else version
-        self.path = collection_path(resource, version)
+        self._find_version = find_version
+        self._use(version)
         self.timing = timing
         self.stop = stop or threading.Event()
         self._rand = rand
         self.backoff = Backoff(timing.backoff_initial, timing.backoff_max, rand)
+
+    def _use(self, version: str | None) -> None:
+        self.version = version                # the API version listed and watched (v1, or v1 of the group)
+        group = GROUP_OF[self.resource]
+        self.api_version = (f"{group}/{version}" if group else version) if version else ""
+        self.path = collection_path(self.resource, version) if version else ""
 
     def run(self) -> None:
         """List, then watch, until :attr:`stop` is set; never raises."""
         position: str | None = None
         while not self.stop.is_set():
             try:
+                if self.version is None:
+                    assert self._find_version is not None
+                    self._use(self._find_version())
+                    if self.version is None:
+                        self.store.absent(self.resource)
+                        self.backoff.reset()
+                        self.stop.wait(self.timing.rediscover)
+                        continue
+                    log(_log, logging.INFO, "cluster watch found an optional resource", resource=self.resource,
+                        version=self.version)
                 if position is None:
                     position = self.list()
                 position = self.watch(position)
@@ -96,6 +118,8 @@ class Reflector:
                 self._failed(exc)
                 if exc.code in (401, 403, 404):
                     position = None
+                if exc.code == 404 and self._find_version is not None:
+                    self._use(None)   # no longer served in that version (or at all): look it up again
             except Unreachable as exc:
                 self._failed(exc)
             except Exception as exc:  # a bug here must not end the watch: log it and start over
@@ -162,6 +186,8 @@ class Reflector:
             message = (f"the webhook may not list and watch {permission(self.resource)} (403 Forbidden: "
                        f"{exc.message[:300]}); give its ServiceAccount get, list and watch on it "
                        "(webhook/deploy/base/rbac.yaml)")
+        elif self.version is None:
+            message = f"{permission(self.resource)}: discovery failed: {str(exc)[:500]}"
         else:
             message = f"{permission(self.resource)}: {str(exc)[:500]}"
         self.store.failed(self.resource, message, denied=denied)
@@ -179,3 +205,25 @@ def discover_version(api: Api, group: str) -> str:
     if not isinstance(version, str) or not version:
         raise Unreachable(f"/apis/{group}: no preferred version")
     return version
+
+
+def served_version(api: Api, group: str, resource: str) -> str | None:
+    """The version of ``group`` that serves ``resource``, the server's preferred first; None if none does."""
+    doc = api.get(f"/apis/{group}", timeout=30)
+    versions = doc.get("versions") if isinstance(doc, dict) else None
+    if not isinstance(versions, list):
+        raise Unreachable(f"/apis/{group}: no list of versions")
+    for entry in versions:
+        version = entry.get("version") if isinstance(entry, dict) else None
+        if not isinstance(version, str) or not version:
+            continue
+        try:
+            listing = api.get(f"/apis/{group}/{version}", timeout=30)
+        except ApiError as exc:
+            if exc.code == 404:   # listed a moment ago, gone now (a restart in between): the next one
+                continue
+            raise
+        resources = listing.get("resources") if isinstance(listing, dict) else None
+        if isinstance(resources, list) and any(isinstance(r, dict) and r.get("name") == resource for r in resources):
+            return version
+    return None

@@ -23,7 +23,12 @@ RESOURCES: tuple[tuple[str, str, str, bool], ...] = (
     ("resourceslices", "resource.k8s.io", "ResourceSlice", False),
     ("resourceclaims", "resource.k8s.io", "ResourceClaim", True),
     ("resourceclaimtemplates", "resource.k8s.io", "ResourceClaimTemplate", True),
+    ("devicetaintrules", "resource.k8s.io", "DeviceTaintRule", False),
 )
+# Served only where a feature gate turns them on (DeviceTaintRule: DRADeviceTaints in 1.33–1.34,
+# DRADeviceTaintRules from 1.35), and in a version of their own (v1alpha3, then v1beta2): each is
+# looked up in discovery, and a cluster that does not serve it simply has none.
+OPTIONAL: frozenset[str] = frozenset({"devicetaintrules"})
 KIND_OF = {name: kind for name, _, kind, _ in RESOURCES}
 GROUP_OF = {name: group for name, group, _, _ in RESOURCES}
 # Of a Node, judging reads its labels (node selectors), taints and whether it is cordoned; its status
@@ -91,11 +96,12 @@ class ResourceState:
     last_event: float = 0.0       # wall-clock time of the last list or event
     error: str = ""               # the last failure, "" once the next list or watch succeeds
     denied: bool = False          # the last failure was 401 or 403: the webhook is not ready
+    served: bool = True           # False: the API server does not serve this (optional) resource
 
     def status(self) -> dict[str, Any]:
         return {"synced": self.synced, "version": self.version, "objects": len(self.objects), "lists": self.lists,
                 "relists": self.relists, "events": self.events, "last_event": self.last_event,
-                "error": self.error, "denied": self.denied}
+                "error": self.error, "denied": self.denied, "served": self.served}
 
 
 class Store:
@@ -119,7 +125,7 @@ class Store:
             if state.lists:
                 state.relists += 1
             state.lists += 1
-            state.synced, state.error, state.denied = True, "", False
+            state.synced, state.error, state.denied, state.served = True, "", False, True
             state.last_event = time.time() if now is None else now
             self.api_versions[resource] = api_version
             self.generation += 1 if changed or state.lists == 1 else 0
@@ -144,6 +150,15 @@ class Store:
                 return
             state.objects[key] = (version, _encode(trim(resource, obj, api_version)))
             self.generation += 1
+
+    def absent(self, resource: str) -> None:
+        """The API server does not serve ``resource`` (an optional one): it has no objects, and that is known."""
+        with self._lock:
+            state = self.resources[resource]
+            changed = bool(state.objects) or not state.synced or state.served
+            state.objects, state.version = {}, ""
+            state.synced, state.error, state.denied, state.served = True, "", False, False
+            self.generation += 1 if changed else 0
 
     def failed(self, resource: str, message: str, *, denied: bool = False) -> None:
         """A list or watch failed; the objects stay as they were (stale, not wrong)."""

@@ -20,9 +20,9 @@ from typing import Callable
 
 from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
 from .logs import LOGGER, log
-from .reflector import Backoff, Reflector, Timing, discover_version
+from .reflector import Backoff, Reflector, Timing, discover_version, served_version
 from .snapshot import write_state, write_status
-from .store import GROUP_OF, RESOURCES, Store
+from .store import GROUP_OF, OPTIONAL, RESOURCES, Store
 
 _log = logging.getLogger(LOGGER)
 HEARTBEAT_SECONDS = 1.0
@@ -67,7 +67,10 @@ def run(settings: WatchSettings, stop: threading.Event,
     if api is None:
         return store
     problem = ""
-    reflectors = [Reflector(api, store, name, version if GROUP_OF[name] else "v1", timing=settings.timing, stop=stop)
+    reflectors = [Reflector(api, store, name, None, timing=settings.timing, stop=stop,
+                            find_version=lambda name=name: served_version(api, GROUP_OF[name], name))
+                  if name in OPTIONAL else
+                  Reflector(api, store, name, version if GROUP_OF[name] else "v1", timing=settings.timing, stop=stop)
                   for name, *_ in RESOURCES]
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
