@@ -62,12 +62,23 @@ class Index:
         takes the place of one of the same name (the object under review is the newer). Caches that
         read no collection (empty dicts filled by their users) are not shared: they stay per overlay."""
         out = Index(**{f.name: _copy(getattr(self, f.name)) for f in fields(self) if f.name in _COLLECTIONS})
-        touched = {out.add(obj, replace=True) for obj in objects}
-        if "nodes" in touched or "namespaces" in touched:
-            touched.add("context_objects")
-        out._base, out._touched = self, frozenset(touched)
+        touched = _with_companions({out.add(obj, replace=True) for obj in objects})
+        out._base, out._touched = self, touched
         out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
         return out
+
+    def inherit(self, older: "Index", changed: Iterable[Canonical]) -> None:
+        """Take over the derived facts of ``older`` that read no collection ``changed`` belong to.
+
+        ``older`` is the state this index replaces, and ``changed`` the objects added, changed or
+        removed since (their old and new versions): the webhook's next live state, where most
+        changes are claims and the facts about every device of the fleet still hold.
+        """
+        scratch = Index()
+        touched = _with_companions({scratch.add(obj) for obj in changed})
+        for key, entry in older._derived.items():
+            if entry[1] and not entry[1] & touched:
+                self._derived.setdefault(key, entry)
 
     def add(self, obj: Canonical, *, replace: bool = False) -> str:
         """File ``obj`` under its collection (the first of a name is kept, unless ``replace``); returns
@@ -164,6 +175,16 @@ def closest(candidates: list[Canonical], near: Canonical | None) -> Canonical:
         return same_file[0]
     folder = os.path.dirname(file)
     return next((c for c in candidates if os.path.dirname(c.manifest.document.file) == folder), candidates[0])
+
+
+def _with_companions(touched: set[str]) -> frozenset[str]:
+    """``touched`` collections, with those that change with them (the list of context objects, the
+    identities of referable objects)."""
+    if touched & {"nodes", "namespaces"}:
+        touched.add("context_objects")
+    if touched & {"classes", "claims", "templates"}:
+        touched.add("same")
+    return frozenset(touched)
 
 
 def _copy(value: Any) -> Any:

@@ -300,10 +300,14 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
         # --- watches -------------------------------------------------------------------------------
 
         def watch(self, resource: str, params: dict[str, str]) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+            except OSError:   # the client left (a watcher stopping at the end of a test)
+                self.close_connection = True
+                return
             if server.replay is not None:
                 recorded = server.replay.next_watch(resource)
                 for event in (recorded or {}).get("events", []):

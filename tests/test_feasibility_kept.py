@@ -98,6 +98,14 @@ def _judged(state: dict, linted: list[str], world: World | None):
              for o, p in report.problems], report.allocations)
 
 
+def _node_facts(world: World) -> tuple:
+    """What the questions over every node see, by node name (slots differ between worlds)."""
+    nodes = world.node_list()
+    unusable = world.unusable_slots()
+    return ([n.name for n in nodes], [bool(unusable[world.slot_of(n)]) for n in nodes],
+            list(dict.fromkeys(p.key for p in world.unusable_pools())), [n.name for n in world.failing_nodes()])
+
+
 def _kept_like_fresh(objects, linted, changes):
     state = {_key(t): t for t in objects}
     kept = World.from_index(Index.build(_objects(list(state.values()), True)), RELEASE, mini_cel, by_name=True)
@@ -109,6 +117,8 @@ def _kept_like_fresh(objects, linted, changes):
             state[(kind, name)] = text
         _apply(kept, kind, name, text)
         assert _judged(state, linted, kept) == _judged(state, linted, None)
+        fresh = World.from_index(Index.build(_objects(list(state.values()), True)), RELEASE, mini_cel, by_name=True)
+        assert _node_facts(kept) == _node_facts(fresh)   # kept per node, updated for the changed ones only
 
 
 _CASES = given(cluster(), claims(), st.lists(change(), min_size=1, max_size=6))

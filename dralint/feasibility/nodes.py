@@ -118,8 +118,12 @@ def node_view(name: str, obj: Mapping[str, Any] | None) -> NodeView:
 
 
 def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Iterable[Slice],
-                    only: str | None) -> list[NodeView]:
-    """The nodes to judge on, sorted by name; ``only`` restricts to one (``--node``)."""
+                    only: str | None, views: dict[str, tuple[Any, NodeView]] | None = None) -> list[NodeView]:
+    """The nodes to judge on, sorted by name; ``only`` restricts to one (``--node``).
+
+    ``views``: each node's view with the object it was read from, reused while the object is the
+    same one and brought up to date here (a world kept current reads only the Nodes that changed).
+    """
     if only:
         return [node_view(only, node_objects.get(only))]
     names = set(node_objects)
@@ -134,7 +138,16 @@ def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Itera
                 names.add(d.node_name)
             if d.node_selector is not None:
                 selectors[selector_key(d.node_selector)] = d.node_selector
-    nodes = [node_view(n, node_objects.get(n)) for n in sorted(names)]
+    if views is None:
+        nodes = [node_view(n, node_objects.get(n)) for n in sorted(names)]
+    else:
+        kept = dict(views)
+        views.clear()
+        for n in sorted(names):
+            obj = node_objects.get(n)
+            have = kept.get(n)
+            views[n] = have if have is not None and have[0] is obj else (obj, node_view(n, obj))
+        nodes = [view for _, view in views.values()]
     if not node_objects:
         # Without Node objects nothing says which nodes a selector reaches: assume one node per selector.
         nodes += [NodeView(f"<a node matching selector {i + 1}>", assumed_selectors=frozenset({k}))

@@ -87,13 +87,16 @@ class World:
         self._slots_of: dict[int, list[tuple[int, bool]]] = {}  # uid -> (slot, here) of its entries
         self.held = np.zeros(0, bool)                  # per uid: held by another claim (dedicated)
         self.held_token = 0                            # changes with what hold/release took (caches key on it)
-        self._failing: tuple[int, list[NodeView]] | None = None
         self._multi_term: tuple[int, bool] | None = None
         # The fleet's counts live as long as the world: every judgement shares and updates them.
         self.counts = Counts(self)
         # Which nodes a pod may run on, as judge.py works it out; keyed with len(node_log).
         self.node_sets: Lru[tuple, Any] = Lru(256)
-        self._unusable: tuple[int, np.ndarray, list[Pool]] | None = None
+        # What the questions over every node read (unusable pools, failures), kept per slot and
+        # updated for the slots node_log names: one changed slice costs its nodes, not the fleet.
+        self._facts: _NodeFacts | None = None
+        # Each node's view with the Node object it was read from: an unchanged object is not read again.
+        self._views: dict[str, tuple[Any, NodeView]] = {}
 
     # ------------------------------------------------------------------ building
 
@@ -284,7 +287,7 @@ class World:
     def node_list(self) -> list[NodeView]:
         """The nodes to judge on, in the order they are tried (by name; placeholders last)."""
         if self._dirty_nodes_list:
-            self.nodes = candidate_nodes(self._node_objects, self.slices.all, self.only_node)
+            self.nodes = candidate_nodes(self._node_objects, self.slices.all, self.only_node, self._views)
             kept = {n.name for n in self.nodes}
             changed = set()
             for name in list(self._states):
@@ -378,35 +381,60 @@ class World:
 
     def failing_nodes(self) -> list[NodeView]:
         """The nodes where a failed search reports something (an invalid pool), in node order."""
-        if self._failing is None or self._failing[0] != len(self.node_log):
-            self._failing = (len(self.node_log), [st.view for st in self.states() if st.failure])
-        return self._failing[1]
+        facts = self._node_facts()
+        if facts.failing_list is None:
+            facts.failing_list = [self._states[self._slot_names[slot]].view for slot in self.order.tolist()
+                                  if slot in facts.failing]
+        return facts.failing_list
 
     def warm(self) -> None:
         """Work out now what the first question would otherwise pay for: every node's pools and
         entries, the fleet's arrays (the webhook calls this off the request path)."""
         self.counts.warm()
-        self._unusable_state()
+        self.unusable_pools()
+        self.failing_nodes()
 
-    def _unusable_state(self) -> tuple[int, np.ndarray, list[Pool]]:
+    def _node_facts(self) -> "_NodeFacts":
         self.node_list()
-        if self._unusable is None or self._unusable[0] != len(self.node_log) or self._dirty_nodes_list:
-            per_slot = np.zeros(self.slot_count, bool)
-            pools: dict[int, Pool] = {}
-            for st in self.states():
-                per_slot[st.slot] = st.unusable
-                if st.unusable:
-                    pools.update((id(p), p) for p in st.pools or () if not p.usable)
-            self._unusable = (len(self.node_log), per_slot, list(pools.values()))
-        return self._unusable
+        facts, end = self._facts, len(self.node_log)
+        if facts is not None and facts.pos == end:
+            return facts
+        if facts is None:
+            facts = self._facts = _NodeFacts(0, np.zeros(0, bool), {}, set())
+            slots = [self._states[n.name].slot for n in self.nodes]
+        else:
+            slots = sorted(set().union(*self.node_log[facts.pos:]))
+        if len(facts.unusable) < self._slot_count:
+            facts.unusable = np.resize(facts.unusable, self._slot_count)
+            facts.unusable[facts.size:] = False
+        facts.size = self._slot_count
+        for slot in slots:
+            st = self.state_at(slot)
+            facts.unusable[slot] = st is not None and st.unusable
+            facts.pools.pop(slot, None)
+            facts.failing.discard(slot)
+            if st is None:
+                continue
+            if st.unusable:
+                facts.pools[slot] = [p for p in st.pools or () if not p.usable]
+            if st.failure:
+                facts.failing.add(slot)
+        facts.pos, facts.pools_list, facts.failing_list = end, None, None
+        return facts
 
     def unusable_slots(self) -> np.ndarray:
         """Per slot: its node sees an incomplete or invalid pool."""
-        return self._unusable_state()[1]
+        return self._node_facts().unusable
 
     def unusable_pools(self) -> list[Pool]:
         """The pools some node sees that the allocator cannot take from, in node order."""
-        return self._unusable_state()[2]
+        facts = self._node_facts()
+        if facts.pools_list is None:
+            pools: dict[int, Pool] = {}
+            for slot in self.order.tolist():
+                pools.update((id(p), p) for p in facts.pools.get(slot, ()))
+            facts.pools_list = list(pools.values())
+        return facts.pools_list
 
     def slot_of(self, node: NodeView) -> int:
         """The slot of a node of ``node_list()``."""
@@ -433,3 +461,16 @@ class World:
         self.node_list()
         name = self._slot_names.get(slot)
         return self.state(self._states[name].view) if name is not None else None
+
+
+@dataclass
+class _NodeFacts:
+    """Per slot, what questions over every node read; valid up to ``node_log[pos]``."""
+
+    pos: int
+    unusable: np.ndarray                 # per slot: the node sees a pool the allocator cannot take from
+    pools: dict[int, list[Pool]]         # per slot with such pools: those pools
+    failing: set[int]                    # slots whose failed search reports something
+    size: int = 0                        # slots covered by ``unusable``
+    pools_list: list[Pool] | None = None           # unusable_pools(), until the next change
+    failing_list: list[NodeView] | None = None     # failing_nodes(), until the next change

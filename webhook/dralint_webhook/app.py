@@ -29,7 +29,7 @@ from .reloading import Reloading
 from .tls import ServingTLS
 from .verdict import Verdict
 from .warmup import KINDS as DRA_KINDS
-from .warmup import warm
+from .warmup import warm, warm_state
 
 _log = logging.getLogger(LOGGER)
 # Metric labels come from a fixed set: a caller's invented kind is counted as "other".
@@ -124,7 +124,8 @@ def build_webhook(settings: Settings) -> Webhook:
     for note in policy.notes:
         log(_log, logging.WARNING, f"policy: {note}")
     if settings.state_dir:
-        hook.live = LiveCluster(settings.state_dir, release_of=lambda: _feasibility_release(hook.policy()))
+        hook.live = LiveCluster(settings.state_dir, release_of=lambda: _feasibility_release(hook.policy()),
+                                warm=lambda index: warm_state(hook.policy().options, index))
     elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.

@@ -66,6 +66,9 @@ class FleetView:
         with self.lock:
             for change in changes:
                 _apply(self._world, change)
+            if changes:
+                # What the changed nodes' arrays and pools need is worked out here, not by the next review.
+                self._world.warm()
 
 
 def _build(index: Index, release: Release) -> Any:

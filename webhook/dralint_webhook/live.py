@@ -39,8 +39,11 @@ class LiveCluster:
 
     def __init__(self, folder: str, *, interval: float = 0.5,
                  on_swap: Callable[[ClusterState], None] | None = None,
-                 release_of: Callable[[], Release | None] | None = None) -> None:
+                 release_of: Callable[[], Release | None] | None = None,
+                 warm: Callable[[Index], None] | None = None) -> None:
+        """``warm``: called with each new index before it serves (facts reviews derive from it)."""
         self.folder = Path(folder)
+        self._warm = warm
         # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
         self.fleet = FleetView(release_of) if release_of is not None else None
         self.interval = interval
@@ -103,7 +106,15 @@ class LiveCluster:
         changes = [Change(resource, key, entry[1]) for (resource, key), entry in objects.items()
                    if self._objects.get((resource, key)) is not entry]
         changes += [Change(resource, key, None) for (resource, key) in self._objects.keys() - objects.keys()]
+        if self._state is not None:
+            # Facts derived from the whole state (every name the slices publish...) cost a tenth of a
+            # second at 5,000 nodes: those of collections no change touched carry over to the new index.
+            before = [self._objects[(c.resource, c.key)][1] for c in changes if (c.resource, c.key) in self._objects]
+            index.inherit(self._state.index, [c.obj for c in changes if c.obj is not None] +
+                          [obj for obj in before if obj is not None])
         self._objects = objects
+        if self._warm is not None:
+            self._warm(index)
         if self.fleet is not None:
             self.fleet.update(index, changes)
         state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation, fleet=self.fleet)
