@@ -209,7 +209,7 @@ def load_file_text(text: str):
 
 # Robustness: what no file should make raise ----------------------------------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from dralint.source import kustomize  # noqa: E402
@@ -236,6 +236,7 @@ def test_json_with_comments_and_templates_never_raise(tmp_path_factory: pytest.T
                               st.sampled_from(["patches", "path", "patchesStrategicMerge", "patchesJson6902",
                                                "helmCharts", "valuesFile", "openapi", "replacements", "x"]),
                               inner, max_size=4), max_leaves=12))
+@example(value={"patchesStrategicMerge": ["\x00"], "patches": [{"path": "a\x00b"}]})   # os.path refuses NUL
 def test_any_kustomization_is_read_without_raising(tmp_path_factory: pytest.TempPathFactory, value) -> None:
     import yaml
 

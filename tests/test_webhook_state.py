@@ -143,6 +143,47 @@ def test_derived_facts_are_shared_only_where_the_overlay_changed_nothing():
     assert base.overlay([cluster_object(claim_obj(), "r5")]).derived("cache", lambda _: {}) == {}
 
 
+def test_the_next_live_state_inherits_the_facts_its_changes_leave_alone():
+    claim = cluster_object(claim_obj(1), "c")
+    old = cluster_index(CLASS, slice_obj("node-0"))
+    old.derived("drivers", lambda idx: {s.get("spec", "driver") for s in idx.slices})
+    old.derived("claims", lambda idx: len(idx.claims))
+    old.derived("cache", lambda _: {"x": 1})
+    new = Index.build(old.all_objects() + [claim])
+    new.inherit(old, [claim])          # a claim came: facts about the slices still hold
+    assert new.derived("drivers", lambda idx: {"computed again"}) == {"gpu.example.com"}
+    assert new.derived("claims", lambda idx: len(idx.claims)) == 1
+    assert new.derived("cache", lambda _: {}) == {}   # a cache (reads nothing) is never handed on
+    newest = Index.build(new.all_objects() + [cluster_object(slice_obj("node-1"), "s")])
+    newest.inherit(new, [cluster_object(slice_obj("node-1"), "s")])
+    assert newest.derived("drivers", lambda idx: {"computed again"}) == {"computed again"}
+    assert newest.derived("claims", lambda idx: -1) == 1
+
+
+def test_each_new_live_state_is_warmed_before_it_serves(tmp_path):
+    from dralint_webhook.warmup import warm_state
+
+    store = Store()
+    store.replace("deviceclasses", [dict(CLASS, metadata={"name": "gpu.example.com", "resourceVersion": "1"})],
+                  "5", "resource.k8s.io/v1")
+    store.replace("resourceslices", [dict(slice_obj("node-0"), metadata={"name": "node-0-gpu", "resourceVersion": "2"})],
+                  "5", "resource.k8s.io/v1")
+    warmed: list[Index] = []
+
+    def warm(index: Index) -> None:
+        assert live._state is None or live._state.index is not index   # not serving yet
+        warm_state(parse_policy({}).options, index)
+        warmed.append(index)
+
+    live = LiveCluster(str(tmp_path), warm=warm)
+    write_state(tmp_path, *store.view()[::2])
+    live.refresh()
+    index = live.current().index
+    assert warmed == [index]
+    # The facts a claim's review derives from the slices are there before the first review.
+    assert "cel-published-names" in index._derived and "published-drivers" in index._derived
+
+
 def test_a_review_against_a_kept_index_never_rebuilds_it(monkeypatch):
     base = cluster_index(CLASS, *[slice_obj(f"node-{i}") for i in range(50)])
     builds: list[int] = []

@@ -30,6 +30,8 @@ def non_manifests(files: Iterable[str]) -> dict[str, str]:
             found[by_real[kustomization]] = KUSTOMIZATION
         folder = os.path.dirname(kustomization)
         for used in _patch_paths(_read(kustomization)):
+            if "\0" in used:   # names no file (and os.path refuses it)
+                continue
             real = os.path.realpath(os.path.join(folder, used))
             if real in by_real:
                 found.setdefault(by_real[real], PATCH)
