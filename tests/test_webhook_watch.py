@@ -259,6 +259,22 @@ def test_forbidden_names_the_missing_permission_until_it_is_granted(tmp_path, se
         running.close()
 
 
+def test_rbac_from_before_taint_rules_were_watched_leaves_the_webhook_ready(tmp_path, cluster, server):
+    # An upgrade that kept the old ClusterRole: the rules are refused, the webhook still serves.
+    server.faults.forbidden = {"devicetaintrules"}
+    cluster.create("devicetaintrules", TAINT_RULE)
+    running = Running(tmp_path, server)
+    try:
+        wait_for(running.synced, what="ready without the rules")
+        status = wait_for(lambda: (r := running.live.status()["resources"]["devicetaintrules"])["denied"] and r,
+                          what="the refusal in the heartbeat")
+        assert "403" in status["error"] and "devicetaintrules.resource.k8s.io" in status["error"]
+        server.faults.forbidden = set()
+        wait_for(lambda: "drain-node-1" in running.objects("devicetaintrules"), what="the rule once RBAC allows it")
+    finally:
+        running.close()
+
+
 def test_a_slow_server_is_waited_for(tmp_path, server):
     server.faults.delay = 0.3
     running = Running(tmp_path, server)

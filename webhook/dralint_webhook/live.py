@@ -26,7 +26,7 @@ from .cluster import LIVE_CONTEXT, ClusterState
 from .fleet import Change, FleetView
 from .logs import LOGGER, log
 from .snapshot import Row, read_state, read_status, state_identity
-from .store import RESOURCES, permission
+from .store import OPTIONAL, RESOURCES, permission, settled
 
 _log = logging.getLogger(LOGGER)
 # The watcher writes its heartbeat every second; this long without one, it is not running.
@@ -161,9 +161,12 @@ class LiveCluster:
             return [str(status["problem"])]
         problems = []
         resources = status.get("resources") or {}
-        denied = [str(r.get("error")) for r in resources.values() if isinstance(r, dict) and r.get("denied")]
+        # An optional resource the webhook may not read (RBAC from before it was watched) is logged and
+        # counted (dralint_webhook_cluster_denied), but does not take the webhook out of service.
+        denied = [str(r.get("error")) for name, r in resources.items() if isinstance(r, dict) and r.get("denied")
+                  and name not in OPTIONAL]
         problems += denied
-        waiting = [name for name, r in resources.items() if isinstance(r, dict) and not r.get("synced")]
+        waiting = [name for name, r in resources.items() if isinstance(r, dict) and not settled(name, r)]
         if waiting:
             errors = [f"{permission(n)}: {resources[n].get('error')}" for n in waiting if resources[n].get("error")
                       and not resources[n].get("denied")]

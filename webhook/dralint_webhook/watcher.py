@@ -22,7 +22,7 @@ from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
 from .logs import LOGGER, log
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
 from .snapshot import write_state, write_status
-from .store import GROUP_OF, OPTIONAL, RESOURCES, Store
+from .store import GROUP_OF, OPTIONAL, RESOURCES, Store, settled
 
 _log = logging.getLogger(LOGGER)
 HEARTBEAT_SECONDS = 1.0
@@ -82,7 +82,7 @@ def run(settings: WatchSettings, stop: threading.Event,
         if rows is not None:
             write_state(folder, generation, sorted(rows))
             written = generation
-            if not synced_at and status and all(r["synced"] for r in status.values()):
+            if not synced_at and status and all(settled(name, r) for name, r in status.items()):
                 synced_at = generation   # the first state with every resource listed: workers wait for it
         if rows is not None or now - beat >= HEARTBEAT_SECONDS:
             _heartbeat(folder, store, problem, synced_at)
