@@ -405,9 +405,9 @@ class World:
         else:
             slots = sorted(set().union(*self.node_log[facts.pos:]))
         if len(facts.unusable) < self._slot_count:
-            facts.unusable = np.resize(facts.unusable, self._slot_count)
-            facts.unusable[facts.size:] = False
-        facts.size = self._slot_count
+            grown = np.zeros(self._slot_count, bool)
+            grown[:len(facts.unusable)] = facts.unusable
+            facts.unusable = grown
         for slot in slots:
             st = self.state_at(slot)
             facts.unusable[slot] = st is not None and st.unusable
@@ -471,6 +471,5 @@ class _NodeFacts:
     unusable: np.ndarray                 # per slot: the node sees a pool the allocator cannot take from
     pools: dict[int, list[Pool]]         # per slot with such pools: those pools
     failing: set[int]                    # slots whose failed search reports something
-    size: int = 0                        # slots covered by ``unusable``
     pools_list: list[Pool] | None = None           # unusable_pools(), until the next change
     failing_list: list[NodeView] | None = None     # failing_nodes(), until the next change

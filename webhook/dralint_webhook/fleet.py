@@ -5,8 +5,9 @@ costs seconds to build for thousands of nodes and milliseconds to ask; so it is 
 thread that follows the watcher's state, and then changed object by object as the state changes
 (``put_slice``, ``drop_class``, ``put_node``, ``put_claim``...). A change too large to apply one
 by one (a relist, a new release from a policy edit, a DeviceTaintRule: it may taint any device of
-the fleet) builds a new world beside the old one, which serves until the swap. Reviews ask it under :attr:`FleetView.lock`: updates and judgements (which
-fill the world's caches as they go) never overlap.
+the fleet) builds a new world beside the old one, which serves until the swap. Reviews ask it
+under :attr:`FleetView.lock`: updates and judgements (which fill the world's caches as they go)
+never overlap.
 """
 from __future__ import annotations
 

@@ -29,13 +29,6 @@ RESOURCES: tuple[tuple[str, str, str, bool], ...] = (
 # DRADeviceTaintRules from 1.35), and in a version of their own (v1alpha3, then v1beta2): each is
 # looked up in discovery, and a cluster that does not serve it simply has none.
 OPTIONAL: frozenset[str] = frozenset({"devicetaintrules"})
-def settled(resource: str, status: Mapping[str, Any]) -> bool:
-    """Whether the webhook may serve as far as ``resource`` goes: its first full list is in, or it is
-    an optional resource the webhook may not read (RBAC from before it was watched: that is logged
-    and counted, not an outage)."""
-    return bool(status.get("synced")) or (resource in OPTIONAL and bool(status.get("denied")))
-
-
 KIND_OF = {name: kind for name, _, kind, _ in RESOURCES}
 GROUP_OF = {name: group for name, group, _, _ in RESOURCES}
 # Of a Node, judging reads its labels (node selectors), taints and whether it is cordoned; its status
@@ -49,6 +42,13 @@ def permission(resource: str) -> str:
     """``resourceslices.resource.k8s.io`` (core resources by their plural alone), as RBAC names them."""
     group = GROUP_OF[resource]
     return f"{resource}.{group}" if group else resource
+
+
+def settled(resource: str, status: Mapping[str, Any]) -> bool:
+    """Whether the webhook may serve as far as ``resource`` goes: its first full list is in, or it is
+    an optional resource the webhook may not read (RBAC from before it was watched: that is logged
+    and counted, not an outage)."""
+    return bool(status.get("synced")) or (resource in OPTIONAL and bool(status.get("denied")))
 
 
 def key_of(obj: Mapping[str, Any]) -> str:

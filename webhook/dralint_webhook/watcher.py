@@ -67,11 +67,7 @@ def run(settings: WatchSettings, stop: threading.Event,
     if api is None:
         return store
     problem = ""
-    reflectors = [Reflector(api, store, name, None, timing=settings.timing, stop=stop,
-                            find_version=lambda name=name: served_version(api, GROUP_OF[name], name))
-                  if name in OPTIONAL else
-                  Reflector(api, store, name, version if GROUP_OF[name] else "v1", timing=settings.timing, stop=stop)
-                  for name, *_ in RESOURCES]
+    reflectors = [_reflector(api, store, name, version, settings.timing, stop) for name, *_ in RESOURCES]
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
     log(_log, logging.INFO, "cluster watcher started", host=api.endpoint.host, version=version)
@@ -89,6 +85,15 @@ def run(settings: WatchSettings, stop: threading.Event,
             beat = now
         stop.wait(settings.interval)
     return store
+
+
+def _reflector(api: Api, store: Store, name: str, version: str, timing: Timing, stop: threading.Event) -> Reflector:
+    """The reflector of one resource: core ones in v1, the group's in ``version``, an optional one in
+    whichever version discovery finds serving it."""
+    if name in OPTIONAL:
+        return Reflector(api, store, name, None, timing=timing, stop=stop,
+                         find_version=lambda: served_version(api, GROUP_OF[name], name))
+    return Reflector(api, store, name, version if GROUP_OF[name] else "v1", timing=timing, stop=stop)
 
 
 def _endpoint(settings: WatchSettings) -> Endpoint:
