@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dralint import gojson
 from dralint.findings import Category, Finding, Severity
 from dralint_webhook.admission import MAX_BODY_BYTES, BadReview, parse_review, with_identity
 from dralint_webhook.answers import WARNING_MAX, WARNINGS_TOTAL_MAX, review_response, warning_lines
@@ -46,7 +48,7 @@ def test_parse_keeps_what_the_webhook_needs():
     (review_body(operation="PATCH"), "operation"),
     (review_body(kind="ResourceClaim"), "request.kind"),
     (review_body(object=[1]), "request.object is not an object"),
-    (b"[" * 100_000 + b"]" * 100_000, "depth limit"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
     (b'{"apiVersion": "admission.k8s.io/v1", "n": ' + b"7" * 5000 + b"}", "not JSON"),
     (review_body(operation="UPDATE"), "oldObject is missing"),
 ], ids=["syntax", "bytes", "array", "v1beta1", "no-request", "no-uid", "operation", "kind", "object", "deep",
@@ -56,6 +58,23 @@ def test_bad_bodies_are_400_with_a_message(body, fragment):
         parse_review(body)
     assert info.value.status == 400
     assert fragment in str(info.value)
+
+
+def test_parameters_the_api_server_keeps_verbatim_are_read_as_go_reads_them():
+    # A claim's opaque parameters reach the webhook as the client wrote them: 9,000 levels deep here,
+    # ending in a lone surrogate escape and a byte that is not UTF-8. Go's decoder takes both.
+    gojson.allow_deep_values()
+    parameters = b'{"a":' * 9_000 + b'"x\\ud800\xff"' + b"}" * 9_000
+    body = review_body(object={"metadata": {"name": "train"}, "spec": "PARAMETERS"}).replace(b'"PARAMETERS"',
+                                                                                              parameters)
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.setdefault("request", parse_review(body)))
+    thread.start()
+    thread.join()
+    value, depth = out["request"].obj["spec"], 0
+    while isinstance(value, dict):
+        value, depth = value["a"], depth + 1
+    assert (depth, value) == (9_000, "x\ufffd\ufffd")
 
 
 def test_oversized_body_is_413():

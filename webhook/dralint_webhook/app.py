@@ -16,6 +16,8 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from dralint import gojson
+
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
@@ -115,6 +117,8 @@ class Webhook:
 
 def build_webhook(settings: Settings) -> Webhook:
     """Load policy, cluster state and certificate (raising on any bad file) and warm the engine."""
+    # Before any thread starts: what an API server sends may nest 10,000 levels deep (gojson).
+    gojson.allow_deep_values()
     hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir), guard=Guard(settings.max_rss))
     if settings.policy_file:
         path = settings.policy_file

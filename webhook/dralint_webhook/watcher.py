@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from dralint import gojson
+
 from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
 from .logs import LOGGER, log
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
@@ -109,6 +111,7 @@ def main(settings: WatchSettings) -> None:
     """The watcher process: run until SIGTERM."""
     import signal
 
+    gojson.allow_deep_values()   # list pages and events carry objects as deep as the API server stores them
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
