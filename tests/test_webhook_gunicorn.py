@@ -23,7 +23,7 @@ def test_settings_fit_admission_traffic(tmp_path):
     conf = settings(ServeOptions(bind="127.0.0.1", port=9443, workers=3, threads=4, health_port=9080), hook)
     assert conf["bind"] == ["127.0.0.1:9443", "127.0.0.1:9080"]
     assert issubclass(conf["worker_class"], WebhookWorker) and conf["worker_class"].health_port == 9080
-    assert conf["worker_class"].deadline_seconds < TIMEOUT_SECONDS
+    assert conf["worker_class"].timeout_seconds == TIMEOUT_SECONDS
     assert (conf["workers"], conf["threads"]) == (3, 4)
     assert conf["keepalive"] > GO_IDLE_CONN_TIMEOUT
     assert conf["graceful_timeout"] == TIMEOUT_SECONDS and conf["preload_app"] is True

@@ -17,17 +17,20 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from dralint import gojson
+from dralint.findings import Finding
 
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
 from .guard import Guard, ReviewAborted
-from .judge import aborted, internal_error, judge
+from .judge import aborted, internal_error, judge, org_findings
 from .live import LiveCluster
 from .logs import LOGGER, log
+from .manifests import TIMEOUT_SECONDS
 from .metrics import Metrics
 from .policy import Policy, load_policy
 from .reloading import Reloading
+from .timeouts import review_deadline
 from .tls import ServingTLS
 from .verdict import Verdict
 from .warmup import KINDS as DRA_KINDS
@@ -52,7 +55,7 @@ class Settings:
     # --watch: the live cluster, published by the replica's watcher into this folder.
     state_dir: str | None = None
     max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
-    deadline_seconds: float = 4.0
+    timeout_seconds: float = TIMEOUT_SECONDS     # the API server's timeout for a call that names none
 
 
 @dataclass
@@ -80,6 +83,12 @@ class Webhook:
         if self.live is not None:
             return self.live.current()
         return self.cluster_source.current() if self.cluster_source else None
+
+    def loaded_cluster(self) -> ClusterState | None:
+        """The cluster state this worker holds now, without waiting for a newer one (None: none yet)."""
+        if self.live is not None:
+            return self.live.loaded()
+        return self.cluster_source.loaded() if self.cluster_source else None
 
     def readiness(self) -> list[str]:
         """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded,
@@ -158,12 +167,15 @@ def create_app(hook: Webhook) -> Flask:
         started = time.perf_counter()
         if request.environ.get("dralint.health"):
             return _error(404, "/validate is served on the webhook's TLS port, not the health port")
-        deadline = request.environ.get("dralint.deadline") or time.monotonic() + hook.settings.deadline_seconds
+        # The worker sets it from the request's first byte; else (a test client) from now, by the same rule.
+        deadline = request.environ.get("dralint.deadline") or \
+            review_deadline(time.monotonic(), request.query_string.decode("latin-1"), hook.settings.timeout_seconds)
         policy = hook.policy()
         large = (request.content_length or 0) > LARGE_BODY_BYTES
         if large and not hook.large_reviews.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return _error(503, "another large review is being judged; try again")
         review: AdmissionRequest | None = None
+        org: list[Finding] = []
         try:
             with hook.guard.review(deadline):
                 try:
@@ -171,14 +183,17 @@ def create_app(hook: Webhook) -> Flask:
                 except BadReview as exc:
                     hook.metrics.count("rejected", str(exc.status))
                     return _error(exc.status, str(exc))
-                verdict = _judge(hook, review, policy)
+            # Outside the guard: bounded work, and its denial must stand whatever the rest of the review meets.
+            org = _org(hook, review, policy)
+            with hook.guard.review(deadline):
+                verdict = _judge(hook, review, policy, org, deadline)
         except ReviewAborted as exc:
             if review is None:
                 hook.metrics.count("rejected", "503")
                 return _error(503, f"request {exc.reason}")
             log(_log, logging.ERROR, "review aborted", reason=exc.reason, uid=review.uid, kind=review.kind.render())
-            hook.metrics.count("internal_errors", "allow" if policy.on_internal_error == "allow" else "deny")
-            verdict = aborted(review, policy, exc.reason)
+            verdict = aborted(review, policy, exc.reason, org)
+            hook.metrics.count("internal_errors", _action(verdict))
         finally:
             if large:
                 hook.large_reviews.release()
@@ -226,17 +241,37 @@ def _feasibility_release(policy: Policy) -> Any:
     return policy.options.release if policy.feasibility != "off" else None
 
 
-def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy) -> Verdict:
+def _org(hook: Webhook, review: AdmissionRequest, policy: Policy) -> list[Finding]:
+    """The organisation rules' findings, with namespace labels from the state the worker has loaded (never
+    waiting for one: they need no cluster sync). A failure is logged and judged as no finding."""
+    try:
+        state = hook.loaded_cluster()
+        return org_findings(review, policy, state.index if state is not None else None)
+    except Exception:  # the engine's part still judges the request; the log keeps the traceback
+        log(_log, logging.ERROR, "internal error while judging the organisation rules", exc_info=True,
+            uid=review.uid, kind=review.kind.render())
+        return []
+
+
+def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy, org: list[Finding], deadline: float) -> Verdict:
     """The verdict, with an exception in judging answered per the policy (logged, never shown)."""
     try:
-        verdict = judge(review, policy, hook.cluster())
+        # Half of what is left for the allocator's search: the rest of the review needs time too.
+        verdict = judge(review, policy, hook.cluster(), org, max_seconds=(deadline - time.monotonic()) / 2)
     except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
         log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
             kind=review.kind.render())
-        verdict = internal_error(review, policy)
+        verdict = internal_error(review, policy, org)
     if verdict.internal_error:
-        hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+        hook.metrics.count("internal_errors", _action(verdict))
     return verdict
+
+
+def _action(verdict: Verdict) -> str:
+    """What an internal error led to, for the metric: allow, deny (the policy) or deny_org (the organisation's rules)."""
+    if verdict.allowed:
+        return "allow"
+    return "deny" if verdict.code == 500 else "deny_org"
 
 
 def _error(status: int, message: str) -> Response:

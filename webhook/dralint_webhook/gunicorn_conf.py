@@ -42,10 +42,6 @@ from .manifests import TIMEOUT_SECONDS
 from .watcher import WatchSettings
 from .worker import worker_class
 
-# The deadline of a whole review, from its first byte: the API server gives up at TIMEOUT_SECONDS,
-# and an answer must reach it before that (what is not judged by then is answered per onInternalError).
-REVIEW_DEADLINE_SECONDS = TIMEOUT_SECONDS - 1.0
-
 _log = logging.getLogger(LOGGER)
 # A watcher that exits is started again, but not more often than this (a crash loop must not spin).
 WATCHER_RESTART_SECONDS = 5.0
@@ -78,7 +74,8 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
     out: dict[str, Any] = {
         "bind": binds,
         "workers": options.workers,
-        "worker_class": worker_class(options.health_port, REVIEW_DEADLINE_SECONDS),
+        # A review is answered before the API server gives up on the call: its ?timeout=, else TIMEOUT_SECONDS.
+        "worker_class": worker_class(options.health_port, float(TIMEOUT_SECONDS)),
         "threads": options.threads,
         "worker_connections": WORKER_CONNECTIONS,
         "keepalive": KEEPALIVE_SECONDS,

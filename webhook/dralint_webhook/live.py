@@ -70,6 +70,10 @@ class LiveCluster:
             state = self._state
         return state
 
+    def loaded(self) -> ClusterState | None:
+        """The state this worker has loaded, as it is: never waits to read a newer one."""
+        return self._state
+
     def _synced_at(self) -> int:
         status = self.status()
         return int(status.get("synced_at") or 0) if status else 0

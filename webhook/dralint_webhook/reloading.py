@@ -69,6 +69,10 @@ class Reloading(Generic[T]):
             self._refresh()
         return self._value
 
+    def loaded(self) -> T:
+        """The value as last loaded, without looking at the files."""
+        return self._value
+
     def _refresh(self) -> None:
         # One thread looks and loads; the others keep serving the current value meanwhile.
         if not self._lock.acquire(blocking=False):

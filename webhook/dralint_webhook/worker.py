@@ -45,6 +45,7 @@ import orjson
 from gunicorn.workers.base import Worker
 
 from .admission import MAX_BODY_BYTES
+from .timeouts import review_deadline
 
 HANDSHAKE_SECONDS = 5.0
 HEAD_SECONDS = 5.0
@@ -87,7 +88,7 @@ class WebhookWorker(Worker):
     """gunicorn worker: an event loop for the network, a thread pool for the reviews."""
 
     health_port: int | None = None     # set by :func:`worker_class`
-    deadline_seconds: float = 4.0
+    timeout_seconds: float = 5.0       # the API server's timeout when a call names none (``?timeout=``)
 
     def init_process(self) -> None:
         self.selector = selectors.DefaultSelector()
@@ -296,7 +297,7 @@ class WebhookWorker(Worker):
         if conn.health:
             self._respond(conn, _call(self.wsgi, environ))
             return
-        conn.deadline = conn.started + self.deadline_seconds + REQUEST_SECONDS   # the guard answers first
+        conn.deadline = environ["dralint.deadline"] + REQUEST_SECONDS   # the guard answers first
         future = self.pool.submit(_call, self.wsgi, environ)
         future.add_done_callback(lambda f, c=conn: self._completed(c, f))
 
@@ -430,7 +431,8 @@ class WebhookWorker(Worker):
             "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if isinstance(conn.sock, ssl.SSLSocket) else "http",
             "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
             "wsgi.multiprocess": True, "wsgi.run_once": False, "CONTENT_LENGTH": str(len(body)),
-            "dralint.deadline": conn.started + self.deadline_seconds, "dralint.health": conn.health,
+            "dralint.started": conn.started, "dralint.health": conn.health,
+            "dralint.deadline": review_deadline(conn.started, query, self.timeout_seconds),
         }
         for name, value in request.headers:
             key = name.decode("latin-1").upper().replace("-", "_")
@@ -475,10 +477,10 @@ class WebhookWorker(Worker):
             pass
 
 
-def worker_class(health_port: int | None, deadline_seconds: float) -> type[WebhookWorker]:
-    """The worker class with the health port and the review deadline of this server."""
+def worker_class(health_port: int | None, timeout_seconds: float) -> type[WebhookWorker]:
+    """The worker class with the health port and the API server's default call timeout."""
     return type("WebhookWorker", (WebhookWorker,), {"health_port": health_port,
-                                                    "deadline_seconds": deadline_seconds})
+                                                    "timeout_seconds": timeout_seconds})
 
 
 def _call(app: Callable, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
