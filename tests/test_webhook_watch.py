@@ -563,6 +563,33 @@ def test_the_in_cluster_token_is_read_again_when_asked(tmp_path, monkeypatch):
     assert endpoint.authorization() == "bearer second"
 
 
+# --- readiness on the last good state, and the metrics that say how it is going ----------------------------
+
+def metric(lines: list[str], name: str, resource: str) -> float:
+    prefix = f'{name}{{resource="{resource}"}} '
+    return float(next(line[len(prefix):] for line in lines if line.startswith(prefix)))
+
+
+def test_after_the_first_sync_refused_watches_leave_the_replica_ready_and_the_metrics_say_so(
+        watching, cluster, server):
+    wait_for(watching.synced, what="first full sync")
+    server.faults.forbidden = {"resourceslices"}       # a binding edited away, or a restarted API server
+    wait_for(lambda: watching.status("resourceslices").get("denied"), what="the 403")
+    assert watching.synced()
+    lines = watching.live.metric_lines()
+    assert metric(lines, "dralint_webhook_cluster_denied", "resourceslices") == 1
+    assert metric(lines, "dralint_webhook_cluster_watch_connected", "resourceslices") == 0
+    assert metric(lines, "dralint_webhook_cluster_watch_failures_total", "resourceslices") >= 1
+    assert metric(lines, "dralint_webhook_cluster_last_list_timestamp_seconds", "resourceslices") > 0
+    wait_for(lambda: watching.status("nodes").get("connected"), what="the other watches")
+    server.faults.forbidden = set()
+    cluster.create("resourceslices", slice_of("node-8"))
+    wait_for(lambda: "node-8-gpu" in watching.objects("resourceslices"), what="the slice once allowed again")
+    wait_for(lambda: (s := watching.status("resourceslices"))["connected"] and not s["denied"],
+             what="connected again")
+    assert watching.status("resourceslices")["relists"] >= 1
+
+
 def test_a_reflector_the_server_did_not_answer_tries_again_once_another_request_is_answered(
         tmp_path, cluster, server):
     api = Api(load_endpoint(str(kubeconfig(tmp_path / "kubeconfig", server.url))))
