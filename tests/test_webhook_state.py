@@ -317,6 +317,14 @@ def test_after_the_first_sync_degraded_watches_leave_the_replica_ready(tmp_path)
     assert 'dralint_webhook_cluster_watch_failures_total{resource="nodes"} 1' in lines
 
 
+def test_every_cluster_metric_is_documented(tmp_path):
+    families = [line.split()[2] for line in LiveCluster(str(tmp_path)).metric_lines() if line.startswith("# TYPE")]
+    root = Path(__file__).resolve().parents[1]
+    for doc in (root / "webhook" / "README.md", root / "docs" / "webhook-cluster-state.md"):
+        text = doc.read_text()
+        assert [name for name in families if f"`{name}`" not in text] == [], doc
+
+
 # --- the guard ----------------------------------------------------------------------------------------
 
 def test_a_review_past_its_deadline_is_stopped_wherever_it_is():
