@@ -445,8 +445,8 @@ def test_a_410_storm_is_answered_with_backed_off_relists(tmp_path, server, caplo
         rate = requests_per_second(server, 12.0)
         print(f"410 storm: {rate:.2f} requests/s over 12 s")
         assert rate <= 5.0, f"{rate:.1f} requests/s under a 410 storm"
-        status = running.status("resourceslices")
-        assert status["relists"] >= 2 and not status["connected"]
+        assert running.status("resourceslices")["relists"] >= 2
+        wait_for(lambda: not running.status("resourceslices")["connected"], what="the watch shown down")
         assert running.synced()                  # the last good state keeps serving
         reasons = [r.fields["reason"] for r in caplog.records  # type: ignore[attr-defined]
                    if r.getMessage() == "cluster watch interrupted; listing again"]
@@ -463,7 +463,7 @@ def test_watches_that_end_at_once_are_backed_off_as_failures(tmp_path, server):
         rate = requests_per_second(server, 12.0)
         print(f"watches that end at once: {rate:.2f} requests/s over 12 s")
         assert rate <= 5.0, f"{rate:.1f} requests/s with watches that end at once"
-        status = running.status("resourceslices")
+        status = wait_for(lambda: (s := running.status("resourceslices"))["error"] and s, what="the failure shown")
         assert status["failures"] >= 2 and "without an event" in status["error"]
         assert status["relists"] == 0            # the position is still good: watched again, not listed
     finally:
@@ -494,7 +494,7 @@ def test_a_stalled_watch_is_noticed_within_the_bookmark_bound(tmp_path, cluster,
 
 
 def test_before_its_first_bookmark_a_watch_is_given_its_whole_timeout(tmp_path, server):
-    timing = replace(FAST, watch_seconds=(3, 3), read_margin=1.0, bookmark_interval=0.1)
+    timing = replace(FAST, watch_seconds=(3, 3), read_margin=1.0, bookmark_interval=0.4)
     running = Running(tmp_path, server, timing=timing)
     try:
         wait_for(running.synced, what="first full sync")

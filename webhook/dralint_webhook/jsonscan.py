@@ -19,7 +19,7 @@ from dralint import gojson
 # A whole string (escapes included: an escaped quote does not end it), or one structural character.
 # Numbers, literals and anything else between them are skipped over.
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.S)
-_SPACE = re.compile(rb"\s*")
+_SPACE = re.compile(rb"[ \t\r\n]*")
 _NAME_MAX = 300
 
 
@@ -61,13 +61,13 @@ def split_items(page: bytes) -> tuple[Any, list[bytes]]:
     Raises ``ValueError`` (:class:`~dralint.gojson.GoJSONError` included) when the page is not an
     object with an ``items`` array or the rest of it does not decode.
     """
-    start = _SPACE.match(page).end()   # type: ignore[union-attr]  # \s* always matches
+    start = _after_space(page, 0)
     if page[start:start + 1] != b"{":
         raise ValueError("the page is not a JSON object")
     for key, begin, end in members(page, start):
         if key != "items":
             continue
-        at = _SPACE.match(page, begin).end()   # type: ignore[union-attr]
+        at = _after_space(page, begin)
         if page[at:at + 1] != b"[":
             raise ValueError("the page's items are not an array")
         items = [page[b:e].strip() for _, b, e in members(page, at)]
@@ -110,17 +110,22 @@ def identity(text: bytes) -> Identity:
 def _fields(text: bytes, at: int) -> dict[str, int]:
     """Where the value of each key of the object at ``at`` (after whitespace) starts; as many as
     can be found when the object is broken further on."""
-    at = _SPACE.match(text, at).end()   # type: ignore[union-attr]
+    at = _after_space(text, at)
     found: dict[str, int] = {}
     if text[at:at + 1] != b"{":
         return found
     try:
         for key, begin, _ in members(text, at):
             if key is not None:
-                found.setdefault(key, _SPACE.match(text, begin).end())   # type: ignore[union-attr]
+                found.setdefault(key, _after_space(text, begin))
     except ValueError:   # the object never closes: what came before still names it
         pass
     return found
+
+
+def _after_space(data: bytes, at: int) -> int:
+    """The index of the first byte at or after ``at`` that is not JSON whitespace."""
+    return _SPACE.match(data, at).end()   # type: ignore[union-attr]  # it matches the empty string too
 
 
 def _string(token: bytes) -> str | None:

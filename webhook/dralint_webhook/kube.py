@@ -240,7 +240,7 @@ class Watch:
         size = 0
         while True:
             try:
-                chunk = self._resp.read1(65536)
+                chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
             except self._urllib3.exceptions.ReadTimeoutError:
                 raise Unreachable(f"watch {self._path}: no byte for {self._timeout:g} s (a stalled stream)") from None
             except (self._urllib3.exceptions.HTTPError, OSError) as exc:
