@@ -22,7 +22,8 @@ from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import FIELD_MAX, JsonFormatter, log
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.policy import parse_policy
-from dralint_webhook.snapshot import write_state
+from dralint_webhook.snapshot import write_state, write_status
+from dralint_webhook.store import RESOURCES as WATCHED
 from dralint_webhook.store import Store, trim
 
 # --- the store: state after any events equals a fresh list ----------------------------------------
@@ -273,6 +274,55 @@ def test_a_worker_parses_only_what_changed(tmp_path):
     assert second["node-3-gpu"] is not first["node-3-gpu"] and len(second["node-3-gpu"].value["spec"]["devices"]) == 5
     assert all(second[n] is first[n] for n in first if n != "node-3-gpu")
     assert not live.refresh()      # nothing new: nothing read
+
+
+# --- readiness: unready until the first full sync, then ready on the last good state ------------------
+
+FORBIDDEN = ("the webhook may not list and watch resourceslices.resource.k8s.io (403 Forbidden: ...); give its "
+             "ServiceAccount get, list and watch on it (webhook/deploy/base/rbac.yaml)")
+
+
+def publish(folder: Path, store: Store, synced_at: int) -> LiveCluster:
+    """The watcher's files for ``store`` (state and heartbeat), and a worker that has read them."""
+    write_state(folder, *store.view()[::2])
+    write_status(folder, {"pid": 1, "time": time.time(), "generation": store.generation, "synced_at": synced_at,
+                          "problem": "", "resources": store.status()})
+    live = LiveCluster(str(folder))
+    live.refresh()
+    return live
+
+
+def test_before_the_first_sync_a_refused_resource_is_named_and_the_replica_unready(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        if name != "resourceslices":
+            store.replace(name, [], "5", "v1")
+    store.failed("resourceslices", FORBIDDEN, denied=True)
+    problems = publish(tmp_path, store, 0).readiness()
+    assert problems == [FORBIDDEN, "cluster state not synced yet: resourceslices"]
+
+
+def test_after_the_first_sync_degraded_watches_leave_the_replica_ready(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        store.replace(name, [], "5", "v1")
+    synced_at = store.generation
+    store.failed("resourceslices", FORBIDDEN, denied=True)                        # a binding edited away
+    store.failed("nodes", "nodes: GET /api/v1/nodes: connection refused")         # the API server restarting
+    live = publish(tmp_path, store, synced_at)
+    assert live.readiness() == []
+    lines = live.metric_lines()
+    assert 'dralint_webhook_cluster_denied{resource="resourceslices"} 1' in lines
+    assert 'dralint_webhook_cluster_watch_connected{resource="nodes"} 0' in lines
+    assert 'dralint_webhook_cluster_watch_failures_total{resource="nodes"} 1' in lines
+
+
+def test_every_cluster_metric_is_documented(tmp_path):
+    families = [line.split()[2] for line in LiveCluster(str(tmp_path)).metric_lines() if line.startswith("# TYPE")]
+    root = Path(__file__).resolve().parents[1]
+    for doc in (root / "webhook" / "README.md", root / "docs" / "webhook-cluster-state.md"):
+        text = doc.read_text()
+        assert [name for name in families if f"`{name}`" not in text] == [], doc
 
 
 # --- the guard ----------------------------------------------------------------------------------------

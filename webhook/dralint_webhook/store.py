@@ -3,8 +3,12 @@
 A full list replaces a resource's objects; watch events change one object each; a bookmark only
 moves the position. Objects are kept as the compact JSON the workers read (trimmed: no
 ``managedFields``, and for Nodes and Namespaces only what judging uses), so the watcher holds
-bytes, not parsed trees. Every change bumps :attr:`Store.generation`; the snapshot writer
-publishes a generation at a time. Thread-safe: one lock, held for a dictionary update.
+bytes, not parsed trees, written with :mod:`dralint.gojson` (at any depth an API server stores).
+An object that cannot be trimmed or written is left out and reported (:class:`Unstorable`), never
+the whole list or watch. Every change bumps :attr:`Store.generation`; the snapshot writer
+publishes a generation at a time. Each resource also keeps the health of its watch (connected,
+last list, failures, skipped objects) for ``/readyz`` and ``/metrics``. Thread-safe: one lock,
+held for a dictionary update.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-import orjson
+from dralint import gojson
 
 # Resources the webhook judges against: (plural, API group, kind, namespaced).
 RESOURCES: tuple[tuple[str, str, str, bool], ...] = (
@@ -96,19 +100,24 @@ class ResourceState:
 
     objects: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     version: str = ""             # the position to watch from: the list's, or the last event's
-    synced: bool = False          # a full list has been applied (and nothing since made it unusable)
+    synced: bool = False          # a full list has been applied (it stays the state served from then on)
     lists: int = 0                # full lists, the first included
     relists: int = 0              # full lists after the first (an expired watch, an error)
     events: int = 0               # watch events applied, bookmarks included
     last_event: float = 0.0       # wall-clock time of the last list or event
+    last_list: float = 0.0        # wall-clock time of the last full list
+    connected: bool = False       # a watch stream is open (from its 200 to the next failure or expiry)
+    failures: int = 0             # failed lists and watches (errors, stalls, watches that ended at once)
+    skipped: int = 0              # list items and watch events left out: unreadable, or not storable
     error: str = ""               # the last failure, "" once the next list or watch succeeds
-    denied: bool = False          # the last failure was 401 or 403: the webhook is not ready
+    denied: bool = False          # the last failure was 401 or 403
     served: bool = True           # False: the API server does not serve this (optional) resource
 
     def status(self) -> dict[str, Any]:
         return {"synced": self.synced, "version": self.version, "objects": len(self.objects), "lists": self.lists,
                 "relists": self.relists, "events": self.events, "last_event": self.last_event,
-                "error": self.error, "denied": self.denied, "served": self.served}
+                "last_list": self.last_list, "connected": self.connected, "failures": self.failures,
+                "skipped": self.skipped, "error": self.error, "denied": self.denied, "served": self.served}
 
 
 class Store:
@@ -121,9 +130,16 @@ class Store:
         self.api_versions: dict[str, str] = {}   # resource → the apiVersion its objects are written in
 
     def replace(self, resource: str, items: Iterable[Mapping[str, Any]], version: str, api_version: str,
-                *, now: float | None = None) -> None:
-        """A full list: ``items`` are the resource's objects at ``version``."""
-        objects = {key_of(item): (version_of(item), _encode(trim(resource, item, api_version))) for item in items}
+                *, now: float | None = None) -> list[Unstorable]:
+        """A full list: ``items`` are the resource's objects at ``version``; those it cannot keep are
+        left out and returned (the caller names them and counts them with :meth:`skipped`)."""
+        objects: dict[str, tuple[str, bytes]] = {}
+        unstorable: list[Unstorable] = []
+        for item in items:
+            try:
+                objects[key_of(item)] = (version_of(item), encode(resource, item, api_version))
+            except Unstorable as exc:
+                unstorable.append(exc)
         with self._lock:
             state = self.resources[resource]
             changed = objects != state.objects
@@ -133,14 +149,19 @@ class Store:
                 state.relists += 1
             state.lists += 1
             state.synced, state.error, state.denied, state.served = True, "", False, True
-            state.last_event = time.time() if now is None else now
+            state.last_event = state.last_list = time.time() if now is None else now
             self.api_versions[resource] = api_version
             self.generation += 1 if changed or state.lists == 1 else 0
+        return unstorable
 
     def apply(self, resource: str, event_type: str, obj: Mapping[str, Any], api_version: str,
               *, now: float | None = None) -> None:
-        """One watch event (ADDED, MODIFIED, DELETED or BOOKMARK); ``obj`` is its object."""
+        """One watch event (ADDED, MODIFIED, DELETED or BOOKMARK); ``obj`` is its object.
+
+        Raises :class:`Unstorable` (nothing applied) for an object it cannot keep.
+        """
         version = version_of(obj)
+        data = encode(resource, obj, api_version) if event_type not in ("BOOKMARK", "DELETED") else b""
         with self._lock:
             state = self.resources[resource]
             state.events += 1
@@ -155,7 +176,7 @@ class Store:
                 if state.objects.pop(key, None) is not None:
                     self.generation += 1
                 return
-            state.objects[key] = (version, _encode(trim(resource, obj, api_version)))
+            state.objects[key] = (version, data)
             self.generation += 1
 
     def absent(self, resource: str) -> None:
@@ -171,8 +192,24 @@ class Store:
         """A list or watch failed; the objects stay as they were (stale, not wrong)."""
         with self._lock:
             state = self.resources[resource]
-            state.error, state.denied = message, denied
-            self.generation += 1
+            was_settled = settled(resource, state.status())
+            state.error, state.denied, state.connected = message, denied, False
+            state.failures += 1
+            # A refused optional resource lets the webhook serve: a new generation gets that published.
+            self.generation += 1 if settled(resource, state.status()) != was_settled else 0
+
+    def watching(self, resource: str, connected: bool) -> None:
+        """A watch stream of ``resource`` opened (the API server answered 200), or ended."""
+        with self._lock:
+            state = self.resources[resource]
+            state.connected = connected
+            if connected:
+                state.error, state.denied = "", False
+
+    def skipped(self, resource: str, count: int = 1) -> None:
+        """``count`` list items or watch events of ``resource`` were left out (unreadable or not storable)."""
+        with self._lock:
+            self.resources[resource].skipped += count
 
     def view(self) -> tuple[int, dict[str, dict[str, Any]], list[tuple[str, str, str, bytes]]]:
         """(generation, status per resource, (resource, key, resourceVersion, JSON) of every object)."""
@@ -192,5 +229,18 @@ class Store:
             return dict(self.resources[resource].objects)
 
 
-def _encode(obj: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(obj)
+class Unstorable(ValueError):
+    """An object the store cannot keep: trimming or writing it failed."""
+
+    def __init__(self, obj: Any, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key_of(obj) if isinstance(obj, Mapping) else ""
+        self.reason = reason
+
+
+def encode(resource: str, obj: Mapping[str, Any], api_version: str) -> bytes:
+    """The JSON the store keeps of ``obj`` (trimmed); raises :class:`Unstorable`."""
+    try:
+        return gojson.dumps(trim(resource, obj, api_version))
+    except Exception as exc:  # whatever the shape of one object, the list or watch goes on without it
+        raise Unstorable(obj, f"{type(exc).__name__}: {str(exc)[:300]}") from None
