@@ -54,6 +54,7 @@ class LiveCluster:
         self._on_swap = on_swap
         self._stop = threading.Event()
         self._loading = threading.Lock()
+        self._served = False      # once ready, ready for good: the last good state serves through any outage
         self.swaps = 0
 
     def current(self) -> ClusterState | None:
@@ -158,11 +159,16 @@ class LiveCluster:
 
         Until every resource's first full list is in (the first full sync), the reasons name what
         is missing: a permission refused, the API server unreachable. From then on a watch that
-        fails (401/403, 5xx, unreachable, stalled) keeps the replica ready on the last good state,
+        fails (401/403, 5xx, unreachable, stalled), and a watcher that is restarted and lists
+        everything again, keep the replica ready on the last good state,
         and the metrics say so (``dralint_webhook_cluster_watch_connected``, ``_denied``...): one
         resource refused for a while must not take every replica, and the organisation rules with
         them, out of service at once.
         """
+        if self._served:
+            # This worker has judged against a synced state: it stays ready on it while the watcher is
+            # restarted or lists again (its heartbeat age and the watch metrics say so).
+            return []
         status = self.status()
         if status is None:
             return ["cluster watcher has not reported yet"]
@@ -188,6 +194,7 @@ class LiveCluster:
             problems.append("cluster state not loaded by this worker yet")
         elif not problems and self.fleet is not None and not self.fleet.ready():
             problems.append("building the feasibility view of the cluster's devices")
+        self._served = not problems
         return problems
 
     def metric_lines(self) -> list[str]:
