@@ -20,12 +20,13 @@ from typing import Iterator
 import pytest
 
 from dralint_webhook.conntable import BUSY, HANDSHAKE, IDLE, NEW, READING, WRITING, Table
+from dralint_webhook.gunicorn_conf import WORKER_CONNECTIONS as TABLE
 from dralint_webhook.manifests import TIMEOUT_SECONDS
 from dralint_webhook.worker import FIRST_REQUEST_SECONDS, HANDSHAKE_SECONDS, HEAD_SECONDS, REQUEST_SECONDS
 from test_webhook_server import HOSTNAME, Client, Server, claim, free_port, make_certs
 
 PROBE_TIMEOUT = 3           # the Deployment's livenessProbe timeoutSeconds
-WORKERS, TABLE = 2, 256     # the test server's workers, and each one's review table (gunicorn_conf.WORKER_CONNECTIONS)
+WORKERS = 2                 # the test server's; each has a review table of TABLE places
 
 
 # --- the tables ----------------------------------------------------------------------------------------

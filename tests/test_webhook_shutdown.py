@@ -11,6 +11,9 @@ import os
 import signal
 import socket
 import ssl
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import uuid
@@ -154,6 +157,7 @@ def sigterm_under_traffic(tmp: Path, certs: Path) -> dict[str, int | list[str]]:
         return not stopped_at or time.monotonic() < stopped_at[0] + ENDPOINT_REMOVAL_SECONDS
 
     transports = [GoTransport(srv.port, certs / "ca.crt", may_dial) for _ in range(2)]
+    unused = GoTransport(srv.port, certs / "ca.crt", may_dial)     # one call, then its connection sits idle
 
     def caller(transport: GoTransport, pause: float) -> None:
         deadline = time.monotonic() + 60
@@ -182,6 +186,7 @@ def sigterm_under_traffic(tmp: Path, certs: Path) -> dict[str, int | list[str]]:
         threads = [threading.Thread(target=caller, args=(t, pause)) for t in transports for pause in (0, 0, 0, 0.05)]
         for t in threads:
             t.start()
+        assert unused.post(json.dumps(review_of(claim(), "CREATE", None, "", False, "idle")).encode())
         wait_for(lambda: counts["calls"] >= 60, seconds=30, what="traffic before the stop")
         stopped_at.append(time.monotonic())
         srv.proc.send_signal(signal.SIGTERM)
@@ -189,17 +194,19 @@ def sigterm_under_traffic(tmp: Path, certs: Path) -> dict[str, int | list[str]]:
             t.join(timeout=60)
         assert not any(t.is_alive() for t in threads)
         code = srv.proc.wait(timeout=30)
+        idle_closed = _closed_by_peer(unused.idle[0][0])
     finally:
-        for transport in transports:
+        for transport in (*transports, unused):
             transport.close()
         srv.stop()
-    return {**counts, "failures": failures, "exit": code, "dialled": sum(t.dialled for t in transports)}
+    return {**counts, "failures": failures, "exit": code, "dialled": sum(t.dialled for t in transports),
+            "idle_closed": idle_closed}
 
 
 def test_sigterm_under_keep_alive_traffic_fails_no_call(tmp_path, certs):
     seen = sigterm_under_traffic(tmp_path, certs)
     assert seen["failures"] == []
-    assert seen["exit"] == 0
+    assert seen["exit"] == 0 and seen["idle_closed"]
     # The stop was under way while calls came: answered, and told to close their connections.
     assert seen["after_stop"] > 0 and seen["told_to_close"] > 0
 
@@ -211,7 +218,7 @@ def test_repeated_sigterms_under_traffic_fail_no_call(tmp_path, certs):
         (tmp_path / str(i)).mkdir()
         runs.append(sigterm_under_traffic(tmp_path / str(i), certs))
     assert [r["failures"] for r in runs] == [[]] * 5
-    assert all(r["exit"] == 0 and r["after_stop"] > 0 for r in runs)
+    assert all(r["exit"] == 0 and r["after_stop"] > 0 and r["idle_closed"] for r in runs)
 
 
 # --- the watcher ends with its master --------------------------------------------------------------------
@@ -270,3 +277,33 @@ def test_a_killed_master_takes_the_watcher_and_its_watches_with_it(tmp_path, cer
                 if running(pid):
                     os.kill(pid, signal.SIGKILL)
             srv.stop()
+
+
+def test_a_watcher_whose_master_is_gone_exits_even_if_it_ignores_the_stop():
+    # Without the parent-death signal (other systems; a master gone before it was asked for) the
+    # watcher's own check of its parent stops it, and ends it if it does not stop.
+    from dralint_webhook.gunicorn_conf import ORPHAN_EXIT_SECONDS, PARENT_POLL_SECONDS
+
+    script = textwrap.dedent("""
+        import os, signal, sys, threading, time
+        from dralint_webhook.gunicorn_conf import _orphan_exit
+        master = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)     # a watcher that does not stop when asked
+            threading.Thread(target=_orphan_exit, args=(master,), daemon=True).start()
+            time.sleep(60)
+            os._exit(0)
+        print(pid, flush=True)
+        os._exit(0)                                          # the master, gone without a word
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    orphan = int(proc.stdout.readline())
+    proc.wait(timeout=10)
+    try:
+        wait_for(lambda: not running(orphan), seconds=PARENT_POLL_SECONDS + ORPHAN_EXIT_SECONDS + 10,
+                 what="the orphaned watcher to end")
+    finally:
+        if running(orphan):             # this test's own process
+            os.kill(orphan, signal.SIGKILL)

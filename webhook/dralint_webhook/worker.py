@@ -152,7 +152,7 @@ class WebhookWorker(Worker):
         self._drain()
 
     def _drain(self) -> None:
-        """Stop without failing a call: every step below closes nothing a request may be on its way to."""
+        """Stop without failing a call (SIGTERM, SIGHUP's replacement of workers, or the master gone)."""
         stop = time.monotonic()
         hard = stop + max(1.0, float(self.cfg.graceful_timeout) - 1.0)   # before the master's SIGKILL
         accept_until = min(stop + DRAIN_ACCEPT_SECONDS, hard)
@@ -166,10 +166,12 @@ class WebhookWorker(Worker):
             self._turn(0.1)
         for port in self.ports:
             self._close_port(port)
-        # Requests in flight finish; a kept-alive connection gets Connection: close on its next answer.
-        # One that has sent nothing since the stop is closed once nothing is waiting to be read on it
-        # (the loop's last turn read whatever had come): Go's client retries a request it could not
-        # send on a connection it saw closed, and the API server has stopped dialling this endpoint.
+        # Requests in flight finish, each answer saying Connection: close. A connection in use has
+        # carried a request, and so that answer, by now; one unused for DRAIN_QUIET_SECONDS is closed,
+        # and only while nothing waits to be read on it (closing over unread bytes resets the
+        # connection, which fails a call whose request was written). Go's client drops an idle
+        # connection it sees closed without writing on it; what no HTTP/1.1 server can rule out is a
+        # request written in the instant between the close and the client seeing it.
         while self.conns and time.monotonic() < hard:
             self.notify()
             self._turn(0.1)
