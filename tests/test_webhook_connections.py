@@ -86,6 +86,17 @@ def test_kept_alive_connections_go_least_recently_used_first():
     assert table.victim() is c and not table.full
 
 
+def test_a_closed_connection_is_never_a_victim_even_if_its_number_comes_back():
+    table, (a,) = table_of(NEW)
+    table.remove(a)
+    moved(table, a, IDLE)         # a late state change of the closed connection
+    assert table.victim() is None
+    b = Entry(a.key, BUSY)        # the same file descriptor, a new connection being served
+    table.add(b)
+    moved(table, a, READING)
+    assert table.victim() is None and len(table) == 1
+
+
 def test_a_table_is_full_at_its_capacity():
     table, entries = table_of(NEW, NEW, capacity=2)
     assert table.full

@@ -60,6 +60,8 @@ class Table(Generic[E]):
     def update(self, entry: E) -> None:
         """File ``entry`` by its (new) state: a wait that goes on keeps its place, idling starts last."""
         key = entry.key
+        if self._all.get(key) is not entry:
+            return      # closed already (its number may be a newer connection's): never a victim again
         if entry.state in WAITING:
             if key not in self._waiting:
                 self._idle.pop(key, None)
