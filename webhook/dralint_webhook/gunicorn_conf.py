@@ -13,7 +13,7 @@ Choices, for the traffic an API server sends:
   share the catalog and compiled schemas copy-on-write and start answering at full speed; the
   warmed objects are frozen out of the garbage collector's sight (``gc.freeze``).
 * TLS 1.2+ from the certificate files, re-read when they change (:mod:`.tls`), via the
-  ``ssl_context`` hook that gthread calls for every new connection.
+  ``ssl_context`` hook that the worker calls for every new connection.
 * SIGTERM: each worker drains without failing a call (:mod:`.worker`), within
   ``graceful_timeout``; the Pod's preStop pause plus that stays under its
   ``terminationGracePeriodSeconds``.

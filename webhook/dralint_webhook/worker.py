@@ -25,11 +25,12 @@ Only a complete request reaches a thread: a review there costs CPU, never a wait
 Requests on the health port (plain HTTP, for the kubelet's probes and Prometheus) are answered by
 the loop itself, so probes stay answered even while every thread is judging.
 
-On SIGTERM (or when the master is gone) the worker stops without failing a call (:meth:`_drain`):
-it keeps accepting while connections still come (the endpoint takes a moment to leave the
-Service, and a connection left in the listen backlog would be reset when the last listener
-closes), answers every request with ``Connection: close``, finishes what is in flight, and only
-then closes kept-alive connections that have sent nothing since before the stop.
+On SIGTERM (also SIGHUP's replacement of workers, and when the master is gone) the worker stops
+without failing a call (:meth:`WebhookWorker._drain`): it keeps accepting while connections still
+come (the endpoint takes a moment to leave the Service, and a connection left in the listen
+backlog would be reset when the last listener closes), answers every request with
+``Connection: close``, finishes what is in flight, and only then closes the kept-alive
+connections left unused.
 
 It depends on gunicorn's ``Worker`` base only (process life, heartbeats, signals), not on the
 internals of gunicorn's own workers.
