@@ -253,7 +253,8 @@ def connections_to(port: int) -> int:
     return count
 
 
-def test_a_killed_master_takes_the_watcher_and_its_watches_with_it(tmp_path, certs):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+def test_the_watcher_and_its_watches_end_with_the_master(tmp_path, certs, sig):
     cluster = FakeCluster()
     cluster.create("deviceclasses", {"metadata": {"name": "gpu.example.com"}, "spec": {}})
     cluster.create("resourceslices", slice_of("node-0"))
@@ -268,8 +269,10 @@ def test_a_killed_master_takes_the_watcher_and_its_watches_with_it(tmp_path, cer
             assert connections_to(api_port) > 0
             spawned = children(srv.proc.pid)         # the workers and the watcher
             assert len(spawned) == 3
-            srv.proc.send_signal(signal.SIGKILL)
-            srv.proc.wait(timeout=10)
+            srv.proc.send_signal(sig)
+            srv.proc.wait(timeout=30)
+            if sig == signal.SIGTERM:                # a master that stops waits for all of them
+                assert not any(running(pid) for pid in spawned) and connections_to(api_port) == 0
             wait_for(lambda: not any(running(pid) for pid in spawned), seconds=15, what="the master's children to end")
             wait_for(lambda: connections_to(api_port) == 0, seconds=5, what="the watches to close")
         finally:
@@ -277,6 +280,8 @@ def test_a_killed_master_takes_the_watcher_and_its_watches_with_it(tmp_path, cer
                 if running(pid):
                     os.kill(pid, signal.SIGKILL)
             srv.stop()
+    if sig == signal.SIGTERM:            # and the watcher stopped before its folder went
+        assert [line for line in srv.log_lines() if line.get("level") == "error"] == []
 
 
 def test_a_watcher_whose_master_is_gone_exits_even_if_it_ignores_the_stop():

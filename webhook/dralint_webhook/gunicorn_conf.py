@@ -64,6 +64,8 @@ GRACEFUL_SECONDS = 20
 # A watcher whose master is gone: how often it looks, and how long it has to stop before it is ended.
 PARENT_POLL_SECONDS = 0.5
 ORPHAN_EXIT_SECONDS = 5.0
+# How long a stopping master waits for the watcher to stop before ending it.
+WATCHER_STOP_SECONDS = 5.0
 PR_SET_PDEATHSIG = 1    # linux/prctl.h
 
 
@@ -149,11 +151,18 @@ class WebhookArbiter(Arbiter):
 
     def stop(self, graceful: bool = True) -> None:
         super().stop(graceful)
-        if self._watcher is not None:
-            try:
-                os.kill(self._watcher[0], signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if self._watcher is None:
+            return
+        pid, fd = self._watcher
+        self._watcher = None
+        # Waited for: the master's exit removes the folder the watcher writes into.
+        try:
+            os.kill(pid, signal.SIGTERM)
+            if not select.select([fd], [], [], WATCHER_STOP_SECONDS)[0]:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(fd)
 
 
 def spawn_watcher(settings: WatchSettings, listeners: list[Any]) -> tuple[int, int]:
