@@ -317,6 +317,22 @@ def test_after_the_first_sync_degraded_watches_leave_the_replica_ready(tmp_path)
     assert 'dralint_webhook_cluster_watch_failures_total{resource="nodes"} 1' in lines
 
 
+def test_a_worker_that_was_ready_stays_ready_while_the_watcher_is_replaced(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        store.replace(name, [], "5", "v1")
+    live = publish(tmp_path, store, store.generation)
+    assert live.readiness() == []
+    # The watcher died (no heartbeat for a minute), then a new one starts and has listed nothing yet.
+    write_status(tmp_path, {"pid": 2, "time": time.time() - 60, "generation": 0, "synced_at": 0, "problem": "",
+                            "resources": Store().status()})
+    live._status = (0.0, None)     # read the heartbeat now, not from the half-second cache
+    assert live.readiness() == []
+    assert live.metric_lines()[-1].startswith("dralint_webhook_cluster_watcher_heartbeat_age_seconds 6")
+    # A worker that never served a synced state is not ready on the same files.
+    assert LiveCluster(str(tmp_path)).readiness() == ["cluster watcher not running (last heartbeat 60 s ago)"]
+
+
 def test_every_cluster_metric_is_documented(tmp_path):
     families = [line.split()[2] for line in LiveCluster(str(tmp_path)).metric_lines() if line.startswith("# TYPE")]
     root = Path(__file__).resolve().parents[1]
