@@ -23,7 +23,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -53,12 +53,26 @@ needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not insta
 NOW = dt.datetime.now(dt.timezone.utc)
 
 
+def sh_blocks(markdown: Path, heading: str) -> list[str]:
+    """The ``sh`` blocks of the section ``heading`` of ``markdown`` (up to the next heading of its level
+    or above; the comment lines inside blocks are not headings)."""
+    lines = markdown.read_text(encoding="utf-8").splitlines(keepends=True)
+    level = len(heading.split()[0])
+    start = lines.index(heading + "\n") + 1
+    fenced = False
+    for end in range(start, len(lines)):
+        fenced ^= lines[end].startswith("```")
+        hashes = len(lines[end]) - len(lines[end].lstrip("#"))
+        if not fenced and 0 < hashes <= level and lines[end][hashes] == " ":
+            break
+    else:
+        end = len(lines)
+    return re.findall(r"```sh\n(.*?)```", "".join(lines[start:end]), flags=re.DOTALL)
+
+
 def documented(first_line: str) -> list[str]:
     """The lines of the README's ``sh`` block that starts with ``first_line`` (a comment)."""
-    text = (REPO / "webhook" / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Install and upgrade"):]
-    section = section[:section.index("\n## ")]
-    blocks = [b.splitlines() for b in re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)]
+    blocks = [b.splitlines() for b in sh_blocks(REPO / "webhook" / "README.md", "### Install and upgrade")]
     found = [b for b in blocks if b[0].startswith(first_line)]
     assert len(found) == 1, first_line
     return found[0]
@@ -111,7 +125,11 @@ def find(objects: dict[tuple[str, str, str, str], dict[str, Any]], kind: str, na
 
 
 class ModelCluster:
-    """The API server as apply_model has it: kubectl applies client-side, or server-side as ``kubectl``."""
+    """The API server as apply_model has it: kubectl applies client-side, or server-side as ``kubectl``.
+
+    Client-side, cert-manager's custom resources get the same three-way patch as built-in kinds:
+    kubectl sends them a JSON merge patch instead, which does the same to objects without lists
+    merged by key, such as these."""
 
     def __init__(self, server_side: bool) -> None:
         self.server_side = server_side
@@ -309,7 +327,8 @@ class Admin:
             secret = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
                       "metadata": {"name": name, "namespace": namespace},
                       "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
-            if self.cluster.get("Secret", name) != secret:
+            existing = self.cluster.get("Secret", name)
+            if existing is None or existing["data"] != secret["data"]:
                 self.cluster.write(secret, "cert-manager-certificates-issuing")
         configuration = self.cluster.get(VWC, "dralint")
         if configuration is not None:
@@ -327,8 +346,9 @@ class Admin:
 
 
 @pytest.fixture(params=["client-side", "server-side"])
-def model(request) -> Callable[[Path], ModelCluster]:
-    return lambda workdir: ModelCluster(request.param == "server-side")
+def cluster(request) -> ModelCluster:
+    """A model cluster that kubectl applies to client-side (its default), or server-side."""
+    return ModelCluster(request.param == "server-side")
 
 
 # --- the rendered deployment ------------------------------------------------------------------------------
@@ -350,12 +370,18 @@ def test_no_applied_file_carries_a_ca_bundle(folder):
     assert (VWC in kinds) is (folder != BASE)
 
 
+def test_the_deployment_guide_gives_the_commands_the_readme_gives_and_these_tests_run():
+    readme = sh_blocks(REPO / "webhook" / "README.md", "### Install and upgrade")
+    assert [b.splitlines()[0] for b in readme] == [INSTALL, UPGRADE + " (with the new release's checkout and "
+                                                   "dralint-webhook)", RENEW, WITH_CERT_MANAGER]
+    assert sh_blocks(REPO / "docs" / "webhook-deploy.md", "## Install and upgrade") == readme
+
+
 # --- negative controls: the models reproduce 0.3.1's defects ------------------------------------------------
 
 
-def test_the_models_lose_the_bundle_as_0_3_1_did(tmp_path, model):
+def test_the_models_lose_the_bundle_as_0_3_1_did(tmp_path, cluster):
     """0.3.1's base carried the configuration without a bundle: re-applied after webhook.yaml, it removed it."""
-    cluster = model(tmp_path)
     assert main(["certs", "--service", SERVICE, "--namespace", NAMESPACE, "--out", str(tmp_path / "certs")]) == 0
     old_base = [*render(BASE), webhook_configuration(SERVICE, NAMESPACE)]
     cluster.apply(old_base)
@@ -411,15 +437,13 @@ def without_cert_manager(admin: Admin) -> None:
     assert admin.mounted == (admin.workdir / "certs" / "tls.crt").read_bytes()
 
 
-def test_without_cert_manager_install_upgrades_and_renewal_keep_reviews_verified(tmp_path, model):
-    cluster = model(tmp_path)
+def test_without_cert_manager_install_upgrades_and_renewal_keep_reviews_verified(tmp_path, cluster):
     admin = Admin(cluster, tmp_path)
     without_cert_manager(admin)
     assert "caBundle" not in json.dumps([d for d in cluster.applied if d["kind"] != VWC])
 
 
-def test_the_upgrade_puts_back_a_bundle_0_3_1_removed(tmp_path, model):
-    cluster = model(tmp_path)
+def test_the_upgrade_puts_back_a_bundle_0_3_1_removed(tmp_path, cluster):
     admin = Admin(cluster, tmp_path)
     admin.run(documented(INSTALL))
     cluster.apply([webhook_configuration(SERVICE, NAMESPACE)])   # 0.3.1's base, applied once more
@@ -469,8 +493,7 @@ def with_cert_manager(admin: Admin) -> None:
     admin.run(block)
 
 
-def test_with_cert_manager_install_upgrades_and_renewals_keep_reviews_verified(tmp_path, model):
-    cluster = model(tmp_path)
+def test_with_cert_manager_install_upgrades_and_renewals_keep_reviews_verified(tmp_path, cluster):
     admin = Admin(cluster, tmp_path, cert_manager=True)
     with_cert_manager(admin)
     assert "caBundle" not in json.dumps(cluster.applied)
