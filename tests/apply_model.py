@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-Path = tuple[str, ...]
+FieldPath = tuple[str, ...]   # field names from the object's root, list indices left out
 # patchMergeKey of the list fields of the objects webhook/deploy applies (k8s.io/api's Go types), by
 # kind and path without list indices; for server-side apply the same lists are listType=map by that key.
-MERGE_KEYS: dict[tuple[str, Path], str] = {
+MERGE_KEYS: dict[tuple[str, FieldPath], str] = {
     ("ValidatingWebhookConfiguration", ("webhooks",)): "name",
     ("ValidatingWebhookConfiguration", ("webhooks", "matchConditions")): "name",
     ("Deployment", ("spec", "template", "spec", "containers")): "name",
@@ -47,7 +47,7 @@ MERGE_KEYS: dict[tuple[str, Path], str] = {
 }
 
 
-def merge_key(kind: str, path: Path) -> str | None:
+def merge_key(kind: str, path: FieldPath) -> str | None:
     """The key a list is merged by, None for a list that is replaced whole (atomic)."""
     return MERGE_KEYS.get((kind, path))
 
@@ -92,7 +92,7 @@ def client_side_apply(live: dict[str, Any] | None, config: dict[str, Any]) -> tu
     return strategic_merge(live, patch, config["kind"]), patch
 
 
-def _diff_maps(original: dict[str, Any], modified: dict[str, Any], kind: str, path: Path, *,
+def _diff_maps(original: dict[str, Any], modified: dict[str, Any], kind: str, path: FieldPath, *,
                ignore_deletions: bool, ignore_changes: bool) -> dict[str, Any]:
     patch: dict[str, Any] = {}
     for key, new in modified.items():
@@ -122,7 +122,7 @@ def _diff_maps(original: dict[str, Any], modified: dict[str, Any], kind: str, pa
 
 
 def _diff_keyed_lists(patch: dict[str, Any], key: str, old: list[dict[str, Any]], new: list[dict[str, Any]],
-                      kind: str, path: Path, *, ignore_deletions: bool, ignore_changes: bool) -> None:
+                      kind: str, path: FieldPath, *, ignore_deletions: bool, ignore_changes: bool) -> None:
     mkey = merge_key(kind, path)
     assert mkey is not None
     before = {item[mkey]: item for item in old}
@@ -146,7 +146,7 @@ def _diff_keyed_lists(patch: dict[str, Any], key: str, old: list[dict[str, Any]]
         patch[f"$setElementOrder/{key}"] = [{mkey: item[mkey]} for item in new]
 
 
-def _merge_patches(first: dict[str, Any], second: dict[str, Any], kind: str, path: Path) -> dict[str, Any]:
+def _merge_patches(first: dict[str, Any], second: dict[str, Any], kind: str, path: FieldPath) -> dict[str, Any]:
     """One patch doing what ``first`` then ``second`` do (``second`` never deletes: it is the delta)."""
     out = copy.deepcopy(first)
     for key, value in second.items():
@@ -172,7 +172,7 @@ def strategic_merge(live: dict[str, Any], patch: dict[str, Any], kind: str) -> d
     return _smp_map(live, patch, kind, ())
 
 
-def _smp_map(live: dict[str, Any], patch: dict[str, Any], kind: str, path: Path) -> dict[str, Any]:
+def _smp_map(live: dict[str, Any], patch: dict[str, Any], kind: str, path: FieldPath) -> dict[str, Any]:
     out = copy.deepcopy(live)
     orders: dict[str, list[dict[str, Any]]] = {}
     for key, value in patch.items():
@@ -199,7 +199,8 @@ def _smp_map(live: dict[str, Any], patch: dict[str, Any], kind: str, path: Path)
     return out
 
 
-def _smp_list(live: list[dict[str, Any]], patch: list[dict[str, Any]], kind: str, path: Path) -> list[dict[str, Any]]:
+def _smp_list(live: list[dict[str, Any]], patch: list[dict[str, Any]], kind: str,
+              path: FieldPath) -> list[dict[str, Any]]:
     mkey = merge_key(kind, path)
     out = copy.deepcopy(live)
     for item in patch:
@@ -235,7 +236,7 @@ def json_merge(live: Any, patch: Any) -> Any:
 Field = tuple[Any, ...]   # names, and (key, value) pairs for an element of a list merged by key
 
 
-def leaves(obj: dict[str, Any], kind: str, path: Path = (), at: Field = ()) -> dict[Field, Any]:
+def leaves(obj: dict[str, Any], kind: str, path: FieldPath = (), at: Field = ()) -> dict[Field, Any]:
     """Every owned field of ``obj`` with its value: scalars, whole atomic lists, empty maps."""
     out: dict[Field, Any] = {}
     for key, value in obj.items():

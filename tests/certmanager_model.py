@@ -5,10 +5,10 @@ with the Certificate's own key, and its Secret's ``ca.crt`` is that certificate;
 signs with the key of its Secret, and the issued Secret's ``ca.crt`` is the CA's certificate; a
 re-issue keeps the private key when ``privateKey.rotationPolicy`` is ``Never`` and makes a new
 one otherwise (``Always``, the default since cert-manager 1.18); ``isCA`` gives a CA certificate,
-``dnsNames`` the SANs (critical when there is no ``commonName``), ``usages: [server auth]`` the extended key usage; the CA injector writes
-the ``ca.crt`` of the Certificate named by ``cert-manager.io/inject-ca-from`` (NS/NAME) into the
-``caBundle`` of every webhook of the annotated configuration. Only ECDSA P-256 keys, as the
-overlay asks.
+``dnsNames`` the SANs (critical when there is no ``commonName``), ``usages: [server auth]`` the
+extended key usage; the CA injector writes the ``ca.crt`` of the Certificate named by
+``cert-manager.io/inject-ca-from`` (NS/NAME) into the ``caBundle`` of every webhook of the
+annotated configuration. Only ECDSA P-256 keys, as the overlay asks.
 """
 from __future__ import annotations
 

@@ -65,7 +65,8 @@ def kubectl_kustomize(folder: Path) -> list[dict[str, Any]] | None:
 def _config_map(folder: Path, gen: dict[str, Any]) -> dict[str, Any]:
     unknown = set(gen) - {"name", "namespace", "files", "options"}
     options = gen.get("options", {})
-    if unknown or set(options) - {"disableNameSuffixHash", "labels"} or options.get("disableNameSuffixHash") is not True:
+    hashed = options.get("disableNameSuffixHash") is not True
+    if unknown or set(options) - {"disableNameSuffixHash", "labels"} or hashed:
         # A hashed name would need kustomize's hash and the rewriting of every reference to it.
         raise NotImplementedError(f"{folder}: configMapGenerator {gen['name']}: not rendered by this model")
     metadata: dict[str, Any] = {"name": gen["name"]}

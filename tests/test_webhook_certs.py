@@ -137,3 +137,5 @@ def test_configuration_refuses_anything_but_ca_certificates(tmp_path, capsys):
         assert configuration("--ca", str(out / "ca.crt"), "--ca", str(out / wrong), "--out", str(target)) == 2
         assert says in capsys.readouterr().err
     assert not target.exists()   # nothing written that would make every review fail TLS
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(tmp_path / "no-such-folder" / "webhook.yaml")) == 2
+    assert "No such file" in capsys.readouterr().err

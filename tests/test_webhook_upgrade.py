@@ -508,6 +508,17 @@ def test_with_cert_manager_install_upgrades_and_renewals_keep_reviews_verified(t
         assert {f for f in leaves(vwc.live, VWC) if f[-1] == "caBundle"} <= vwc.owners[INJECTOR]
 
 
+def test_server_side_apply_will_not_hand_the_injectors_bundle_to_a_file(tmp_path):
+    """Mixing the paths: certs/webhook.yaml applied server-side over the cert-manager overlay's configuration
+    conflicts with the injector, which owns the bundle (kubectl refuses without --force-conflicts)."""
+    cluster = ModelCluster(server_side=True)
+    admin = Admin(cluster, tmp_path, cert_manager=True)
+    admin.run(documented(WITH_CERT_MANAGER))
+    assert main(["certs", "--service", SERVICE, "--namespace", NAMESPACE, "--out", str(tmp_path / "certs")]) == 0
+    with pytest.raises(ValueError, match=f"conflict with '{INJECTOR}'"):
+        cluster.apply_file(tmp_path / "certs" / "webhook.yaml")
+
+
 # --- the real kubectl ---------------------------------------------------------------------------------------
 
 

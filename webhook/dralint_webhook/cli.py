@@ -100,11 +100,12 @@ def _configuration(args: argparse.Namespace) -> int:
 
     try:
         bundle = read_ca_bundle([Path(path) for path in args.ca])
+        text = configuration_yaml(args.service, args.namespace, bundle, args.failure_policy,
+                                  args.judge_status_and_slices)
+        Path(args.out).write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"dralint-webhook: error: {exc}\n")
         return EXIT_USAGE
-    text = configuration_yaml(args.service, args.namespace, bundle, args.failure_policy, args.judge_status_and_slices)
-    Path(args.out).write_text(text, encoding="utf-8")
     sys.stdout.write(f"wrote {args.out}\n")
     return 0
 
