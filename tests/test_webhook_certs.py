@@ -139,3 +139,18 @@ def test_configuration_refuses_anything_but_ca_certificates(tmp_path, capsys):
     assert not target.exists()   # nothing written that would make every review fail TLS
     assert configuration("--ca", str(out / "ca.crt"), "--out", str(tmp_path / "no-such-folder" / "webhook.yaml")) == 2
     assert "No such file" in capsys.readouterr().err
+
+
+def test_an_upgrade_that_forgets_the_installs_options_is_told(tmp_path, capsys):
+    out = run_certs(tmp_path, "--failure-policy", "Fail", "--judge-status-and-slices")
+    capsys.readouterr()
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(out / "webhook.yaml")) == 0
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [
+        "dralint-webhook: note: resources.dralint.dev: failurePolicy Fail becomes Ignore (--failure-policy keeps it)",
+        "dralint-webhook: note: pods.dralint.dev: failurePolicy Fail becomes Ignore (--failure-policy keeps it)",
+        "dralint-webhook: note: controllers.dralint.dev is no longer in the configuration "
+        "(--judge-status-and-slices keeps it)"]
+    # Given the same options, nothing to say.
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(out / "webhook.yaml")) == 0
+    assert capsys.readouterr().err == ""

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .manifests import webhook_configuration
+from .manifests import CONTROLLER_WEBHOOK_NAME, webhook_configuration
 
 # Clock skew between this machine and the cluster must not make a fresh certificate "not yet valid".
 _BACKDATE = dt.timedelta(minutes=5)
@@ -107,6 +107,25 @@ def configuration_yaml(service: str, namespace: str, ca_pem: bytes, failure_poli
     bundle = base64.b64encode(ca_pem).decode("ascii")
     config = webhook_configuration(service, namespace, bundle, failure_policy=failure_policy, controllers=controllers)
     return yaml.safe_dump(config, sort_keys=False)
+
+
+def dropped_settings(previous: str, new: str) -> list[str]:
+    """What ``new`` (a ``webhook.yaml``) no longer sets that ``previous`` did: a webhook left out or a
+    failurePolicy changed, which an upgrade that forgot the install's options would do silently."""
+    try:
+        before = {h["name"]: h for h in yaml.safe_load(previous)["webhooks"]}
+    except (yaml.YAMLError, TypeError, KeyError):
+        return []   # not a configuration this command wrote: nothing to compare
+    after = {h["name"]: h for h in yaml.safe_load(new)["webhooks"]}
+    notes = []
+    for name, hook in before.items():
+        if name not in after:
+            keep = " (--judge-status-and-slices keeps it)" if name == CONTROLLER_WEBHOOK_NAME else ""
+            notes.append(f"{name} is no longer in the configuration{keep}")
+        elif hook.get("failurePolicy") != after[name]["failurePolicy"]:
+            notes.append(f"{name}: failurePolicy {hook.get('failurePolicy')} becomes {after[name]['failurePolicy']} "
+                         f"(--failure-policy keeps it)")
+    return notes
 
 
 def write(out: Path, service: str, namespace: str, issued: Issued, failure_policy: str = "Ignore",

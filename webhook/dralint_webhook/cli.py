@@ -96,16 +96,20 @@ def _certs(args: argparse.Namespace) -> int:
 
 
 def _configuration(args: argparse.Namespace) -> int:
-    from .certs import configuration_yaml, read_ca_bundle
+    from .certs import configuration_yaml, dropped_settings, read_ca_bundle
 
+    out = Path(args.out)
     try:
         bundle = read_ca_bundle([Path(path) for path in args.ca])
         text = configuration_yaml(args.service, args.namespace, bundle, args.failure_policy,
                                   args.judge_status_and_slices)
-        Path(args.out).write_text(text, encoding="utf-8")
+        previous = out.read_text(encoding="utf-8") if out.is_file() else None
+        out.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"dralint-webhook: error: {exc}\n")
         return EXIT_USAGE
+    for note in dropped_settings(previous, text) if previous is not None else []:
+        sys.stderr.write(f"dralint-webhook: note: {note}\n")
     sys.stdout.write(f"wrote {args.out}\n")
     return 0
 

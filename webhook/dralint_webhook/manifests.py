@@ -20,6 +20,7 @@ DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "d
 # timeout, so that an outage of the webhook never stops scheduling or a driver.
 CONTROLLER_RESOURCES = ("resourceclaims/status", "resourceslices")
 CONTROLLER_TIMEOUT_SECONDS = 2
+CONTROLLER_WEBHOOK_NAME = "controllers.dralint.dev"
 # Never judged: the webhook's own namespace (it could not come back after an outage) and kube-system.
 EXCLUDED_NAMESPACES = ("kube-system",)
 # Spec-less writes need no judging: finalizer and label edits, the controller's own bookkeeping.
@@ -66,7 +67,7 @@ def controller_webhook(service: str, namespace: str, ca_bundle: str | None = Non
     """The opt-in webhook for what controllers write (claim status, slices): Ignore, short timeout."""
     common = _common(service, namespace, ca_bundle, port)
     common.update(failurePolicy="Ignore", timeoutSeconds=CONTROLLER_TIMEOUT_SECONDS)
-    return {"name": "controllers.dralint.dev", **common,
+    return {"name": CONTROLLER_WEBHOOK_NAME, **common,
             "rules": [{"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "resources": list(CONTROLLER_RESOURCES),
                        "operations": ["CREATE", "UPDATE"], "scope": "*"}],
             "matchConditions": [{"name": "skip-metadata-only-updates", "expression": SKIP_METADATA_UPDATES}]}
