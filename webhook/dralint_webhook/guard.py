@@ -40,8 +40,8 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 DROP_AT = 0.9
 # Between DROP_AT and the ceiling, dropped again when the memory grew by this share of the ceiling.
 DROP_STEP = 1 / 64
-# Over the ceiling, a full garbage collection runs at most this often unless dropping caches freed
-# something (a collection of a large heap takes a tenth of a second, the watchdog looks every 20 ms).
+# Over the ceiling, a full garbage collection runs at most this often unless the dropped caches held
+# a good part of it (a collection of a large heap takes a tenth of a second; the watchdog looks every 20 ms).
 COLLECT_SECONDS = 1.0
 # A cache in use (reviews hold the fleet view) is waited for this long before reviews are stopped.
 CACHE_WAIT_SECONDS = 1.2
@@ -204,9 +204,11 @@ class Guard:
 
     def _relieve_and_collect(self, now: float, always: bool) -> Dropped:
         """Drop the caches, then collect the garbage and return freed memory to the system: when
-        something was dropped, when ``always``, or at most every ``COLLECT_SECONDS``."""
+        ``always``, when the caches held a good part of the ceiling (``DROP_STEP``), else at most
+        every ``COLLECT_SECONDS`` (over the ceiling the caches are dropped at every look, and a
+        collection of a large heap holds every thread for a tenth of a second)."""
         dropped = self._relieve() if self._relieve is not None else Dropped(0)
-        if always or dropped.freed or now - self._collected_at >= COLLECT_SECONDS:
+        if always or dropped.freed >= DROP_STEP * self.max_rss or now - self._collected_at >= COLLECT_SECONDS:
             gc.collect()
             _trim()
             self._collected_at = now
