@@ -400,11 +400,12 @@ class World:
 
     def drop_caches(self) -> int:
         """Forget what is worked out again when asked (selector answers, counts, node sets, shared
-        counters left): the webhook's first step when a worker's memory is over its ceiling. The
+        counters left): what a webhook worker gives back first near its memory ceiling. The
         bytes they held, as estimated. Only while nobody else uses the world."""
         freed = self.counts.drop_caches() + self.selection.drop_caches() + self.node_sets.clear()
-        freed += deep_size(self.run.counter_cache)
-        self.run.counter_cache.clear()
+        if self.run.counter_cache:
+            freed += deep_size(self.run.counter_cache)
+            self.run.counter_cache.clear()
         return freed
 
     def warm(self) -> None:
