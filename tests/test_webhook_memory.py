@@ -20,13 +20,12 @@ from typing import Iterator
 
 import pytest
 
-from dralint import caches
 from dralint_webhook import fleet as fleet_module
 from dralint_webhook.app import Settings, build_webhook, create_app
 from dralint_webhook.guard import (CACHE_WAIT_SECONDS, DROP_AT, RETIRE_AFTER_SECONDS, Dropped, Guard, ReviewAborted,
                                    ReviewOverMemory)
 from dralint_webhook.relief import Relief, Retirement
-from test_webhook_server import Client, Server, free_port, make_certs, review_of
+from test_webhook_server import Client, Server, make_certs, review_of
 
 CEILING = 1000
 
