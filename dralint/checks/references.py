@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..convert import Canonical
 from ..index import namespaces_of
@@ -94,9 +94,12 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
     if not index.claims and not index.templates and not index.refused:
         return
     spaces = namespaces_of(obj.namespace)
-    claims = index.derived(f"claim-names:{sorted(spaces)}", lambda idx: {n for (ns, n) in idx.claims if ns in spaces})
-    templates = index.derived(f"template-names:{sorted(spaces)}",
-                              lambda idx: {n for (ns, n) in idx.templates if ns in spaces})
+    # Facts keyed by what the cluster holds, never by what the object names: the webhook keeps an
+    # index's facts for as long as the cluster state lasts, and the names come from callers.
+    claims_by_space = index.derived("claim-names-by-namespace", lambda idx: _names_by_namespace(idx.claims))
+    templates_by_space = index.derived("template-names-by-namespace", lambda idx: _names_by_namespace(idx.templates))
+    claims = frozenset().union(*(claims_by_space.get(ns, ()) for ns in spaces))
+    templates = frozenset().union(*(templates_by_space.get(ns, ()) for ns in spaces))
     where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
     for base in obj.manifest.pod_spec_paths:
         entries = obj.get(*base, "resourceClaims")
@@ -173,10 +176,22 @@ def _selector_drivers(ctx: CheckContext,
                                   scalar_offset=offset)
 
 
+def _names_by_namespace(objects: Mapping[tuple[str, str], Any]) -> dict[str, frozenset[str]]:
+    by_space: dict[str, set[str]] = {}
+    for ns, name in objects:
+        by_space.setdefault(ns, set()).add(name)
+    return {ns: frozenset(names) for ns, names in by_space.items()}
+
+
 def _class_suggestion(index: Any, name: str) -> str:
     """"did you mean" among the run's classes, once per missing name: with a thousand classes the
-    fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it."""
-    return index.derived(f"class-suggestion:{name}", lambda idx: _did_you_mean(name, idx.classes))
+    fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it.
+    Kept per index (a run's, or one review's overlay), not handed to the webhook's cluster state:
+    the names come from callers."""
+    suggestions = index.derived("class-suggestions", lambda _: {})
+    if name not in suggestions:
+        suggestions[name] = _did_you_mean(name, index.classes)
+    return suggestions[name]
 
 
 def _refused(ctx: CheckContext, kind: str, name: str) -> str:
