@@ -120,7 +120,7 @@ class Retirement:
             os.close(fd)            # closing releases the lock
             return False
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{now:.3f} {os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"{now!r} {os.getpid()}\n".encode(), 0)   # exact: a rounded-up time would lie ahead
         self._fd = fd
         return True
 
