@@ -22,6 +22,7 @@ from dralint.findings import Finding
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
+from .collector import Collector
 from .fleet import FleetView
 from .guard import Guard, ReviewAborted
 from .judge import aborted, internal_error, judge, org_findings
@@ -75,6 +76,7 @@ class Webhook:
     warmed: bool = False
     default_policy: Policy = field(default_factory=Policy)
     guard: Guard = field(default_factory=Guard)
+    collector: Collector = field(default_factory=Collector)
     # Reviews of large bodies take memory in proportion: one at a time per worker.
     large_reviews: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(1))
 
@@ -291,10 +293,11 @@ def _load_files(paths: tuple[str, ...], hook: Webhook) -> ClusterState:
     """
     policy = hook.policy()
     previous = hook.cluster_source.loaded() if hook.cluster_source is not None else None
-    state = load_state(paths, policy.options, previous)
-    fleet = FleetView(lambda: _feasibility_release(hook.policy()))
-    fleet.update(state.index, [])      # the allocator's view of every device: seconds at fleet scale, once
-    warm_state(policy.options, state.index)
+    with hook.collector.paused():      # millions of new objects: the reviews meanwhile must not wait for a walk of them
+        state = load_state(paths, policy.options, previous)
+        fleet = FleetView(lambda: _feasibility_release(hook.policy()))
+        fleet.update(state.index, [])  # the allocator's view of every device: seconds at fleet scale, once
+        warm_state(policy.options, state.index)
     return replace(state, fleet=fleet)
 
 
