@@ -18,7 +18,7 @@ import yaml
 
 from dralint_webhook.live import LiveCluster
 from dralint_webhook.reflector import PAGE_SIZE, Backoff, Timing
-from dralint_webhook.snapshot import read_state
+from dralint_webhook.snapshot import Follower
 from dralint_webhook.watcher import WatchSettings, run
 from fakeapi import FakeApiServer, FakeCluster
 
@@ -66,10 +66,10 @@ class Running:
         assert not self.thread.is_alive()
 
     def objects(self, resource: str) -> dict[str, dict]:
-        read = read_state(self.folder)
+        read = Follower(self.folder).poll()       # a worker started now: the snapshot and its log
         if read is None:
             return {}
-        return {row.key: orjson.loads(row.data) for row in read[1] if row.resource == resource}
+        return {row.key: orjson.loads(row.data) for row in read.rows if row.resource == resource}
 
     def synced(self) -> bool:
         self.live.refresh()
