@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .convert import Canonical
+from .layered import LayeredDict
 
 # The kinds whose objects other objects name: (kind, namespace, name) → every such object.
 REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
@@ -27,8 +28,10 @@ REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
 @dataclass
 class Index:
     classes: dict[str, Canonical] = field(default_factory=dict)
-    claims: dict[tuple[str, str], Canonical] = field(default_factory=dict)
-    templates: dict[tuple[str, str], Canonical] = field(default_factory=dict)
+    # The tables that grow with the workloads (tens of thousands of claims in a cluster) are layered:
+    # an overlay or the next live state copies what it changes, not the table.
+    claims: LayeredDict[tuple[str, str], Canonical] = field(default_factory=LayeredDict)
+    templates: LayeredDict[tuple[str, str], Canonical] = field(default_factory=LayeredDict)
     slices: list[Canonical] = field(default_factory=list)
     taint_rules: list[Canonical] = field(default_factory=list)
     workloads: list[Canonical] = field(default_factory=list)
@@ -37,7 +40,7 @@ class Index:
     context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
     refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
     """(kind, namespace, name) → file of an object left out because the API server would refuse it."""
-    same: dict[tuple[str, str, str], list[Canonical]] = field(default_factory=dict, repr=False)
+    same: LayeredDict[tuple[str, str, str], list[Canonical]] = field(default_factory=LayeredDict, repr=False)
     """(kind, namespace, name) → every referable object of that identity, in run order."""
     # Facts derived from the whole index (e.g. every attribute name the slices publish), computed once
     # per run instead of once per object; it lives and dies with the index. Each entry remembers which
@@ -84,24 +87,28 @@ class Index:
         its place to the next of them, as if it had never been added."""
         removed, added = list(removed), list(added)
         touched = _with_companions({collection_of(obj) for obj in removed + added})
-        out = self._sharing(touched)
+        out = self._sharing(touched, fold=True)
         out._remove(removed)
         for obj in added:
             out.add(obj)
         out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
         return out
 
-    def _sharing(self, touched: frozenset[str]) -> "Index":
+    def _sharing(self, touched: frozenset[str], *, fold: bool = False) -> "Index":
         """A new index with shallow copies of the ``touched`` collections and of ``refused`` (which the
-        engine fills in after an overlay), sharing the others with this one."""
-        return Index(**{name: _copy(getattr(self, name)) if name in touched or name == "refused"
+        engine fills in after an overlay), sharing the others with this one. ``fold``: layered tables
+        grown long are folded (the next live state pays for that once, not every review after it)."""
+        return Index(**{name: _copy(getattr(self, name), fold) if name in touched or name == "refused"
                         else getattr(self, name) for name in _COLLECTIONS})
 
     def _remove(self, objects: list[Canonical]) -> None:
         """Take ``objects`` out of this index's own (copied) collections."""
         gone = {id(obj) for obj in objects}
+        lists = set()
         for obj in objects:
             name = collection_of(obj)
+            if name in ("nodes", "namespaces", "workloads", "slices", "taint_rules"):
+                lists.add("context_objects" if name in ("nodes", "namespaces") else name)
             if name in ("nodes", "namespaces"):
                 table = getattr(self, name)
                 if table.get(obj.name) is obj.value:
@@ -119,10 +126,8 @@ class Index:
                         table[key] = rest[0]
                     else:
                         del table[key]
-        for name in ("context_objects", "workloads", "slices", "taint_rules"):
-            kept = [o for o in getattr(self, name) if id(o) not in gone]
-            if len(kept) != len(getattr(self, name)):
-                setattr(self, name, kept)
+        for name in lists:
+            setattr(self, name, [o for o in getattr(self, name) if id(o) not in gone])
 
     def add(self, obj: Canonical, *, replace: bool = False) -> str:
         """File ``obj`` under its collection (the first of a name is kept, unless ``replace``); returns
@@ -238,7 +243,9 @@ def _with_companions(touched: set[str]) -> frozenset[str]:
     return frozenset(touched)
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: Any, fold: bool = False) -> Any:
+    if isinstance(value, LayeredDict):
+        return value.folded() if fold else value.copy()
     return dict(value) if isinstance(value, dict) else list(value)
 
 

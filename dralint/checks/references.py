@@ -94,9 +94,16 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
     if not index.claims and not index.templates and not index.refused:
         return
     spaces = namespaces_of(obj.namespace)
-    claims = index.derived(f"claim-names:{sorted(spaces)}", lambda idx: {n for (ns, n) in idx.claims if ns in spaces})
-    templates = index.derived(f"template-names:{sorted(spaces)}",
-                              lambda idx: {n for (ns, n) in idx.templates if ns in spaces})
+
+    # Whether a name exists is asked of the tables (the webhook's holds every claim of the cluster);
+    # every name of the namespace is gathered only to suggest one for a name that does not exist.
+    def exists(table: Any, name: str) -> bool:
+        return any((space, name) in table for space in spaces)
+
+    def names(kind: str, table: str) -> set[str]:
+        return index.derived(f"{kind}-names:{sorted(spaces)}",
+                             lambda idx: {n for (ns, n) in getattr(idx, table) if ns in spaces})
+
     where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
     for base in obj.manifest.pod_spec_paths:
         entries = obj.get(*base, "resourceClaims")
@@ -108,18 +115,19 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
             claim, template = source.get("resourceClaimName"), source.get("resourceClaimTemplateName")
             # Silent when the run has no claims or templates at all, unless the one named was refused.
             described = bool(index.claims or index.templates)
-            if isinstance(claim, str) and claim and claim not in claims and (
+            if isinstance(claim, str) and claim and not exists(index.claims, claim) and (
                     described or _refused(ctx, "ResourceClaim", claim)):
                 other = " (a ResourceClaimTemplate of that name exists: use `resourceClaimTemplateName`)" \
-                    if claim in templates else _refused(ctx, "ResourceClaim", claim) or _did_you_mean(claim, claims)
+                    if exists(index.templates, claim) else _refused(ctx, "ResourceClaim", claim) \
+                    or _did_you_mean(claim, names("claim", "claims"))
                 yield Problem(R_CLAIM_NOT_FOUND, spath.child("resourceClaimName"),
                               f"ResourceClaim {claim!r} is not in {where} in this run{other}; unless it exists in "
                               "the cluster, the pod stays pending")
-            if isinstance(template, str) and template and template not in templates and (
+            if isinstance(template, str) and template and not exists(index.templates, template) and (
                     described or _refused(ctx, "ResourceClaimTemplate", template)):
                 other = " (a ResourceClaim of that name exists: use `resourceClaimName`)" \
-                    if template in claims else _refused(ctx, "ResourceClaimTemplate", template) \
-                    or _did_you_mean(template, templates)
+                    if exists(index.claims, template) else _refused(ctx, "ResourceClaimTemplate", template) \
+                    or _did_you_mean(template, names("template", "templates"))
                 yield Problem(R_TEMPLATE_NOT_FOUND, spath.child("resourceClaimTemplateName"),
                               f"ResourceClaimTemplate {template!r} is not in {where} in this run{other}; unless it "
                               "exists in the cluster, the pod cannot be started (its claim cannot be created)")
