@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -400,3 +402,65 @@ def test_an_object_removed_from_a_shared_name_gives_its_place_to_the_next():
     assert _contents(after) == _contents(Index.build([second, other]))
     assert after.find("ResourceClaim", "ml", "train") is second and index.find("ResourceClaim", "ml", "train") is first
     assert _contents(after.updated([second], [])) == _contents(Index.build([other]))
+
+
+# --- the watcher: a new one publishes nothing until it has listed everything; a memory ceiling ----------
+
+def _watcher(tmp: Path, server, folder: Path, **settings) -> tuple[threading.Thread, threading.Event]:
+    from dralint_webhook.watcher import WatchSettings, run
+    from test_webhook_watch import FAST, kubeconfig
+
+    stop = threading.Event()
+    config = WatchSettings(folder=str(folder), kubeconfig=str(kubeconfig(tmp / f"kubeconfig-{len(settings)}",
+                                                                          server.url)),
+                           interval=0.05, timing=FAST, **settings)
+    thread = threading.Thread(target=run, args=(config, stop), daemon=True)
+    thread.start()
+    return thread, stop
+
+
+def _slices(live: LiveCluster) -> list[str]:
+    return sorted(s.name for s in live.current().index.slices)
+
+
+def test_workers_keep_the_last_state_until_a_new_watcher_has_listed_everything(tmp_path):
+    from fakeapi import FakeApiServer, FakeCluster
+    from test_webhook_watch import TOKEN, slice_of, wait_for
+
+    cluster = FakeCluster()
+    cluster.create("resourceslices", slice_of("node-0"))
+    folder = tmp_path / "state"
+    with FakeApiServer(cluster) as server:
+        server.faults.token = TOKEN
+        first, stop = _watcher(tmp_path, server, folder)
+        live = LiveCluster(str(folder))
+        wait_for(lambda: live.refresh() and _slices(live) == ["node-0-gpu"], what="the first state")
+        stop.set()
+        first.join(timeout=15)
+        before = live.current()
+        server.faults.forbidden = {"resourceclaims"}     # the new watcher cannot list everything yet
+        cluster.create("resourceslices", slice_of("node-1"))
+        second, stop = _watcher(tmp_path, server, folder)
+        try:
+            wait_for(lambda: server.calls("resourceclaims"), what="the new watcher listing")
+            time.sleep(0.5)
+            assert not live.refresh() and live.current() is before    # nothing half listed was published
+            server.faults.forbidden = set()
+            wait_for(lambda: live.refresh() and _slices(live) == ["node-0-gpu", "node-1-gpu"], what="the new state")
+            assert live.current().generation > before.generation
+        finally:
+            stop.set()
+            second.join(timeout=15)
+
+
+def test_a_watcher_over_its_memory_ceiling_exits_by_itself(tmp_path, caplog):
+    from fakeapi import FakeApiServer, FakeCluster
+    from test_webhook_watch import TOKEN
+
+    with FakeApiServer(FakeCluster()) as server, caplog.at_level("ERROR", logger="dralint_webhook"):
+        server.faults.token = TOKEN
+        thread, stop = _watcher(tmp_path, server, tmp_path / "state", max_memory=1)
+        thread.join(timeout=15)
+        stop.set()
+        assert not thread.is_alive()                    # ended without being told to: the master starts another
+    assert any("over its memory ceiling" in r.getMessage() for r in caplog.records)
