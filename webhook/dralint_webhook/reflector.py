@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from .kube import Api, ApiError, Unreachable
 from .logs import LOGGER, log
-from .store import GROUP_OF, Store, permission
+from .store import GROUP_OF, Store, encode, permission
 
 _log = logging.getLogger(LOGGER)
 PAGE_SIZE = 500
@@ -129,7 +129,7 @@ class Reflector:
 
     def list(self) -> str:
         """Every object, page by page; the resourceVersion to watch from."""
-        items: list[Any] = []
+        items: dict[str, tuple[str, bytes]] = {}    # each page trimmed and encoded as it comes (store.encode)
         params: dict[str, Any] = {"limit": PAGE_SIZE}
         while True:
             try:
@@ -137,14 +137,14 @@ class Reflector:
             except ApiError as exc:
                 if exc.code == 410 and "continue" in params:
                     # The continue token outlived the server's compaction: start the list over.
-                    items, params = [], {"limit": PAGE_SIZE}
+                    items, params = {}, {"limit": PAGE_SIZE}
                     continue
                 raise
             meta = page.get("metadata") if isinstance(page, dict) else None
             page_items = page.get("items") if isinstance(page, dict) else None
             if not isinstance(meta, dict) or not isinstance(page_items, list):
                 raise Unreachable(f"GET {self.path}: the answer is not a list")
-            items.extend(i for i in page_items if isinstance(i, dict))
+            items.update(encode(self.resource, (i for i in page_items if isinstance(i, dict)), self.api_version))
             token = meta.get("continue")
             if not token:
                 version = str(meta.get("resourceVersion") or "")

@@ -106,6 +106,12 @@ def trim(resource: str, obj: Mapping[str, Any], api_version: str) -> dict[str, A
     return out
 
 
+def encode(resource: str, items: Iterable[Mapping[str, Any]], api_version: str) -> dict[str, tuple[str, bytes]]:
+    """What the store keeps of ``items`` (objects of ``resource``, a page of a list): by key, their
+    resourceVersion and their trimmed JSON."""
+    return {key_of(item): (version_of(item), _encode(trim(resource, item, api_version))) for item in items}
+
+
 @dataclass
 class ResourceState:
     """One resource: its objects (key → (resourceVersion, JSON)), its position and its health."""
@@ -138,10 +144,11 @@ class Store:
         # (resource, key) of every object added, changed or removed since the last drain, in order.
         self._changed: dict[tuple[str, str], None] = {}
 
-    def replace(self, resource: str, items: Iterable[Mapping[str, Any]], version: str, api_version: str,
-                *, now: float | None = None) -> None:
-        """A full list: ``items`` are the resource's objects at ``version``."""
-        objects = {key_of(item): (version_of(item), _encode(trim(resource, item, api_version))) for item in items}
+    def replace(self, resource: str, items: Iterable[Mapping[str, Any]] | dict[str, tuple[str, bytes]], version: str,
+                api_version: str, *, now: float | None = None) -> None:
+        """A full list: ``items`` are the resource's objects at ``version``, as listed or as :func:`encode`
+        made them page by page (so that a list of 50,000 claims is never held parsed all at once)."""
+        objects = items if isinstance(items, dict) else encode(resource, items, api_version)
         with self._lock:
             state = self.resources[resource]
             old = state.objects
@@ -236,4 +243,7 @@ class Drained:
 
 def _encode(obj: Mapping[str, Any]) -> bytes:
     # Go's decoder takes what orjson's encoder refuses (nesting over 254): the API server may hold it.
-    return gojson.dumps(obj)
+    data = gojson.dumps(obj)
+    # orjson's bytes keep the buffer it wrote into (4 KiB and more for a 600-byte claim); the watcher keeps
+    # tens of thousands of these, so each is copied to its own size.
+    return bytes(memoryview(data))
