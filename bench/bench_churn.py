@@ -19,8 +19,11 @@ it. Then, in phases:
 
 Printed: the time to the first full sync; per-change CPU time of the watcher and of each worker;
 review p50/p99/max without and with churn (open loop: from when the request was due); resident
-memory of the watcher and the workers (peak over the run, and at the end). The processes are
-told apart by their command lines' parent: the master's first child is the watcher.
+memory of the watcher and the workers (peak over the run, and at the end). The master forks the
+watcher before the workers: its first child is the watcher.
+
+Before/after figures: run this script from a checkout of the older commit too (its own ``bench/``
+and ``tests/``, with ``PYTHONPATH`` pointing at that checkout and its ``webhook/`` folder).
 """
 from __future__ import annotations
 
