@@ -76,11 +76,10 @@ def loads(data: bytes | str) -> Any:
                           "it did not call allow_deep_values())") from None
     except ValueError as exc:     # json.JSONDecodeError, NaN, an integer of more than 4,300 digits
         raise GoJSONError(_cut(str(exc))) from None
-    if _depth_over(value, MAX_DEPTH + ENVELOPE_DEPTH):
-        raise GoJSONError(_too_deep())
-    if _SURROGATES.search(text) or _SURROGATE_ESCAPE.search(text):
-        value = _replace_surrogates(value)
-    return value
+    fix = bool(_SURROGATES.search(text) or _SURROGATE_ESCAPE.search(text))
+    # Fewer brackets than levels allowed (strings' own brackets counted too): no walk needed for depth.
+    deep = text.count("[") + text.count("{") > MAX_DEPTH + ENVELOPE_DEPTH
+    return _checked(value, MAX_DEPTH + ENVELOPE_DEPTH if deep else 0, fix) if deep or fix else value
 
 
 def dumps(value: Any) -> bytes:
@@ -105,44 +104,33 @@ def _cut(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (iterative: any depth is safe)."""
-    if not isinstance(value, (dict, list)):
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
-
-
 def _fix(text: str) -> str:
     return _SURROGATES.sub("\ufffd", text)
 
 
-def _replace_surrogates(value: Any) -> Any:
-    """``value`` with every surrogate code point (a lone escape, a byte that was not UTF-8) as U+FFFD."""
+def _checked(value: Any, limit: int, fix: bool) -> Any:
+    """``value`` in one iterative walk (any depth is safe): refused when it nests deeper than ``limit``
+    (0: not looked at), and with every surrogate code point (a lone escape, a byte that was not
+    UTF-8) replaced by U+FFFD when ``fix``."""
     if isinstance(value, str):
-        return _fix(value)
+        return _fix(value) if fix else value
     if not isinstance(value, (dict, list)):
         return value
-    root: list[Any] = [value]
-    stack: list[Any] = [value]
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
-        node = stack.pop()
+        node, depth = stack.pop()
+        if limit and depth > limit:
+            raise GoJSONError(_too_deep())
         if isinstance(node, dict):
-            for key in [k for k in node if _SURROGATES.search(k)]:
-                node[_fix(key)] = node.pop(key)
-            items = node.items()
+            if fix:
+                for key in [k for k in node if _SURROGATES.search(k)]:
+                    node[_fix(key)] = node.pop(key)
+            items: Any = node.items()
         else:
             items = enumerate(node)
-        for k, v in list(items):
-            if isinstance(v, str):
-                if _SURROGATES.search(v):
-                    node[k] = _fix(v)
-            elif isinstance(v, (dict, list)):
-                stack.append(v)
-    return root[0]
+        for k, v in list(items) if fix else items:
+            if isinstance(v, (dict, list)):
+                stack.append((v, depth + 1))
+            elif fix and isinstance(v, str) and _SURROGATES.search(v):
+                node[k] = _fix(v)
+    return value

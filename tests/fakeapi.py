@@ -14,15 +14,26 @@ Two ways to answer, both over real HTTP(S) on 127.0.0.1:
   chained by their ``continue`` tokens, the recorded watch streams in order).
 
 Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
-their gate on. Faults on demand: a bearer token other than the expected one (401), resources the
-caller may not list (403, the real Status wording), a delay before each answer, a watch stream cut
-in the middle of an event, and DeviceTaintRules not served (the gate off: 404, not in discovery). Every request is recorded for assertions. Tests stop the server they start.
+their gate on. Faults on demand (:class:`Faults`): a bearer token other than the expected one
+(401), resources the caller may not list (403, the real Status wording), a delay before each
+answer, a watch stream cut in the middle of an event, and DeviceTaintRules not served (the gate
+off: 404, not in discovery).
+
+Hostile modes, beside the faithful one: a 410 storm (every watch, open ones included, answered
+with the ``ERROR`` event 410 ``Expired``), watches that end at once without an event, watches that
+stall (headers and a few bookmarks, then silence on an open connection), an outage (``down``:
+every connection closed unanswered, open watches cut), and poisoned objects: :func:`raw` puts
+JSON text into an object verbatim (parameters nested 5,000 deep, a lone surrogate escape, or
+text that is not JSON even to Go's decoder). Every request is recorded, with its time, for
+assertions. Tests stop the server they start.
 """
 from __future__ import annotations
 
 import base64
 import copy
+import itertools
 import json
+import re
 import ssl
 import threading
 import time
@@ -54,6 +65,24 @@ def api_version_of(resource: str) -> str:
 def key_of(obj: dict) -> str:
     meta = obj["metadata"]
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+_RAW: dict[int, bytes] = {}
+_RAW_IDS = itertools.count()
+_RAW_MARKER = re.compile(rb'"\\u0000raw(\d+)\\u0000"')
+
+
+def raw(text: bytes) -> str:
+    """A value the server writes as ``text`` verbatim, wherever it is put in an object: JSON that
+    Python's encoder would not write (5,000 levels deep, a lone surrogate escape) or no JSON at all."""
+    ident = next(_RAW_IDS)
+    _RAW[ident] = text
+    return f"\x00raw{ident}\x00"
+
+
+def encode(body: Any) -> bytes:
+    """``body`` as JSON, each :func:`raw` value as its text."""
+    return _RAW_MARKER.sub(lambda m: _RAW[int(m.group(1))], json.dumps(body).encode())
 
 
 def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
@@ -124,6 +153,11 @@ class Faults:
     cut_watches: int = 0                                      # this many next watch streams are cut mid-event
     bookmark_every: float = 0.2
     taint_rules_served: bool = True                           # the DRADeviceTaintRules gate (404 and no discovery)
+    # Hostile modes (checked while a watch runs, so they reach open watches too).
+    expire_watches: bool = False                              # a 410 storm: every watch gets ERROR 410 Expired
+    close_watches: bool = False                               # every watch ends at once, without an event
+    stall_watches: int | None = None                          # each watch sends this many bookmarks, then nothing
+    down: bool = False                                        # an outage: connections closed unanswered
 
 
 class FakeApiServer:
@@ -135,6 +169,7 @@ class FakeApiServer:
         self.replay = Replay(replay) if replay is not None else None
         self.faults = Faults()
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.times: list[float] = []                              # time.monotonic() of each request
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -166,6 +201,11 @@ class FakeApiServer:
         with self.lock:
             return [params for path, params in self.requests if path.endswith("/" + resource)
                     and (watch is None or (params.get("watch") == "1") == watch)]
+
+    def requests_between(self, start: float, end: float) -> int:
+        """Requests of any kind received between two ``time.monotonic()`` instants."""
+        with self.lock:
+            return sum(1 for t in self.times if start <= t < end)
 
 
 class Replay:
@@ -210,6 +250,10 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
             params = {k: v[-1] for k, v in parse_qs(url.query).items()}
             with server.lock:
                 server.requests.append((url.path, params))
+                server.times.append(time.monotonic())
+            if server.faults.down:
+                self.close_connection = True   # no answer at all: the client sees the connection dropped
+                return
             if server.faults.delay:
                 time.sleep(server.faults.delay)
             if server.faults.token is not None and \
@@ -316,23 +360,32 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                     self.wait_out(params)
                 return self.chunk(b"")
             cluster = server.cluster
+            faults = server.faults
             since = int(params.get("resourceVersion") or 0)
             deadline = time.monotonic() + float(params.get("timeoutSeconds") or 30)
             bookmarks = params.get("allowWatchBookmarks") == "true"
-            if since and since < cluster.compacted:
-                self.chunk(json.dumps({"type": "ERROR", "object": status(
-                    410, "Expired", "The resourceVersion for the provided watch is too old.")}).encode() + b"\n")
-                return self.chunk(b"")
             sent = since
             last_bookmark = time.monotonic()
+            bookmarks_sent = 0
             while not server.stopping.is_set():
+                if faults.down:   # an outage: the stream cut, no closing chunk
+                    self.close_connection = True
+                    return
+                if faults.expire_watches or (since and since < cluster.compacted):
+                    self.chunk(json.dumps({"type": "ERROR", "object": status(
+                        410, "Expired", "The resourceVersion for the provided watch is too old.")}).encode() + b"\n")
+                    return self.chunk(b"")
+                if faults.close_watches:
+                    return self.chunk(b"")
+                if faults.stall_watches is not None and bookmarks_sent >= faults.stall_watches:
+                    return self.stall()
                 with cluster.cond:
                     horizon = cluster.version   # every change up to here is in ``events``
                     events = [(v, e, o) for v, r, e, o in cluster.log if r == resource and v > sent]
                     if not events:
                         cluster.cond.wait(timeout=0.05)
                 for version, event, obj in events:
-                    line = json.dumps({"type": event, "object": obj}).encode() + b"\n"
+                    line = encode({"type": event, "object": obj}) + b"\n"
                     if server.faults.cut_watches:
                         server.faults.cut_watches -= 1
                         self.chunk(line[: len(line) // 2])
@@ -348,9 +401,16 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                                 "metadata": {"resourceVersion": str(position)}}
                     self.chunk(json.dumps({"type": "BOOKMARK", "object": bookmark}).encode() + b"\n")
                     sent, last_bookmark = position, now
+                    bookmarks_sent += 1
                 if now >= deadline:
                     break
             self.chunk(b"")
+
+        def stall(self) -> None:
+            """Keep the connection open and send nothing, until the server stops or goes down."""
+            while not server.stopping.is_set() and not server.faults.down:
+                time.sleep(0.05)
+            self.close_connection = True
 
         def wait_out(self, params: dict[str, str]) -> None:
             deadline = time.monotonic() + float(params.get("timeoutSeconds") or 30)
@@ -365,7 +425,7 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def send_json(self, code: int, body: Any) -> None:
-            data = json.dumps(body).encode()
+            data = encode(body)
             try:
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")

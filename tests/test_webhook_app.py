@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -235,6 +236,46 @@ def test_a_failing_check_is_judged_without_it_when_policy_allows(monkeypatch):
     assert resp["allowed"] is True and "a check failed" in resp["warnings"][0]
     resp = answer(make_client("onInternalError: deny"), review(claim()))
     assert resp["allowed"] is False and "DRA000" in resp["status"]["message"]
+
+
+# --- the organisation rules stand whatever happens to the rest of a review ------------------------------
+
+def _endless(*args: Any, **kwargs: Any) -> list:
+    end = time.monotonic() + 30   # Python bytecode, so the guard's exception arrives at the deadline
+    while time.monotonic() < end:
+        pass
+    return []
+
+
+@pytest.mark.parametrize("on_error", ["allow", "deny"])
+def test_an_organisation_denial_stands_when_the_rest_misses_its_deadline(monkeypatch, on_error):
+    client = make_client(ORG_POLICY + f"onInternalError: {on_error}\n")
+    monkeypatch.setattr(judge_module, "review", _endless)
+    started = time.monotonic()
+    resp = client.post("/validate?timeout=1s", json=review(claim(count=5)))
+    assert time.monotonic() - started < 1.0        # the API server's own timeout, from ?timeout=
+    out = resp.get_json()["response"]
+    assert out["allowed"] is False and out["status"]["code"] == 422
+    assert "DRA951 too-many-devices" in out["status"]["message"]
+    assert any("denied on the organisation's rules" in w and "deadline" in w for w in out["warnings"])
+    # A claim within the rules is answered as the policy says of reviews it could not finish.
+    out = client.post("/validate?timeout=1s", json=review(claim(count=1))).get_json()["response"]
+    assert out["allowed"] is (on_error == "allow")
+
+
+def test_an_organisation_denial_stands_when_judging_fails(monkeypatch):
+    client = make_client(ORG_POLICY + "onInternalError: allow\n")
+    monkeypatch.setattr(judge_module, "review", _boom)
+    out = answer(client, review(claim(device_class="fpga.example.com")))
+    assert out["allowed"] is False and "DRA950 device-class-not-allowed" in out["status"]["message"]
+    assert "secret internal detail" not in json.dumps(out)
+
+
+def test_an_organisation_warning_is_kept_when_the_rest_is_not_judged(monkeypatch):
+    client = make_client(ORG_POLICY.replace("namespaceLabels: {ml: {team: ml}}", "") + "onInternalError: allow\n")
+    monkeypatch.setattr(judge_module, "review", _boom)
+    out = answer(client, review(claim(adminAccess=True)))
+    assert out["allowed"] is True and any("DRA953" in w for w in out["warnings"])
 
 
 # --- HTTP errors, health, metrics ---------------------------------------------------------------

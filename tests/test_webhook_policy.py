@@ -92,6 +92,9 @@ organization:
     ("organization: {maxDevicesPerClaim: 0}", "positive integer"),
     ("organization: {adminAccessNamespaceLabels: {a: true}}", "quote"),
     ("organization: {adminAccessNamespaceLabels: {}}", "at least one label"),
+    # A key without a value, as a file cut after it reads: refused, not read as "no such rule".
+    ("organization:\n  maxDevicesPerClaim:\n", "leave the key out"),
+    ("organization:\n  adminAccessNamespaceLabels:\n", "organization.adminAccessNamespaceLabels: expected a mapping"),
     ("namespaceLabels: {ns: [a]}", "namespaceLabels.ns"),
 ])
 def test_bad_policies_name_the_key(text, fragment):

@@ -22,7 +22,8 @@ from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import FIELD_MAX, JsonFormatter, log
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.policy import parse_policy
-from dralint_webhook.snapshot import Follower, Publisher
+from dralint_webhook.snapshot import Follower, Publisher, write_status
+from dralint_webhook.store import RESOURCES as WATCHED
 from dralint_webhook.store import Store, trim
 
 class Published:
@@ -299,6 +300,73 @@ def test_a_worker_parses_only_what_changed(tmp_path):
     assert second["node-3-gpu"] is not first["node-3-gpu"] and len(second["node-3-gpu"].value["spec"]["devices"]) == 5
     assert all(second[n] is first[n] for n in first if n != "node-3-gpu")
     assert not live.refresh()      # nothing new: nothing read
+
+
+# --- readiness: unready until the first full sync, then ready on the last good state ------------------
+
+FORBIDDEN = ("the webhook may not list and watch resourceslices.resource.k8s.io (403 Forbidden: ...); give its "
+             "ServiceAccount get, list and watch on it (webhook/deploy/base/rbac.yaml)")
+
+
+def publish(folder: Path, store: Store, synced: bool) -> LiveCluster:
+    """The watcher's files for ``store`` (a snapshot and the heartbeat; ``synced``: it says every resource
+    was listed), and a worker that has read them."""
+    publisher = Publisher(folder)
+    publisher.snapshot(store.drain(every=True).rows or [])
+    write_status(folder, {"pid": 1, "time": time.time(), "generation": publisher.generation,
+                          "synced_at": publisher.generation if synced else 0, "problem": "",
+                          "resources": store.status()})
+    live = LiveCluster(str(folder))
+    live.refresh()
+    return live
+
+
+def test_before_the_first_sync_a_refused_resource_is_named_and_the_replica_unready(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        if name != "resourceslices":
+            store.replace(name, [], "5", "v1")
+    store.failed("resourceslices", FORBIDDEN, denied=True)
+    problems = publish(tmp_path, store, False).readiness()
+    assert problems == [FORBIDDEN, "cluster state not synced yet: resourceslices"]
+
+
+def test_after_the_first_sync_degraded_watches_leave_the_replica_ready(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        store.replace(name, [], "5", "v1")
+    store.failed("resourceslices", FORBIDDEN, denied=True)                        # a binding edited away
+    store.failed("nodes", "nodes: GET /api/v1/nodes: connection refused")         # the API server restarting
+    live = publish(tmp_path, store, True)
+    assert live.readiness() == []
+    lines = live.metric_lines()
+    assert 'dralint_webhook_cluster_denied{resource="resourceslices"} 1' in lines
+    assert 'dralint_webhook_cluster_watch_connected{resource="nodes"} 0' in lines
+    assert 'dralint_webhook_cluster_watch_failures_total{resource="nodes"} 1' in lines
+
+
+def test_a_worker_that_was_ready_stays_ready_while_the_watcher_is_replaced(tmp_path):
+    store = Store()
+    for name, *_ in WATCHED:
+        store.replace(name, [], "5", "v1")
+    live = publish(tmp_path, store, True)
+    assert live.readiness() == []
+    # The watcher died (no heartbeat for a minute), then a new one starts and has listed nothing yet.
+    write_status(tmp_path, {"pid": 2, "time": time.time() - 60, "generation": 0, "synced_at": 0, "problem": "",
+                            "resources": Store().status()})
+    live._status = (0.0, None)     # read the heartbeat now, not from the half-second cache
+    assert live.readiness() == []
+    assert live.metric_lines()[-1].startswith("dralint_webhook_cluster_watcher_heartbeat_age_seconds 6")
+    # A worker that never served a synced state is not ready on the same files.
+    assert LiveCluster(str(tmp_path)).readiness() == ["cluster watcher not running (last heartbeat 60 s ago)"]
+
+
+def test_every_cluster_metric_is_documented(tmp_path):
+    families = [line.split()[2] for line in LiveCluster(str(tmp_path)).metric_lines() if line.startswith("# TYPE")]
+    root = Path(__file__).resolve().parents[1]
+    for doc in (root / "webhook" / "README.md", root / "docs" / "webhook-cluster-state.md"):
+        text = doc.read_text()
+        assert [name for name in families if f"`{name}`" not in text] == [], doc
 
 
 # --- the guard ----------------------------------------------------------------------------------------

@@ -6,31 +6,39 @@ thread with a kubeconfig pointing at it, and stops both. Waits are polls bounded
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import orjson
 import pytest
 import yaml
 
+from dralint import gojson
+from dralint_webhook.jsonscan import identity, split_items
+from dralint_webhook.kube import Api, load_endpoint
 from dralint_webhook.live import LiveCluster
-from dralint_webhook.reflector import PAGE_SIZE, Backoff, Timing
+from dralint_webhook.logs import LOGGER
+from dralint_webhook.reflector import PAGE_SIZE, STALL_FACTOR, Backoff, Reflector, Timing
 from dralint_webhook.snapshot import Follower
+from dralint_webhook.store import RESOURCES, Store
 from dralint_webhook.watcher import WatchSettings, run
-from fakeapi import FakeApiServer, FakeCluster
+from fakeapi import FakeApiServer, FakeCluster, raw
 
 FAST = Timing(watch_seconds=(2, 3), read_margin=2.0, list_timeout=5.0, backoff_initial=0.05, backoff_max=0.4)
+# client-go's backoff (0.8 s doubling to 30 s), with short watches: for rates the API server would see.
+REAL_BACKOFF = Timing(watch_seconds=(2, 3), read_margin=2.0, list_timeout=5.0)
 TOKEN = "s3cr3t-token"
 
 
-def kubeconfig(path: Path, url: str, token: str = TOKEN) -> Path:
+def kubeconfig(path: Path, url: str, token: str = TOKEN, token_file: Path | None = None) -> Path:
+    user = {"tokenFile": str(token_file)} if token_file is not None else {"token": token}
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "fake",
         "clusters": [{"name": "fake", "cluster": {"server": url}}],
-        "users": [{"name": "fake", "user": {"token": token}}],
+        "users": [{"name": "fake", "user": user}],
         "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
     return path
 
@@ -48,12 +56,12 @@ def wait_for(condition: Callable[[], Any], seconds: float = 10.0, what: str = "c
 class Running:
     """A watcher thread publishing into ``folder``, and its store once it has one."""
 
-    def __init__(self, tmp: Path, server: FakeApiServer, token: str = TOKEN, timing: Timing = FAST) -> None:
+    def __init__(self, tmp: Path, server: FakeApiServer, token: str = TOKEN, timing: Timing = FAST,
+                 token_file: Path | None = None) -> None:
         self.folder = tmp / "state"
         self.stop = threading.Event()
-        settings = WatchSettings(folder=str(self.folder), kubeconfig=str(kubeconfig(tmp / "kubeconfig", server.url,
-                                                                                     token)),
-                                 interval=0.05, timing=timing)
+        config = kubeconfig(tmp / "kubeconfig", server.url, token, token_file)
+        settings = WatchSettings(folder=str(self.folder), kubeconfig=str(config), interval=0.05, timing=timing)
         self.result: dict[str, Any] = {}
         self.thread = threading.Thread(target=lambda: self.result.setdefault("store", run(settings, self.stop)),
                                        daemon=True)
@@ -69,11 +77,16 @@ class Running:
         read = Follower(self.folder).poll()       # a worker started now: the snapshot and its log
         if read is None:
             return {}
-        return {row.key: orjson.loads(row.data) for row in read.rows if row.resource == resource}
+        return {row.key: gojson.loads(row.data) for row in read.rows if row.resource == resource}
 
     def synced(self) -> bool:
         self.live.refresh()
         return self.live.readiness() == []
+
+    def status(self, resource: str) -> dict[str, Any]:
+        """The resource's part of the watcher's latest heartbeat."""
+        self.live._status = (0.0, None)   # read the file now, not the half-second cache
+        return (self.live.status() or {}).get("resources", {}).get(resource, {})
 
 
 @pytest.fixture
@@ -312,13 +325,316 @@ def test_readiness_names_a_watcher_that_stopped(tmp_path):
     assert "not running" in live.readiness()[0]
 
 
-def test_backoff_grows_with_jitter_and_is_capped():
-    backoff = Backoff(0.8, 30.0, rand=lambda: 1.0)
-    assert [backoff.next() for _ in range(7)] == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0]
-    low = Backoff(0.8, 30.0, rand=lambda: 0.0)
-    assert low.next() == 0.4
-    backoff.reset()
+def test_backoff_doubles_with_jitter_to_its_cap_and_starts_over_after_two_quiet_minutes():
+    now = [0.0]
+    backoff = Backoff(0.8, 30.0, 120.0, rand=lambda: 0.0, clock=lambda: now[0])
+    waits = []
+    for _ in range(8):
+        waits.append(backoff.next())
+        now[0] += waits[-1]
+    assert waits == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
+    now[0] += 80                      # failing again within two minutes of the last wait: still capped
+    assert backoff.next() == 30.0
+    now[0] += 121                     # two quiet minutes: from the start again
     assert backoff.next() == 0.8
+    # client-go's jitter 1.0: each wait between the step and twice it.
+    assert Backoff(0.8, 30.0, rand=lambda: 0.99).next() == pytest.approx(1.592)
+
+
+# --- objects the API server keeps but common decoders refuse: decoded, or skipped and named ----------
+
+def claim_with(name: str, parameters: Any) -> dict:
+    return {"metadata": {"name": name, "namespace": "ml"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}],
+                                 "config": [{"opaque": {"driver": "gpu.example.com", "parameters": parameters}}]}}}
+
+
+def parameters(claim: dict) -> Any:
+    return claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]
+
+
+def depth(value: Any) -> int:
+    levels = 0
+    while isinstance(value, list):
+        levels += 1
+        value = value[0] if value else None
+    return levels
+
+
+DEEP = raw(b"[" * 5000 + b"]" * 5000)                   # Go reads 10,000 levels; orjson stops at 1,024
+LONE_SURROGATE = raw(b'{"note": "\\ud800"}')             # Go reads it as U+FFFD
+NOT_JSON = raw(b'{"x": NaN}')                            # Go refuses it too: no API server sends it
+
+
+def skipped_names(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.fields["object"] for r in caplog.records  # type: ignore[attr-defined]
+            if r.getMessage() == "cluster watch skipped an object it cannot read"]
+
+
+def test_a_replica_started_with_unreadable_claims_stored_becomes_ready_and_follows_new_ones(
+        tmp_path, cluster, server, caplog):
+    for name, value in (("deep", DEEP), ("surrogate", LONE_SURROGATE), ("broken", NOT_JSON)):
+        cluster.create("resourceclaims", claim_with(name, value))
+    running = Running(tmp_path, server)
+    try:
+        wait_for(running.synced, what="ready with those claims stored")
+        claims = running.objects("resourceclaims")
+        assert set(claims) == {"ml/deep", "ml/surrogate"}
+        assert depth(parameters(claims["ml/deep"])) == 5000
+        assert parameters(claims["ml/surrogate"]) == {"note": "\ufffd"}
+        # The page that held the broken claim was read item by item: it alone is left out, and named.
+        assert running.status("resourceclaims")["skipped"] == 1
+        assert skipped_names(caplog) == ["ml/broken"]
+        cluster.create("resourceclaims", claim_with("later", {"size": 1}))
+        wait_for(lambda: "ml/later" in running.objects("resourceclaims"), what="a claim created afterwards")
+    finally:
+        running.close()
+
+
+def test_a_synced_watcher_keeps_following_claims_after_unreadable_ones_are_created(watching, cluster, caplog):
+    wait_for(watching.synced, what="first full sync")
+    for name, value in (("deep", DEEP), ("surrogate", LONE_SURROGATE), ("broken", NOT_JSON)):
+        cluster.create("resourceclaims", claim_with(name, value))
+    cluster.create("resourceclaims", claim_with("after", {"size": 1}))
+    wait_for(lambda: {"ml/deep", "ml/surrogate", "ml/after"} <= set(watching.objects("resourceclaims")),
+             what="the claims around the broken one")
+    assert "ml/broken" not in watching.objects("resourceclaims")
+    assert depth(parameters(watching.objects("resourceclaims")["ml/deep"])) == 5000
+    status = watching.status("resourceclaims")
+    assert status["skipped"] == 1 and status["failures"] == 0 and status["relists"] == 0
+    assert skipped_names(caplog) == ["ml/broken"]
+    assert watching.synced()
+
+
+def test_a_list_page_that_does_not_decode_is_split_item_by_item():
+    page = (b'{"kind":"ResourceClaimList","metadata":{"resourceVersion":"7"},"items":[\n'
+            b' {"metadata":{"name":"a","namespace":"ml"},"spec":{"s":"]}[{\\"\\\\","t":1}},'   # brackets in a string
+            b'{"metadata":{"namespace":"ml","name":"bad","resourceVersion":"6"},"spec":{"x":NaN}} ,'
+            b'{"metadata":{"name":"c"}}]}')
+    envelope, items = split_items(page)
+    assert envelope == {"kind": "ResourceClaimList", "metadata": {"resourceVersion": "7"}, "items": []}
+    assert len(items) == 3
+    assert gojson.loads(items[0])["spec"] == {"s": ']}[{"\\', "t": 1}
+    with pytest.raises(gojson.GoJSONError):
+        gojson.loads(items[1])
+    assert (str(identity(items[1])), identity(items[1]).resource_version) == ("ml/bad", "6")
+    assert str(identity(items[2])) == "c"
+    # A watch event names its object, not a label called "name"; text that never closes still names it.
+    event = (b'{"type":"ADDED","object":{"kind":"ResourceClaim","metadata":{"name":"n","namespace":"ns",'
+             b'"labels":{"name":"not-this"}},"spec":{"a":[1,}}}')
+    assert str(identity(event)) == "ns/n"
+    assert str(identity(b'{"metadata":{"namespace":"q","name":"cut","x":[')) == "q/cut"
+    assert str(identity(b"garbage")) == "(no name found)"
+
+
+# --- restarts like client-go's reflector: backoff, short watches, stalls, connections ---------------------
+
+def requests_per_second(server: FakeApiServer, seconds: float) -> float:
+    """Every request the fake receives (lists and watches of all resources) over the next ``seconds``."""
+    start = time.monotonic()
+    time.sleep(seconds)
+    return server.requests_between(start, start + seconds) / seconds
+
+
+def test_a_410_storm_is_answered_with_backed_off_relists(tmp_path, server, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    running = Running(tmp_path, server, timing=REAL_BACKOFF)
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.expire_watches = True      # every watch, the open ones too, gets ERROR 410 Expired
+        rate = requests_per_second(server, 12.0)
+        print(f"410 storm: {rate:.2f} requests/s over 12 s")
+        assert rate <= 5.0, f"{rate:.1f} requests/s under a 410 storm"
+        assert running.status("resourceslices")["relists"] >= 2
+        wait_for(lambda: not running.status("resourceslices")["connected"], what="the watch shown down")
+        assert running.synced()                  # the last good state keeps serving
+        reasons = [r.fields["reason"] for r in caplog.records  # type: ignore[attr-defined]
+                   if r.getMessage() == "cluster watch interrupted; listing again"]
+        assert reasons and all("expired" in reason for reason in reasons)
+    finally:
+        running.close()
+
+
+def test_watches_that_end_at_once_are_backed_off_as_failures(tmp_path, server):
+    running = Running(tmp_path, server, timing=REAL_BACKOFF)
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.close_watches = True
+        rate = requests_per_second(server, 12.0)
+        print(f"watches that end at once: {rate:.2f} requests/s over 12 s")
+        assert rate <= 5.0, f"{rate:.1f} requests/s with watches that end at once"
+        status = wait_for(lambda: (s := running.status("resourceslices"))["error"] and s, what="the failure shown")
+        assert status["failures"] >= 2 and "without an event" in status["error"]
+        assert status["relists"] == 0            # the position is still good: watched again, not listed
+    finally:
+        running.close()
+
+
+def test_a_stalled_watch_is_noticed_within_the_bookmark_bound(tmp_path, cluster, server):
+    timing = replace(FAST, watch_seconds=(30, 30), read_margin=5.0, bookmark_interval=0.4)
+    bound = STALL_FACTOR * timing.bookmark_interval
+    running = Running(tmp_path, server, timing=timing)
+    try:
+        wait_for(running.synced, what="first full sync")
+        wait_for(lambda: running.status("resourceslices").get("events", 0) >= 2, what="bookmarks")
+        watches = len(server.calls("resourceslices", watch=True))
+        server.faults.stall_watches = 1   # each watch: one bookmark, then silence on an open connection
+        stalled = time.monotonic()
+        wait_for(lambda: len(server.calls("resourceslices", watch=True)) > watches, seconds=bound + 10,
+                 what="a new watch after the stall")
+        noticed = time.monotonic() - stalled
+        print(f"a stall noticed after {noticed:.2f} s (bound {bound} s)")
+        assert noticed < bound + 5.0, f"a stall noticed after {noticed:.1f} s (bound {bound} s)"
+        wait_for(lambda: running.status("resourceslices")["failures"] >= 1, what="the stall counted")
+        server.faults.stall_watches = None
+        cluster.create("resourceslices", slice_of("node-5"))
+        wait_for(lambda: "node-5-gpu" in running.objects("resourceslices"), what="the slice after the stall")
+    finally:
+        running.close()
+
+
+def test_before_its_first_bookmark_a_watch_is_given_its_whole_timeout(tmp_path, server):
+    timing = replace(FAST, watch_seconds=(3, 3), read_margin=1.0, bookmark_interval=0.4)
+    running = Running(tmp_path, server, timing=timing)
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.stall_watches = 0   # new watches send nothing at all (a server without periodic bookmarks)
+        before = len(server.calls("resourceslices", watch=True))
+        wait_for(lambda: len(server.calls("resourceslices", watch=True)) >= before + 2, seconds=15,
+                 what="a silent watch given up")
+        with server.lock:
+            times = [t for (path, params), t in zip(server.requests, server.times)
+                     if path.endswith("/resourceslices") and params.get("watch") == "1"]
+        silent = times[before + 1] - times[before]
+        print(f"a watch without bookmarks given up after {silent:.2f} s")
+        assert silent >= timing.watch_seconds[0], f"a watch without bookmarks given up after {silent:.1f} s"
+    finally:
+        running.close()
+
+
+def test_an_abandoned_watch_never_breaks_the_next_request_on_its_connection(tmp_path, server):
+    server.faults.bookmark_every = 0.3
+    api = Api(load_endpoint(str(kubeconfig(tmp_path / "kubeconfig", server.url))))
+    path = "/apis/resource.k8s.io/v1/resourceslices"
+    try:
+        for _ in range(3):
+            with api.watch(path, {"watch": "1", "resourceVersion": "1", "allowWatchBookmarks": "true",
+                                  "timeoutSeconds": "30"}, timeout=5) as stream:
+                for line in stream.lines():   # the stream goes on: more bookmarks are coming
+                    if gojson.loads(line)["type"] == "BOOKMARK":
+                        break
+            page = api.get(path, {"limit": 10}, timeout=5)
+            assert page["kind"] == "ResourceSliceList" and len(page["items"]) == 1
+    finally:
+        api.close()
+
+
+def test_a_401_makes_the_next_request_read_the_token_again(tmp_path, cluster, server):
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    running = Running(tmp_path, server, token_file=token_file)
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.token = "rotated-token"   # the old token expired...
+        wait_for(lambda: running.status("resourceslices").get("denied"), what="the 401")
+        token_file.write_text("rotated-token")   # ...and the kubelet wrote the new one
+        cluster.create("resourceslices", slice_of("node-7"))
+        wait_for(lambda: "node-7-gpu" in running.objects("resourceslices"), what="the slice with the new token")
+    finally:
+        running.close()
+
+
+def test_the_in_cluster_token_is_read_again_when_asked(tmp_path, monkeypatch):
+    from kubernetes.config import incluster_config
+
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("first")
+    ca.write_text("not read here")
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    endpoint = load_endpoint(None)
+    assert endpoint.authorization() == "bearer first"
+    token.write_text("second")
+    assert endpoint.authorization() == "bearer first"     # the client's own refresh waits a minute
+    assert endpoint.reload is not None
+    endpoint.reload(endpoint.config)                      # what a 401 does
+    assert endpoint.authorization() == "bearer second"
+
+
+# --- readiness on the last good state, and the metrics that say how it is going ----------------------------
+
+def metric(lines: list[str], name: str, resource: str) -> float:
+    prefix = f'{name}{{resource="{resource}"}} '
+    return float(next(line[len(prefix):] for line in lines if line.startswith(prefix)))
+
+
+def test_after_the_first_sync_refused_watches_leave_the_replica_ready_and_the_metrics_say_so(
+        watching, cluster, server):
+    wait_for(watching.synced, what="first full sync")
+    server.faults.forbidden = {"resourceslices"}       # a binding edited away, or a restarted API server
+    wait_for(lambda: watching.status("resourceslices").get("denied"), what="the 403")
+    assert watching.synced()
+    lines = watching.live.metric_lines()
+    assert metric(lines, "dralint_webhook_cluster_denied", "resourceslices") == 1
+    assert metric(lines, "dralint_webhook_cluster_watch_connected", "resourceslices") == 0
+    assert metric(lines, "dralint_webhook_cluster_watch_failures_total", "resourceslices") >= 1
+    assert metric(lines, "dralint_webhook_cluster_last_list_timestamp_seconds", "resourceslices") > 0
+    wait_for(lambda: watching.status("nodes").get("connected"), what="the other watches")
+    server.faults.forbidden = set()
+    cluster.create("resourceslices", slice_of("node-8"))
+    wait_for(lambda: "node-8-gpu" in watching.objects("resourceslices"), what="the slice once allowed again")
+    wait_for(lambda: (s := watching.status("resourceslices"))["connected"] and not s["denied"],
+             what="connected again")
+    assert watching.status("resourceslices")["relists"] >= 1
+
+
+def test_a_reflector_the_server_did_not_answer_tries_again_once_another_request_is_answered(
+        tmp_path, cluster, server):
+    api = Api(load_endpoint(str(kubeconfig(tmp_path / "kubeconfig", server.url))))
+    store = Store()
+    stop = threading.Event()
+    reflector = Reflector(api, store, "resourceslices", "v1", stop=stop,
+                          timing=replace(FAST, backoff_initial=20.0, backoff_max=20.0))
+    server.faults.down = True
+    thread = threading.Thread(target=reflector.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: store.status()["resourceslices"]["failures"] >= 1, what="the unanswered list")
+        server.faults.down = False
+        assert not store.status()["resourceslices"]["synced"]      # its own wait has 20 s or more to go
+        api.get("/apis/resource.k8s.io", timeout=5)                 # another request of the watcher gets through
+        wait_for(lambda: store.status()["resourceslices"]["synced"], seconds=5, what="the list once answered")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        api.close()
+
+
+@pytest.mark.slow
+def test_after_a_30_s_outage_the_replica_stays_ready_and_catches_up(tmp_path, cluster, server):
+    running = Running(tmp_path, server, timing=REAL_BACKOFF)
+    try:
+        wait_for(running.synced, what="first full sync")
+        server.faults.down = True
+        start = time.monotonic()
+        while time.monotonic() - start < 30:
+            assert running.synced(), "unready during the outage"
+            time.sleep(1)
+        assert not any(running.status(r)["connected"] for r, *_ in RESOURCES)
+        server.faults.down = False
+        back = time.monotonic()
+        cluster.create("resourceclaims", claim_with("after-outage", {"size": 1}))
+        wait_for(lambda: "ml/after-outage" in running.objects("resourceclaims"), seconds=70, what="the new claim")
+        claim_after = time.monotonic() - back
+        wait_for(lambda: all(running.status(r)["connected"] for r, *_ in RESOURCES), seconds=70,
+                 what="every watch connected again")
+        all_after = time.monotonic() - back
+        print(f"after a 30 s outage: the new claim in the state {claim_after:.1f} s, every watch {all_after:.1f} s")
+        assert claim_after < 2 * REAL_BACKOFF.backoff_max + 5   # at most one capped wait after the server is back
+    finally:
+        running.close()
 
 
 # --- replayed: the responses of a real kube-apiserver v1.36.2 ----------------------------------------

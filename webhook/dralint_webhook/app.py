@@ -10,24 +10,28 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from dralint import gojson
+from dralint.findings import Finding
 
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
 from .answers import review_response
 from .cluster import ClusterState, load_state
+from .fleet import FleetView
 from .guard import Guard, ReviewAborted
-from .judge import aborted, internal_error, judge
+from .judge import aborted, internal_error, judge, org_findings
 from .live import LiveCluster
 from .logs import LOGGER, log
+from .manifests import TIMEOUT_SECONDS
 from .metrics import Metrics
 from .policy import Policy, load_policy
 from .reloading import Reloading
+from .timeouts import review_deadline
 from .tls import ServingTLS
 from .verdict import Verdict
 from .warmup import KINDS as DRA_KINDS
@@ -52,7 +56,7 @@ class Settings:
     # --watch: the live cluster, published by the replica's watcher into this folder.
     state_dir: str | None = None
     max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
-    deadline_seconds: float = 4.0
+    timeout_seconds: float = TIMEOUT_SECONDS     # the API server's timeout for a call that names none
 
 
 @dataclass
@@ -81,6 +85,12 @@ class Webhook:
             return self.live.current()
         return self.cluster_source.current() if self.cluster_source else None
 
+    def loaded_cluster(self) -> ClusterState | None:
+        """The cluster state this worker holds now, without waiting for a newer one (None: none yet)."""
+        if self.live is not None:
+            return self.live.loaded()
+        return self.cluster_source.loaded() if self.cluster_source else None
+
     def readiness(self) -> list[str]:
         """Why the webhook is not ready; empty when it is (rules, schemas, policy, certificate loaded,
         and with ``--watch`` the first full list of every watched resource)."""
@@ -98,18 +108,49 @@ class Webhook:
         self.metrics.bind_process()
         if self.live is not None:
             self.live.start()
+        if self.cluster_source is not None:
+            # Files are re-read in a thread of the worker: a large state takes seconds, never a review's.
+            self.cluster_source.start(tend=lambda state: state.fleet.update(state.index, []) if state.fleet else None)
 
     def exposition(self) -> str:
-        """``/metrics``: the reviews of every worker, and the watch of the live cluster."""
-        text = self.metrics.exposition()
+        """``/metrics``: the reviews of every worker, the files in force, and the watch of the live cluster."""
+        text = self.metrics.exposition() + "\n".join(self.reload_lines()) + "\n"
         if self.live is not None:
             text += "\n".join(self.live.metric_lines()) + "\n"
         return text
 
+    def sources(self) -> list[Reloading[Any]]:
+        """The files this webhook re-reads when they change: policy, cluster state, certificate."""
+        return [s for s in (self.policy_source, self.cluster_source, self.tls.source if self.tls else None)
+                if s is not None]
+
+    def reload_lines(self) -> list[str]:
+        """Gauges of the files in force, as this worker sees them (each worker re-reads them on its own):
+        whether the last attempt to re-read each succeeded and when, when the value in force was read,
+        and which policy that is (the sha256 of its file)."""
+        sources = self.sources()
+        lines = ["# HELP dralint_webhook_reload_success 1 when the last attempt to re-read the file succeeded; 0 "
+                 "while a broken edit is refused and the previous one stays in force.",
+                 "# TYPE dralint_webhook_reload_success gauge"]
+        lines += [f'dralint_webhook_reload_success{{what="{s.what}"}} {0 if s.error else 1}' for s in sources]
+        lines += ["# HELP dralint_webhook_reload_attempt_timestamp_seconds When the file was last read, "
+                  "successfully or not.", "# TYPE dralint_webhook_reload_attempt_timestamp_seconds gauge"]
+        lines += [f'dralint_webhook_reload_attempt_timestamp_seconds{{what="{s.what}"}} {s.attempted_at:.3f}'
+                  for s in sources]
+        lines += ["# HELP dralint_webhook_loaded_timestamp_seconds When the value in force was read.",
+                  "# TYPE dralint_webhook_loaded_timestamp_seconds gauge"]
+        lines += [f'dralint_webhook_loaded_timestamp_seconds{{what="{s.what}"}} {s.loaded_at:.3f}' for s in sources]
+        policy = self.policy_source.loaded() if self.policy_source else self.default_policy
+        lines += ["# HELP dralint_webhook_policy_info The policy in force: sha256 of its file (empty: the defaults).",
+                  "# TYPE dralint_webhook_policy_info gauge", f'dralint_webhook_policy_info{{sha256="{policy.digest}"}} 1']
+        return lines
+
     def on_reload(self, what: str, ok: bool, message: str) -> None:
         """Log and count a reload of the policy, cluster state or certificate."""
         self.metrics.count("reloads", what, "success" if ok else "failure")
-        if ok:
+        if ok and what == "policy" and self.policy_source is not None:
+            log(_log, logging.INFO, "policy reloaded", what=what, sha256=self.policy_source.loaded().digest)
+        elif ok:
             log(_log, logging.INFO, f"{what} reloaded", what=what)
         else:
             log(_log, logging.ERROR, f"{what} reload failed; keeping the previous one", what=what, error=message)
@@ -122,9 +163,10 @@ def build_webhook(settings: Settings) -> Webhook:
     hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir), guard=Guard(settings.max_rss))
     if settings.policy_file:
         path = settings.policy_file
-        hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path),
-                                       interval=settings.reload_interval, on_reload=hook.on_reload)
+        hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path), interval=settings.reload_interval,
+                                       settle=settings.reload_interval, on_reload=hook.on_reload)
     policy = hook.policy()
+    log(_log, logging.INFO, "policy loaded", sha256=policy.digest or "(defaults)")
     for note in policy.notes:
         log(_log, logging.WARNING, f"policy: {note}")
     if settings.state_dir:
@@ -132,16 +174,19 @@ def build_webhook(settings: Settings) -> Webhook:
                                 warm=lambda index: warm_state(hook.policy().options, index))
     elif settings.cluster_paths:
         paths = settings.cluster_paths
-        # Reading the cluster uses the policy of the moment: a policy reload applies from the next cluster change.
-        hook.cluster_source = Reloading("cluster", paths, lambda: load_state(paths, hook.policy().options),
-                                        interval=settings.reload_interval, on_reload=hook.on_reload)
+        # Loaded here (in the master: workers share it) and again in each worker's own thread after fork.
+        hook.cluster_source = Reloading("cluster", paths, lambda: _load_files(paths, hook),
+                                        interval=settings.reload_interval, settle=settings.reload_interval,
+                                        on_reload=hook.on_reload)
     if settings.cert_file and settings.key_file:
         hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
                               on_reload=hook.on_reload)
     state = hook.cluster()
     for note in state.notes if state else ():
         log(_log, logging.WARNING, f"cluster state: {note.message}", rule=note.rule, file=note.file, line=note.line)
-    for failure in warm(policy.options, state.index if state else None):
+    # The cluster's feasibility has its own view, built and warmed with the state: the samples skip it.
+    options = replace(policy.options, ignore=policy.options.ignore + ("DRA7",)) if state else policy.options
+    for failure in warm(options, state.index if state else None):
         log(_log, logging.WARNING, "warm-up review failed; such requests get the internal-error policy",
             error=failure)
     hook.warmed = True
@@ -158,12 +203,15 @@ def create_app(hook: Webhook) -> Flask:
         started = time.perf_counter()
         if request.environ.get("dralint.health"):
             return _error(404, "/validate is served on the webhook's TLS port, not the health port")
-        deadline = request.environ.get("dralint.deadline") or time.monotonic() + hook.settings.deadline_seconds
+        # The worker sets it from the request's first byte; else (a test client) from now, by the same rule.
+        deadline = request.environ.get("dralint.deadline") or \
+            review_deadline(time.monotonic(), request.query_string.decode("latin-1"), hook.settings.timeout_seconds)
         policy = hook.policy()
         large = (request.content_length or 0) > LARGE_BODY_BYTES
         if large and not hook.large_reviews.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return _error(503, "another large review is being judged; try again")
         review: AdmissionRequest | None = None
+        org: list[Finding] = []
         try:
             with hook.guard.review(deadline):
                 try:
@@ -171,14 +219,17 @@ def create_app(hook: Webhook) -> Flask:
                 except BadReview as exc:
                     hook.metrics.count("rejected", str(exc.status))
                     return _error(exc.status, str(exc))
-                verdict = _judge(hook, review, policy)
+            # Outside the guard: bounded work, and its denial must stand whatever the rest of the review meets.
+            org = _org(hook, review, policy)
+            with hook.guard.review(deadline):
+                verdict = _judge(hook, review, policy, org, deadline)
         except ReviewAborted as exc:
             if review is None:
                 hook.metrics.count("rejected", "503")
                 return _error(503, f"request {exc.reason}")
             log(_log, logging.ERROR, "review aborted", reason=exc.reason, uid=review.uid, kind=review.kind.render())
-            hook.metrics.count("internal_errors", "allow" if policy.on_internal_error == "allow" else "deny")
-            verdict = aborted(review, policy, exc.reason)
+            verdict = aborted(review, policy, exc.reason, org)
+            hook.metrics.count("internal_errors", _action(verdict))
         finally:
             if large:
                 hook.large_reviews.release()
@@ -199,7 +250,11 @@ def create_app(hook: Webhook) -> Flask:
         problems = hook.readiness()
         if problems:
             return Response("not ready: " + "; ".join(problems) + "\n", status=503, mimetype="text/plain")
-        return Response("ok\n", mimetype="text/plain")
+        # A refused edit leaves the previous file in force: ready, and said, so that it is seen before a restart.
+        kept = "".join(f"{s.what}: the last edit was refused ({_cut(s.error, 300)}); the one read at "
+                       f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(s.loaded_at))} stays in force\n"
+                       for s in hook.sources() if s.error)
+        return Response("ok\n" + kept, mimetype="text/plain")
 
     @app.get("/metrics")
     def metrics() -> Response:
@@ -221,22 +276,62 @@ def create_app(hook: Webhook) -> Flask:
     return app
 
 
+def _load_files(paths: tuple[str, ...], hook: Webhook) -> ClusterState:
+    """The cluster state of ``paths`` with its feasibility view and warmed facts, ready to serve.
+
+    Read with the policy of the moment (a policy edit applies to the files from their next change;
+    the feasibility view follows a new release at once, see :meth:`Webhook.start_worker`). Compared
+    with the state in force, so that one that lost every slice is refused.
+    """
+    policy = hook.policy()
+    previous = hook.cluster_source.loaded() if hook.cluster_source is not None else None
+    state = load_state(paths, policy.options, previous)
+    fleet = FleetView(lambda: _feasibility_release(hook.policy()))
+    fleet.update(state.index, [])      # the allocator's view of every device: seconds at fleet scale, once
+    warm_state(policy.options, state.index)
+    return replace(state, fleet=fleet)
+
+
 def _feasibility_release(policy: Policy) -> Any:
     """The release feasibility is judged with, or None when the policy turns feasibility off."""
     return policy.options.release if policy.feasibility != "off" else None
 
 
-def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy) -> Verdict:
+def _org(hook: Webhook, review: AdmissionRequest, policy: Policy) -> list[Finding]:
+    """The organisation rules' findings, with namespace labels from the state the worker has loaded (never
+    waiting for one: they need no cluster sync). A failure is logged and judged as no finding."""
+    try:
+        state = hook.loaded_cluster()
+        return org_findings(review, policy, state.index if state is not None else None)
+    except Exception:  # the engine's part still judges the request; the log keeps the traceback
+        log(_log, logging.ERROR, "internal error while judging the organisation rules", exc_info=True,
+            uid=review.uid, kind=review.kind.render())
+        return []
+
+
+def _judge(hook: Webhook, review: AdmissionRequest, policy: Policy, org: list[Finding], deadline: float) -> Verdict:
     """The verdict, with an exception in judging answered per the policy (logged, never shown)."""
     try:
-        verdict = judge(review, policy, hook.cluster())
+        # Half of what is left for the allocator's search: the rest of the review needs time too.
+        verdict = judge(review, policy, hook.cluster(), org, max_seconds=(deadline - time.monotonic()) / 2)
     except Exception:  # the policy decides, the log keeps the traceback, the client never sees it
         log(_log, logging.ERROR, "internal error while judging", exc_info=True, uid=review.uid,
             kind=review.kind.render())
-        verdict = internal_error(review, policy)
+        verdict = internal_error(review, policy, org)
     if verdict.internal_error:
-        hook.metrics.count("internal_errors", "allow" if verdict.allowed else "deny")
+        hook.metrics.count("internal_errors", _action(verdict))
     return verdict
+
+
+def _action(verdict: Verdict) -> str:
+    """What an internal error led to, for the metric: allow, deny (the policy) or deny_org (the organisation's rules)."""
+    if verdict.allowed:
+        return "allow"
+    return "deny" if verdict.code == 500 else "deny_org"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _error(status: int, message: str) -> Response:

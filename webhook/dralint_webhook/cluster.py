@@ -33,11 +33,13 @@ class ClusterState:
     fleet: Any = None       # the live state's FleetView (feasibility kept current), None for files
 
 
-def load_state(paths: tuple[str, ...], options: Options) -> ClusterState:
+def load_state(paths: tuple[str, ...], options: Options, previous: ClusterState | None = None) -> ClusterState:
     """Read the cluster state; raises :class:`ClusterError` when a file cannot be read or parsed.
 
     A state without a single object is refused too: a folder emptied while a writer replaces its
-    files (or a mount gone) must not replace a good state with "no devices at all".
+    files (or a mount gone) must not replace a good state with "no devices at all". So is one
+    without a ResourceSlice where ``previous`` (the state in force) has some: every claim would be
+    infeasible, and under ``feasibility: deny`` refused.
     """
     index, problems = load_cluster(list(paths), options)
     errors = [p for p in problems if p.severity is Severity.ERROR]
@@ -48,4 +50,8 @@ def load_state(paths: tuple[str, ...], options: Options) -> ClusterState:
     if not index.all_objects() and not index.context_objects:
         raise ClusterError(f"cluster state {', '.join(paths)}: no objects at all (an empty folder or file is refused, "
                            "so that a half-written update does not leave every claim without devices)")
+    if previous is not None and previous.index.slices and not index.slices:
+        raise ClusterError(f"cluster state {', '.join(paths)}: no ResourceSlice, where the state in force has "
+                           f"{len(previous.index.slices)}; refused (a lost mount or a half-written update would "
+                           "leave every claim without devices): keep the state in force")
     return ClusterState(index, tuple(problems))

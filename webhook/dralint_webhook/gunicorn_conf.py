@@ -13,15 +13,19 @@ Choices, for the traffic an API server sends:
   share the catalog and compiled schemas copy-on-write and start answering at full speed; the
   warmed objects are frozen out of the garbage collector's sight (``gc.freeze``).
 * TLS 1.2+ from the certificate files, re-read when they change (:mod:`.tls`), via the
-  ``ssl_context`` hook that gthread calls for every new connection.
-* SIGTERM: gunicorn stops accepting, lets in-flight reviews finish within ``graceful_timeout``
-  (the webhook's own timeout: the API server gives up on a call after that anyway) and exits.
+  ``ssl_context`` hook that the worker calls for every new connection.
+* SIGTERM: each worker drains without failing a call (:mod:`.worker`), within
+  ``graceful_timeout``; the Pod's preStop pause plus that stays under its
+  ``terminationGracePeriodSeconds``.
 * ``--watch``: the master starts one cluster watcher process beside the workers
-  (:class:`WebhookArbiter`), starts it again if it exits, and stops it on shutdown; the workers
-  read what it publishes (:mod:`.live`). One list and watch per resource per replica.
+  (:class:`WebhookArbiter`), starts it again if it exits, and stops it once the workers are gone
+  (they judge against its state until the end); the workers read what it publishes
+  (:mod:`.live`). One list and watch per resource per replica. The watcher ends with the master
+  however the master ends, SIGKILL included (:func:`spawn_watcher`).
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
 import os
@@ -29,6 +33,7 @@ import select
 import signal
 import ssl
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -42,10 +47,6 @@ from .manifests import TIMEOUT_SECONDS
 from .watcher import WatchSettings
 from .worker import worker_class
 
-# The deadline of a whole review, from its first byte: the API server gives up at TIMEOUT_SECONDS,
-# and an answer must reach it before that (what is not judged by then is answered per onInternalError).
-REVIEW_DEADLINE_SECONDS = TIMEOUT_SECONDS - 1.0
-
 _log = logging.getLogger(LOGGER)
 # A watcher that exits is started again, but not more often than this (a crash loop must not spin).
 WATCHER_RESTART_SECONDS = 5.0
@@ -53,6 +54,15 @@ WATCHER_RESTART_SECONDS = 5.0
 KEEPALIVE_SECONDS = 120
 THREADS = 8
 WORKER_CONNECTIONS = 256
+# The Pod's preStop pause (5 s) plus this stays under its terminationGracePeriodSeconds (30 s); a
+# worker normally drains in a second or two (worker.py), this bounds a slow one.
+GRACEFUL_SECONDS = 20
+# A watcher whose master is gone: how often it looks, and how long it has to stop before it is ended.
+PARENT_POLL_SECONDS = 0.5
+ORPHAN_EXIT_SECONDS = 5.0
+# How long a stopping master waits for the watcher to stop before ending it.
+WATCHER_STOP_SECONDS = 5.0
+PR_SET_PDEATHSIG = 1    # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -78,12 +88,13 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
     out: dict[str, Any] = {
         "bind": binds,
         "workers": options.workers,
-        "worker_class": worker_class(options.health_port, REVIEW_DEADLINE_SECONDS),
+        # A review is answered before the API server gives up on the call: its ?timeout=, else TIMEOUT_SECONDS.
+        "worker_class": worker_class(options.health_port, float(TIMEOUT_SECONDS)),
         "threads": options.threads,
         "worker_connections": WORKER_CONNECTIONS,
         "keepalive": KEEPALIVE_SECONDS,
         "timeout": 30,
-        "graceful_timeout": TIMEOUT_SECONDS,
+        "graceful_timeout": GRACEFUL_SECONDS,
         "preload_app": True,
         "proc_name": "dralint-webhook",
         "logconfig_dict": logconfig_dict(options.log_level),
@@ -136,18 +147,26 @@ class WebhookArbiter(Arbiter):
         self._watcher = spawn_watcher(self._watch, self.LISTENERS)
 
     def stop(self, graceful: bool = True) -> None:
-        if self._watcher is not None:
-            try:
-                os.kill(self._watcher[0], signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         super().stop(graceful)
+        if self._watcher is None:
+            return
+        pid, fd = self._watcher
+        self._watcher = None
+        # Waited for: the master's exit removes the folder the watcher writes into.
+        try:
+            os.kill(pid, signal.SIGTERM)
+            if not select.select([fd], [], [], WATCHER_STOP_SECONDS)[0]:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(fd)
 
 
 def spawn_watcher(settings: WatchSettings, listeners: list[Any]) -> tuple[int, int]:
     """Fork the watcher process; returns its pid and a pipe end that reads EOF once it is gone."""
     from . import watcher
 
+    master = os.getpid()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:
@@ -161,11 +180,34 @@ def spawn_watcher(settings: WatchSettings, listeners: list[Any]) -> tuple[int, i
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGUSR1,
                     signal.SIGUSR2, signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH):
             signal.signal(sig, signal.SIG_DFL)
+        _exit_with(master)
         watcher.main(settings)
         code = 0
     finally:
         sys.stderr.flush()
         os._exit(code)
+
+
+def _exit_with(master: int) -> None:
+    """In the watcher: stop when ``master`` ends, however it ends (its watches must not outlive it).
+
+    The kernel sends SIGTERM when the master dies (Linux's parent-death signal), which the watcher
+    takes as its stop; a thread that sees the parent change covers other systems, a master that
+    died before the signal was asked for, and a watcher that does not stop in time.
+    """
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    threading.Thread(target=_orphan_exit, args=(master,), name="orphan", daemon=True).start()
+
+
+def _orphan_exit(master: int) -> None:
+    while os.getppid() == master:
+        time.sleep(PARENT_POLL_SECONDS)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(ORPHAN_EXIT_SECONDS)
+    os._exit(1)
 
 
 class WebhookServer(BaseApplication):

@@ -1,7 +1,10 @@
-"""Judge one admission request: the engine's findings, the organisation rules, the policy.
+"""Judge one admission request: the organisation rules, the engine's findings, the policy.
 
-Pure: a request, a policy and the cluster state in, a :class:`Verdict` out. Exceptions escape to
-the caller, which answers them with :func:`internal_error` as the policy says.
+Two steps, so that the organisation's rules hold whatever happens to the rest: :func:`org_findings`
+(cheap, bounded by the size of the request, needing no cluster state but a namespace's labels) is
+judged first, then :func:`judge` adds the engine's findings to them. When the engine's part is not
+judged (its deadline, the memory ceiling, an exception), :func:`aborted` still denies on the
+organisation's errors. Pure: a request, a policy and the cluster state in, a :class:`Verdict` out.
 """
 from __future__ import annotations
 
@@ -27,17 +30,41 @@ SETTLED_BY_SERVER = frozenset({"DRA217"})
 FEASIBILITY_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod"})
 
 
-def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None) -> Verdict:
-    """The verdict on ``request`` under ``policy``, with the cluster ``state`` for references and feasibility."""
+def org_findings(request: AdmissionRequest, policy: Policy, cluster: Index | None) -> list[Finding]:
+    """The organisation rules' findings on ``request`` (the policy's ignore and severities applied).
+
+    They judge the CREATE of a claim or template; ``cluster`` (the last state the worker loaded, or
+    None) only lends the namespace's labels when the policy does not name them.
+    """
+    if request.operation != "CREATE" or request.sub_resource or request.obj is None:
+        return []
+    if request.namespace in policy.exempt_namespaces:
+        return []
+    labels = namespace_labels(request.namespace, policy, cluster)
+    return policy.org_filter.apply(org_rules.judge(with_identity(request, request.obj), request.namespace,
+                                                   policy.org, labels))
+
+
+def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
+          org: list[Finding] | None = None, *, max_seconds: float | None = None) -> Verdict:
+    """The verdict on ``request`` under ``policy``, with the cluster ``state`` for references and feasibility.
+
+    ``org`` are the organisation rules' findings when the caller judged them first (None: judged
+    here); ``max_seconds`` caps the allocator's search below the policy's budget (the time left).
+    """
     if request.operation not in JUDGED_OPERATIONS or request.obj is None:
         return ALLOWED
     if request.namespace in policy.exempt_namespaces:
         return ALLOWED
+    cluster = state.index if state is not None else None
+    if org is None:
+        org = org_findings(request, policy, cluster)
     obj = with_identity(request, request.obj)
     old = with_identity(request, request.old_obj) if request.operation == "UPDATE" and request.old_obj else None
-    cluster = state.index if state is not None else None
     use_cluster = cluster if policy.feasibility != "off" else None
     options = replace(policy.options, context=state.context) if use_cluster is not None and state else policy.options
+    if max_seconds is not None and max_seconds < options.max_seconds:
+        options = replace(options, max_seconds=max(0.0, max_seconds))
     notes: tuple[str, ...] = ()
     fleet = state.fleet if state is not None and use_cluster is not None else None
     world = fleet.world(options.release) if fleet is not None else None
@@ -55,31 +82,38 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None)
     findings = [f for f in findings if f.rule not in SETTLED_BY_SERVER]
     if policy.feasibility == "warn":
         findings = [_as_warning(f) if f.category is Category.FEASIBILITY else f for f in findings]
-    if request.operation == "CREATE" and not request.sub_resource:
-        labels = namespace_labels(request.namespace, policy, cluster)
-        findings += policy.org_filter.apply(org_rules.judge(obj, request.namespace, policy.org, labels))
+    findings += org
 
     if policy.on_internal_error == "allow" and any(f.rule == INTERNAL_ERROR_RULE for f in findings):
         # A failing check must not block the cluster: judge on what the other checks found.
         findings = [f for f in findings if f.rule != INTERNAL_ERROR_RULE]
-        notes += (f"dralint: a check failed on {request.display}; judged without it (allowed by the webhook's policy)",)
+        notes += (f"dralint: a check failed on {request.display}; judged without it (the webhook's policy: "
+                  "onInternalError allow)",)
         return replace(from_findings(findings, notes), internal_error=True)
     verdict = from_findings(findings, notes)
     return replace(verdict, internal_error=any(f.rule == INTERNAL_ERROR_RULE for f in findings))
 
 
-def internal_error(request: AdmissionRequest, policy: Policy) -> Verdict:
+def internal_error(request: AdmissionRequest, policy: Policy, org: list[Finding] | None = None) -> Verdict:
     """The answer when judging ``request`` failed: allow with a warning, or deny, as configured."""
-    return aborted(request, policy, "internal error, logged by the webhook")
+    return aborted(request, policy, "internal error, logged by the webhook", org)
 
 
-def aborted(request: AdmissionRequest, policy: Policy, reason: str) -> Verdict:
-    """The answer when ``request`` was not judged (an internal error, its deadline, the memory ceiling)."""
+def aborted(request: AdmissionRequest, policy: Policy, reason: str, org: list[Finding] | None = None) -> Verdict:
+    """The answer when ``request`` was not judged (an internal error, its deadline, the memory ceiling).
+
+    ``org`` are the organisation rules' findings, judged before: their errors deny whatever the
+    policy says about internal errors (they were judged), and their warnings are passed on.
+    """
+    org = org or []
     what = f"dralint could not judge {request.display} ({reason})"
+    if any(f.severity is Severity.ERROR for f in org):
+        return replace(from_findings(org, (f"{what}; denied on the organisation's rules, which were judged",)),
+                       internal_error=True)
     if policy.on_internal_error == "allow":
-        return Verdict(allowed=True, notes=(f"{what}; allowed by the webhook's policy",), internal_error=True)
+        return replace(from_findings(org, (f"{what}; allowed by the webhook's policy",)), internal_error=True)
     return Verdict(allowed=False, code=500, reason="InternalError", message=f"{what}; refused by the webhook's policy",
-                   internal_error=True)
+                   internal_error=True, warnings=tuple(f for f in org if f.severity is Severity.WARNING))
 
 
 def namespace_labels(namespace: str, policy: Policy, cluster: Index | None) -> Mapping[str, str] | None:

@@ -2,22 +2,31 @@
 
 Configuration and credentials come from the official ``kubernetes`` client
 (``load_incluster_config`` / ``load_kube_config``): the service account's token, re-read as the
-kubelet rotates it, and every kubeconfig form (client certificates, exec plugins, OIDC). The
-requests themselves go through ``urllib3`` (the official client's own transport), built from that
-configuration: the watcher needs raw bytes, line by line, under its own timeouts, not the
-generated models (docs/webhook-cluster-state.md says why and what was measured).
+kubelet rotates it, and every kubeconfig form (client certificates, exec plugins, OIDC). A 401
+loads them again at once (the token file, an exec plugin's token) instead of waiting for the
+client's own refresh period. The requests themselves go through ``urllib3`` (the official
+client's own transport), built from that configuration: the watcher needs raw bytes, line by
+line, under its own timeouts, not the generated models (docs/webhook-cluster-state.md says why
+and what was measured). Bodies are read with :mod:`dralint.gojson`, as the API server's own
+decoder reads them.
 
 Nothing here retries or interprets a list or a watch: that is :mod:`.reflector`'s job.
 """
 from __future__ import annotations
 
+import logging
 import ssl
-from dataclasses import dataclass
-from typing import Any, Iterator
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 from urllib.parse import urlencode
 
-import orjson
+from dralint import gojson
 
+from .logs import LOGGER, log
+
+_log = logging.getLogger(LOGGER)
 # An answer larger than this is not one the watcher asked for (a list page holds at most 500 objects).
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -42,7 +51,15 @@ class ApiError(Exception):
 
 
 class Unreachable(Exception):
-    """No answer: connection refused, TLS failure, a timeout, a stream cut short."""
+    """No answer: connection refused, TLS failure, a timeout, a stream cut short or stalled.
+
+    ``unanswered``: the request got no answer at all, and not for want of patience (refused,
+    dropped, no route): the API server itself is down or out of reach, not merely slow.
+    """
+
+    def __init__(self, message: str, *, unanswered: bool = False) -> None:
+        super().__init__(message)
+        self.unanswered = unanswered
 
 
 @dataclass(frozen=True)
@@ -56,6 +73,8 @@ class Endpoint:
     key_file: str | None
     server_name: str | None
     config: Any   # kubernetes.client.Configuration: asked for the bearer token on each request (rotation)
+    # Loads the configuration into ``config`` again (raises ValueError); None: nothing to reload.
+    reload: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
 
     def authorization(self) -> str | None:
         """The ``Authorization`` header value (re-read when the official client refreshes it)."""
@@ -69,22 +88,33 @@ class Endpoint:
 
 def load_endpoint(kubeconfig: str | None, context: str | None = None) -> Endpoint:
     """The in-cluster endpoint (``kubeconfig`` None) or a kubeconfig file's; raises ``ValueError``."""
-    from kubernetes import client, config   # the watcher process only: ~40 MB and ~0.8 s to import
+    from kubernetes import client   # the watcher process only: ~40 MB and ~0.8 s to import
 
     configuration = client.Configuration()
-    try:
-        if kubeconfig is None:
-            config.load_incluster_config(client_configuration=configuration)
-        else:
-            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration,
-                                    persist_config=False)
-    except (config.ConfigException, OSError, KeyError, TypeError) as exc:
-        where = "the Pod's service account" if kubeconfig is None else f"kubeconfig {kubeconfig}"
-        raise ValueError(f"cannot load the API server's address and credentials from {where}: {exc}") from None
+    load = _loader(kubeconfig, context)
+    load(configuration)
     return Endpoint(host=configuration.host.rstrip("/"), ca_file=configuration.ssl_ca_cert,
                     verify=bool(configuration.verify_ssl), cert_file=configuration.cert_file,
                     key_file=configuration.key_file,
-                    server_name=getattr(configuration, "tls_server_name", None), config=configuration)
+                    server_name=getattr(configuration, "tls_server_name", None), config=configuration, reload=load)
+
+
+def _loader(kubeconfig: str | None, context: str | None) -> Callable[[Any], None]:
+    """What loads the address and credentials into a ``Configuration``: the Pod's service account or a kubeconfig."""
+    from kubernetes import config
+
+    def load(configuration: Any) -> None:
+        try:
+            if kubeconfig is None:
+                config.load_incluster_config(client_configuration=configuration)
+            else:
+                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration,
+                                        persist_config=False)
+        except (config.ConfigException, OSError, KeyError, TypeError) as exc:
+            where = "the Pod's service account" if kubeconfig is None else f"kubeconfig {kubeconfig}"
+            raise ValueError(f"cannot load the API server's address and credentials from {where}: {exc}") from None
+
+    return load
 
 
 class Api:
@@ -105,6 +135,9 @@ class Api:
             kwargs["server_hostname"] = endpoint.server_name
         self._pool = urllib3.PoolManager(**kwargs)
         self._urllib3 = urllib3
+        self._credentials = threading.Lock()
+        self._credentials_loaded = time.monotonic()
+        self.answered = 0.0   # time.monotonic() of the last answer, of any status, to any request
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": self._user_agent}
@@ -118,65 +151,135 @@ class Api:
         if params:
             url += "?" + urlencode(params)
         timeout = self._urllib3.Timeout(connect=self._connect_timeout, read=read_timeout)
+        sent = time.monotonic()
         try:
-            return self._pool.request("GET", url, headers=self._headers(), timeout=timeout, preload_content=False,
+            resp = self._pool.request("GET", url, headers=self._headers(), timeout=timeout, preload_content=False,
                                       redirect=False)
         except self._urllib3.exceptions.HTTPError as exc:
-            raise Unreachable(f"GET {path}: {exc}") from None
+            slow = isinstance(exc, self._urllib3.exceptions.ReadTimeoutError)
+            raise Unreachable(f"GET {path}: {exc}", unanswered=not slow) from None
+        self.answered = time.monotonic()
+        if resp.status == 401:
+            self._reload_credentials(sent)
+        return resp
 
-    def get(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0) -> Any:
-        """The decoded JSON body of a 200 answer; raises :class:`ApiError` or :class:`Unreachable`."""
+    def _reload_credentials(self, sent: float) -> None:
+        """After a 401 to a request sent at ``sent``: load the credentials again, unless another
+        thread did so since (its next request already carries the new ones)."""
+        if self.endpoint.reload is None:
+            return
+        with self._credentials:
+            if self._credentials_loaded > sent:
+                return
+            try:
+                self.endpoint.reload(self.endpoint.config)
+            except ValueError as exc:   # the old credentials stay; the 401 is reported by the caller
+                log(_log, logging.WARNING, "cannot load the API server credentials again", error=str(exc))
+            self._credentials_loaded = time.monotonic()
+
+    def get_bytes(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0) -> bytes:
+        """The body of a 200 answer; raises :class:`ApiError` or :class:`Unreachable`."""
         resp = self._open(path, params or {}, timeout)
         try:
             body = _read_all(resp, self._urllib3)
-        finally:
-            resp.release_conn()
-        decoded = _decode(body)
+        except Unreachable:
+            _discard(resp)
+            raise
+        resp.release_conn()
         if resp.status != 200:
-            raise ApiError.from_status(resp.status, decoded)
+            raise ApiError.from_status(resp.status, _decode(body))
+        return body
+
+    def get(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0) -> Any:
+        """The decoded JSON body of a 200 answer; raises :class:`ApiError` or :class:`Unreachable`."""
+        decoded = _decode(self.get_bytes(path, params, timeout=timeout))
         if decoded is None:
             raise Unreachable(f"GET {path}: the answer is not JSON")
         return decoded
 
-    def stream(self, path: str, params: dict[str, Any], *, timeout: float) -> Iterator[Any]:
-        """The decoded JSON objects of a watch stream, one per line, until the server ends it.
+    def watch(self, path: str, params: dict[str, Any], *, timeout: float) -> "Watch":
+        """An open watch stream (HTTP 200); a status other than 200 raises :class:`ApiError`.
 
-        ``timeout`` bounds the wait for each read (the server sends bookmarks well within it). A
-        status other than 200 raises :class:`ApiError`; a stream cut in the middle of a line raises
-        :class:`Unreachable` (the partial line is never decoded).
+        ``timeout`` bounds the wait for each read until :meth:`Watch.read_timeout` changes it.
         """
         resp = self._open(path, params, timeout)
-        try:
-            if resp.status != 200:
-                raise ApiError.from_status(resp.status, _decode(_read_all(resp, self._urllib3)))
-            buffer = b""
-            while True:
-                try:
-                    chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
-                except self._urllib3.exceptions.HTTPError as exc:
-                    raise Unreachable(f"watch {path}: {exc}") from None
-                except OSError as exc:
-                    raise Unreachable(f"watch {path}: {exc}") from None
-                if not chunk:
-                    if buffer.strip():
-                        raise Unreachable(f"watch {path}: the stream ended in the middle of an event")
-                    return
-                buffer += chunk
-                if len(buffer) > MAX_LINE_BYTES:
-                    raise Unreachable(f"watch {path}: an event of more than {MAX_LINE_BYTES} bytes")
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        event = _decode(line)
-                        if event is None:
-                            raise Unreachable(f"watch {path}: an event that is not JSON")
-                        yield event
-        finally:
-            resp.release_conn()
-            resp.close()
+        if resp.status != 200:
+            try:
+                body = _read_all(resp, self._urllib3)
+            finally:
+                _discard(resp)
+            raise ApiError.from_status(resp.status, _decode(body))
+        return Watch(resp, path, timeout, self._urllib3)
 
     def close(self) -> None:
         self._pool.clear()
+
+
+class Watch:
+    """One watch response, read line by line; its connection is closed when it ends, never reused."""
+
+    def __init__(self, resp: Any, path: str, timeout: float, urllib3: Any) -> None:
+        self._resp = resp
+        self._path = path
+        self._timeout = timeout
+        self._urllib3 = urllib3
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def lines(self) -> Iterator[bytes]:
+        """Each non-empty line (one event) until the server ends the stream.
+
+        A stream cut in the middle of a line, or silent for longer than the read timeout, raises
+        :class:`Unreachable` (the partial line is never returned).
+        """
+        pending: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                chunk = self._resp.read1(65536) if hasattr(self._resp, "read1") else self._resp.read(65536)
+            except self._urllib3.exceptions.ReadTimeoutError:
+                raise Unreachable(f"watch {self._path}: no byte for {self._timeout:g} s (a stalled stream)") from None
+            except (self._urllib3.exceptions.HTTPError, OSError) as exc:
+                raise Unreachable(f"watch {self._path}: {exc}") from None
+            if not chunk:
+                if b"".join(pending).strip():
+                    raise Unreachable(f"watch {self._path}: the stream ended in the middle of an event")
+                return
+            parts = chunk.split(b"\n")
+            if len(parts) > 1:
+                parts[0] = b"".join(pending) + parts[0]
+                pending, size = [], 0
+                for line in parts[:-1]:
+                    if line.strip():
+                        yield line
+            pending.append(parts[-1])
+            size += len(parts[-1])
+            if size > MAX_LINE_BYTES:
+                raise Unreachable(f"watch {self._path}: an event of more than {MAX_LINE_BYTES} bytes")
+
+    def read_timeout(self, seconds: float) -> None:
+        """From now on, wait at most ``seconds`` for each next byte."""
+        sock = getattr(self._resp.connection, "sock", None)
+        if sock is not None:
+            sock.settimeout(seconds)
+            self._timeout = seconds
+
+    def close(self) -> None:
+        _discard(self._resp)
+
+
+def _discard(resp: Any) -> None:
+    """Close ``resp`` and its connection, then hand the connection back to the pool.
+
+    In that order: released first, the connection would go back with the rest of a stream unread,
+    and the next request on it would read that stream as its answer (``BadStatusLine``).
+    """
+    resp.close()
+    resp.release_conn()
 
 
 def _read_all(resp: Any, urllib3: Any) -> bytes:
@@ -196,6 +299,6 @@ def _read_all(resp: Any, urllib3: Any) -> bytes:
 
 def _decode(body: bytes) -> Any:
     try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
+        return gojson.loads(body)
+    except gojson.GoJSONError:
         return None

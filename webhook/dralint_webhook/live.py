@@ -28,7 +28,7 @@ from .cluster import LIVE_CONTEXT, ClusterState
 from .fleet import Change, FleetView
 from .logs import LOGGER, log
 from .snapshot import Follower, Row, Update, read_status
-from .store import OPTIONAL, RESOURCES, permission, settled
+from .store import RESOURCES, permission, settled
 
 _log = logging.getLogger(LOGGER)
 # The watcher writes its heartbeat every second; this long without one, it is not running.
@@ -58,6 +58,7 @@ class LiveCluster:
         self._on_swap = on_swap
         self._stop = threading.Event()
         self._loading = threading.Lock()
+        self._served = False      # once ready, ready for good: the last good state serves through any outage
         self.swaps = 0
 
     def current(self) -> ClusterState | None:
@@ -73,6 +74,10 @@ class LiveCluster:
                 self.refresh()
             state = self._state
         return state
+
+    def loaded(self) -> ClusterState | None:
+        """The state this worker has loaded, as it is: never waits to read a newer one."""
+        return self._state
 
     def _synced_at(self) -> int:
         status = self.status()
@@ -163,7 +168,20 @@ class LiveCluster:
         return value
 
     def readiness(self) -> list[str]:
-        """Why reviews cannot yet be judged against the cluster; empty when they can."""
+        """Why reviews cannot yet be judged against the cluster; empty when they can.
+
+        Until every resource's first full list is in (the first full sync), the reasons name what
+        is missing: a permission refused, the API server unreachable. From then on a watch that
+        fails (401/403, 5xx, unreachable, stalled), and a watcher that is restarted and lists
+        everything again, keep the replica ready on the last good state,
+        and the metrics say so (``dralint_webhook_cluster_watch_connected``, ``_denied``...): one
+        resource refused for a while must not take every replica, and the organisation rules with
+        them, out of service at once.
+        """
+        if self._served:
+            # This worker has judged against a synced state: it stays ready on it while the watcher is
+            # restarted or lists again (its heartbeat age and the watch metrics say so).
+            return []
         status = self.status()
         if status is None:
             return ["cluster watcher has not reported yet"]
@@ -172,14 +190,11 @@ class LiveCluster:
             return [f"cluster watcher not running (last heartbeat {age:.0f} s ago)"]
         if status.get("problem"):
             return [str(status["problem"])]
-        problems = []
         resources = status.get("resources") or {}
-        # An optional resource the webhook may not read (RBAC from before it was watched) is logged and
-        # counted (dralint_webhook_cluster_denied), but does not take the webhook out of service.
-        denied = [str(r.get("error")) for name, r in resources.items() if isinstance(r, dict) and r.get("denied")
-                  and name not in OPTIONAL]
-        problems += denied
+        # An optional resource the webhook may not read (RBAC from before it was watched) is settled:
+        # logged and counted (dralint_webhook_cluster_denied), never a reason to be unready.
         waiting = [name for name, r in resources.items() if isinstance(r, dict) and not settled(name, r)]
+        problems = [str(resources[n].get("error")) for n in waiting if resources[n].get("denied")]
         if waiting:
             errors = [f"{permission(n)}: {resources[n].get('error')}" for n in waiting if resources[n].get("error")
                       and not resources[n].get("denied")]
@@ -192,6 +207,7 @@ class LiveCluster:
             problems.append("cluster state not loaded by this worker yet")
         elif not problems and self.fleet is not None and not self.fleet.ready():
             problems.append("building the feasibility view of the cluster's devices")
+        self._served = not problems
         return problems
 
     def metric_lines(self) -> list[str]:
@@ -215,6 +231,19 @@ class LiveCluster:
              lambda r: int(r.get("events") or 0)),
             ("dralint_webhook_cluster_denied", "gauge", "1 while the API server refuses the resource (401/403).",
              lambda r: 1 if r.get("denied") else 0),
+            ("dralint_webhook_cluster_watch_connected", "gauge",
+             "1 while a watch stream of the resource is open; 0 while listing or waiting after a failure or expiry.",
+             lambda r: 1 if r.get("connected") else 0),
+            ("dralint_webhook_cluster_last_list_timestamp_seconds", "gauge",
+             "Unix time of the resource's last successful full list (0: none yet).",
+             lambda r: round(float(r.get("last_list") or 0), 3)),
+            ("dralint_webhook_cluster_watch_failures_total", "counter",
+             "Failed lists and watches: unreachable, 401/403, 5xx, a stalled stream, a watch that ended at once.",
+             lambda r: int(r.get("failures") or 0)),
+            ("dralint_webhook_cluster_skipped_objects_total", "counter",
+             "List items and watch events left out: unreadable even to Go's JSON decoder, or not storable "
+             "(each logged with its namespace/name).",
+             lambda r: int(r.get("skipped") or 0)),
         )
         for name, kind, help_text, value in families:
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]

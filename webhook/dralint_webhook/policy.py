@@ -6,6 +6,7 @@ broken edit of the ConfigMap is refused and the last good policy stays in force.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -67,22 +68,26 @@ class Policy:
     feasibility: str = "warn"
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # things worth logging once, e.g. gates that are not DRA gates
+    digest: str = ""                   # sha256 of the file it was read from: which edit is in force
 
 
 def load_policy(path: str) -> Policy:
     """Read and parse the policy file at ``path``."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        raw = yaml.safe_load(data.decode("utf-8"))
     except OSError as exc:
         raise PolicyError(f"cannot read policy file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"policy file {path} is not UTF-8: {exc}") from None
     except yaml.YAMLError as exc:
         raise PolicyError(f"policy file {path} is not valid YAML: {exc}") from None
     if raw is None:
         # An empty file is what a writer leaves between truncating and writing: it must not turn
         # the organisation's policy off. The defaults are one explicit `{}` away.
         raise PolicyError(f"policy file {path} is empty (write {{}} for the defaults)")
-    return parse_policy(raw)
+    return replace(parse_policy(raw), digest=hashlib.sha256(data).hexdigest())
 
 
 def parse_policy(raw: Any) -> Policy:
@@ -159,11 +164,14 @@ def _org(raw: Any) -> OrgPolicy:
     _known(doc, _ORG_KEYS, "organization.")
     classes = {str(ns): tuple(_strings(v, f"organization.allowedDeviceClasses.{ns}"))
                for ns, v in _mapping(doc.get("allowedDeviceClasses", {}), "organization.allowedDeviceClasses").items()}
+    # A key written without a value (what a file cut after it leaves) is refused, not read as "no rule".
     maximum = doc.get("maxDevicesPerClaim")
-    if maximum is not None and (not isinstance(maximum, int) or isinstance(maximum, bool) or maximum < 1):
-        raise PolicyError("organization.maxDevicesPerClaim: expected a positive integer")
+    if "maxDevicesPerClaim" in doc and (not isinstance(maximum, int) or isinstance(maximum, bool) or maximum < 1):
+        raise PolicyError("organization.maxDevicesPerClaim: expected a positive integer (leave the key out for no "
+                          "limit)")
     admin = doc.get("adminAccessNamespaceLabels")
-    admin_labels = _labels(admin, "organization.adminAccessNamespaceLabels") if admin is not None else None
+    admin_labels = _labels(admin, "organization.adminAccessNamespaceLabels") if "adminAccessNamespaceLabels" in doc \
+        else None
     if admin_labels == {}:
         raise PolicyError("organization.adminAccessNamespaceLabels: name at least one label")
     return OrgPolicy(allowed_classes=classes, max_devices=maximum, admin_labels=admin_labels)

@@ -3,10 +3,14 @@
 A full list replaces a resource's objects; watch events change one object each; a bookmark only
 moves the position. Objects are kept as the compact JSON the workers read (trimmed: no
 ``managedFields``, and for Nodes, Namespaces and ResourceClaims only what judging uses), so the
-watcher holds bytes, not parsed trees. Every change bumps :attr:`Store.generation` and notes the
-object's key; the publisher (:mod:`.snapshot`) takes the noted objects with :meth:`Store.drain`, so
-a change costs the publisher that object, not the whole state. Thread-safe: one lock, held for a
-dictionary update (a full list: for comparing the old objects with the new).
+watcher holds bytes, not parsed trees, written with :mod:`dralint.gojson` (at any depth an API
+server stores). An object that cannot be trimmed or written is left out and reported
+(:class:`Unstorable`), never the whole list or watch. Every change bumps :attr:`Store.generation`
+and notes the object's key; the publisher (:mod:`.snapshot`) takes the noted objects with
+:meth:`Store.drain`, so a change costs the publisher that object, not the whole state. Each
+resource also keeps the health of its watch (connected, last list, failures, skipped objects) for
+``/readyz`` and ``/metrics``. Thread-safe: one lock, held for a dictionary update (a full list:
+for comparing the old objects with the new).
 """
 from __future__ import annotations
 
@@ -106,31 +110,30 @@ def trim(resource: str, obj: Mapping[str, Any], api_version: str) -> dict[str, A
     return out
 
 
-def encode(resource: str, items: Iterable[Mapping[str, Any]], api_version: str) -> dict[str, tuple[str, bytes]]:
-    """What the store keeps of ``items`` (objects of ``resource``, a page of a list): by key, their
-    resourceVersion and their trimmed JSON."""
-    return {key_of(item): (version_of(item), _encode(trim(resource, item, api_version))) for item in items}
-
-
 @dataclass
 class ResourceState:
     """One resource: its objects (key → (resourceVersion, JSON)), its position and its health."""
 
     objects: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     version: str = ""             # the position to watch from: the list's, or the last event's
-    synced: bool = False          # a full list has been applied (and nothing since made it unusable)
+    synced: bool = False          # a full list has been applied (it stays the state served from then on)
     lists: int = 0                # full lists, the first included
     relists: int = 0              # full lists after the first (an expired watch, an error)
     events: int = 0               # watch events applied, bookmarks included
     last_event: float = 0.0       # wall-clock time of the last list or event
+    last_list: float = 0.0        # wall-clock time of the last full list
+    connected: bool = False       # a watch stream is open (from its 200 to the next failure or expiry)
+    failures: int = 0             # failed lists and watches (errors, stalls, watches that ended at once)
+    skipped: int = 0              # list items and watch events left out: unreadable, or not storable
     error: str = ""               # the last failure, "" once the next list or watch succeeds
-    denied: bool = False          # the last failure was 401 or 403: the webhook is not ready
+    denied: bool = False          # the last failure was 401 or 403
     served: bool = True           # False: the API server does not serve this (optional) resource
 
     def status(self) -> dict[str, Any]:
         return {"synced": self.synced, "version": self.version, "objects": len(self.objects), "lists": self.lists,
                 "relists": self.relists, "events": self.events, "last_event": self.last_event,
-                "error": self.error, "denied": self.denied, "served": self.served}
+                "last_list": self.last_list, "connected": self.connected, "failures": self.failures,
+                "skipped": self.skipped, "error": self.error, "denied": self.denied, "served": self.served}
 
 
 class Store:
@@ -145,10 +148,12 @@ class Store:
         self._changed: dict[tuple[str, str], None] = {}
 
     def replace(self, resource: str, items: Iterable[Mapping[str, Any]] | dict[str, tuple[str, bytes]], version: str,
-                api_version: str, *, now: float | None = None) -> None:
-        """A full list: ``items`` are the resource's objects at ``version``, as listed or as :func:`encode`
-        made them page by page (so that a list of 50,000 claims is never held parsed all at once)."""
-        objects = items if isinstance(items, dict) else encode(resource, items, api_version)
+                api_version: str, *, now: float | None = None) -> list[Unstorable]:
+        """A full list: ``items`` are the resource's objects at ``version``, as listed or as
+        :func:`encode_page` kept them page by page (so that a list of 50,000 claims is never held parsed
+        all at once). Objects it cannot keep are left out and returned (the caller names them and
+        counts them with :meth:`skipped`)."""
+        objects, unstorable = (items, []) if isinstance(items, dict) else encode_page(resource, items, api_version)
         with self._lock:
             state = self.resources[resource]
             old = state.objects
@@ -161,14 +166,19 @@ class Store:
                 state.relists += 1
             state.lists += 1
             state.synced, state.error, state.denied, state.served = True, "", False, True
-            state.last_event = time.time() if now is None else now
+            state.last_event = state.last_list = time.time() if now is None else now
             self.api_versions[resource] = api_version
             self.generation += 1 if changed or state.lists == 1 else 0
+        return unstorable
 
     def apply(self, resource: str, event_type: str, obj: Mapping[str, Any], api_version: str,
               *, now: float | None = None) -> None:
-        """One watch event (ADDED, MODIFIED, DELETED or BOOKMARK); ``obj`` is its object."""
+        """One watch event (ADDED, MODIFIED, DELETED or BOOKMARK); ``obj`` is its object.
+
+        Raises :class:`Unstorable` (nothing applied) for an object it cannot keep.
+        """
         version = version_of(obj)
+        data = encode(resource, obj, api_version) if event_type not in ("BOOKMARK", "DELETED") else b""
         with self._lock:
             state = self.resources[resource]
             state.events += 1
@@ -184,7 +194,7 @@ class Store:
                     self._changed[(resource, key)] = None
                     self.generation += 1
                 return
-            state.objects[key] = (version, _encode(trim(resource, obj, api_version)))
+            state.objects[key] = (version, data)
             self._changed[(resource, key)] = None
             self.generation += 1
 
@@ -202,8 +212,24 @@ class Store:
         """A list or watch failed; the objects stay as they were (stale, not wrong)."""
         with self._lock:
             state = self.resources[resource]
-            state.error, state.denied = message, denied
-            self.generation += 1
+            was_settled = settled(resource, state.status())
+            state.error, state.denied, state.connected = message, denied, False
+            state.failures += 1
+            # A refused optional resource lets the webhook serve: a new generation gets that published.
+            self.generation += 1 if settled(resource, state.status()) != was_settled else 0
+
+    def watching(self, resource: str, connected: bool) -> None:
+        """A watch stream of ``resource`` opened (the API server answered 200), or ended."""
+        with self._lock:
+            state = self.resources[resource]
+            state.connected = connected
+            if connected:
+                state.error, state.denied = "", False
+
+    def skipped(self, resource: str, count: int = 1) -> None:
+        """``count`` list items or watch events of ``resource`` were left out (unreadable or not storable)."""
+        with self._lock:
+            self.resources[resource].skipped += count
 
     def drain(self, *, every: bool = False) -> "Drained":
         """The objects changed since the last drain (and with ``every``, all objects at that moment), which
@@ -241,9 +267,35 @@ class Drained:
     rows: list[Row] | None
 
 
-def _encode(obj: Mapping[str, Any]) -> bytes:
-    # Go's decoder takes what orjson's encoder refuses (nesting over 254): the API server may hold it.
-    data = gojson.dumps(obj)
+class Unstorable(ValueError):
+    """An object the store cannot keep: trimming or writing it failed."""
+
+    def __init__(self, obj: Any, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key_of(obj) if isinstance(obj, Mapping) else ""
+        self.reason = reason
+
+
+def encode(resource: str, obj: Mapping[str, Any], api_version: str) -> bytes:
+    """The JSON the store keeps of ``obj`` (trimmed); raises :class:`Unstorable`."""
+    try:
+        data = gojson.dumps(trim(resource, obj, api_version))
+    except Exception as exc:  # whatever the shape of one object, the list or watch goes on without it
+        raise Unstorable(obj, f"{type(exc).__name__}: {str(exc)[:300]}") from None
     # orjson's bytes keep the buffer it wrote into (4 KiB and more for a 600-byte claim); the watcher keeps
     # tens of thousands of these, so each is copied to its own size.
     return bytes(memoryview(data))
+
+
+def encode_page(resource: str, items: Iterable[Mapping[str, Any]],
+                api_version: str) -> tuple[dict[str, tuple[str, bytes]], list[Unstorable]]:
+    """What the store keeps of ``items`` (a page of a list): by key, their resourceVersion and JSON; and
+    the objects it cannot keep."""
+    objects: dict[str, tuple[str, bytes]] = {}
+    unstorable: list[Unstorable] = []
+    for item in items:
+        try:
+            objects[key_of(item)] = (version_of(item), encode(resource, item, api_version))
+        except Unstorable as exc:
+            unstorable.append(exc)
+    return objects, unstorable

@@ -27,9 +27,10 @@ class ServingTLS:
     def __init__(self, cert: str, key: str, *, interval: float = 1.0, on_reload: ReloadHook | None = None) -> None:
         self.cert = cert
         self.key = key
-        self._context = Reloading("certificate", (cert, key), lambda: build_context(cert, key),
-                                  interval=interval, on_reload=on_reload)
+        # A pair that has looked the same for an interval: not a certificate with the key of the one before.
+        self.source = Reloading("certificate", (cert, key), lambda: build_context(cert, key),
+                                  interval=interval, settle=interval, on_reload=on_reload)
 
     def context(self) -> ssl.SSLContext:
         """The context for a new connection (rebuilt first when the files changed)."""
-        return self._context.current()
+        return self.source.current()

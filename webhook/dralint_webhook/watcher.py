@@ -51,11 +51,15 @@ class WatchSettings:
 def run(settings: WatchSettings, stop: threading.Event,
         endpoint_of: Callable[[WatchSettings], Endpoint] | None = None) -> Store:
     """Watch until ``stop`` is set; returns the store (tests look at it)."""
+    # Before the reflectors' threads start: list pages and events carry objects as deep as the API
+    # server stores them (tests and benches call run() without main()).
+    gojson.allow_deep_values()
     folder = Path(settings.folder)
     folder.mkdir(parents=True, exist_ok=True)
     store = Store()
     problem = ""
-    backoff = Backoff(settings.timing.backoff_initial, settings.timing.backoff_max)
+    timing = settings.timing
+    backoff = Backoff(timing.backoff_initial, timing.backoff_max, timing.backoff_reset)
     api: Api | None = None
     while api is None and not stop.is_set():
         try:
@@ -75,7 +79,7 @@ def run(settings: WatchSettings, stop: threading.Event,
             stop.wait(backoff.next())
     if api is None:
         return store
-    reflectors = [_reflector(api, store, name, version, settings.timing, stop) for name, *_ in RESOURCES]
+    reflectors = [_reflector(api, store, name, version, timing, stop) for name, *_ in RESOURCES]
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
     log(_log, logging.INFO, "cluster watcher started", host=api.endpoint.host, version=version)
@@ -156,7 +160,6 @@ def main(settings: WatchSettings) -> None:
     """The watcher process: run until SIGTERM."""
     import signal
 
-    gojson.allow_deep_values()   # list pages and events carry objects as deep as the API server stores them
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
