@@ -191,8 +191,9 @@ def _last_commit(path: Path) -> int:
         return 0
     last = 0
     for line in data.split(b"\n"):
-        if line.startswith(b"#\t"):
-            last = max(last, int(line.split(b"\t")[1]))
+        fields = line.split(b"\t")
+        if fields[0] == b"#" and len(fields) == 4 and fields[1].isdigit():
+            last = max(last, int(fields[1]))
     return last
 
 
