@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from dralint import gojson
 from dralint.gojson import MAX_DEPTH, GoJSONError
 
-gojson.allow_deep_values()
 
 
 def in_thread(fn):
     """Run ``fn`` in a thread made after allow_deep_values (the stack deep values need), returning its result."""
+    gojson.allow_deep_values()   # again: an earlier test (hypothesis) may have lowered the recursion limit
     out: dict = {}
 
     def run() -> None:

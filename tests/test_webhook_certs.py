@@ -1,4 +1,4 @@
-"""``dralint-webhook certs``: the CA, the serving certificate and the webhook configuration."""
+"""``dralint-webhook certs`` and ``configuration``: the CA, the serving certificate and the webhook configuration."""
 from __future__ import annotations
 
 import base64
@@ -9,6 +9,7 @@ import stat
 
 import yaml
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from dralint_webhook.certs import dns_names
@@ -97,3 +98,59 @@ def test_serving_context_is_tls12_or_newer_and_survives_a_half_written_rotation(
     assert tls.context() is original and events[-1][1] is False
     (live / "tls.key").write_bytes((second / "tls.key").read_bytes())
     assert tls.context() is not original and events[-1][:2] == ("certificate", True)
+
+
+def configuration(*args: str) -> int:
+    return main(["configuration", "--service", SERVICE, "--namespace", NAMESPACE, *args])
+
+
+def test_configuration_from_the_kept_ca_is_what_certs_wrote(tmp_path):
+    out = run_certs(tmp_path, "--failure-policy", "Fail", "--judge-status-and-slices")
+    again = tmp_path / "again.yaml"
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(again), "--failure-policy", "Fail",
+                         "--judge-status-and-slices") == 0
+    # Byte for byte: the upgrade's `kubectl apply` of it changes nothing it need not, the bundle least of all.
+    assert again.read_text() == (out / "webhook.yaml").read_text()
+    hooks = yaml.safe_load(again.read_text())["webhooks"]
+    assert [h["name"] for h in hooks] == ["resources.dralint.dev", "pods.dralint.dev", "controllers.dralint.dev"]
+    assert {base64.b64decode(h["clientConfig"]["caBundle"]) for h in hooks} == {(out / "ca.crt").read_bytes()}
+    assert hooks[2]["failurePolicy"] == "Ignore"   # what controllers write is never behind Fail
+
+
+def test_configuration_trusts_every_ca_given_for_a_renewal(tmp_path):
+    old, new = run_certs(tmp_path / "old"), run_certs(tmp_path / "new")
+    both = tmp_path / "both.yaml"
+    assert configuration("--ca", str(old / "ca.crt"), "--ca", str(new / "ca.crt"), "--out", str(both)) == 0
+    bundle = base64.b64decode(yaml.safe_load(both.read_text())["webhooks"][0]["clientConfig"]["caBundle"])
+    # The certificate served before the Secret changes and the one after both verify against it.
+    assert [c.public_bytes(serialization.Encoding.PEM) for c in x509.load_pem_x509_certificates(bundle)] == [
+        (old / "ca.crt").read_bytes(), (new / "ca.crt").read_bytes()]
+
+
+def test_configuration_refuses_anything_but_ca_certificates(tmp_path, capsys):
+    out = run_certs(tmp_path)
+    (out / "empty.crt").write_text("")
+    target = tmp_path / "webhook.yaml"
+    for wrong, says in (("tls.crt", "is not a CA certificate"), ("tls.key", "holds no PEM certificate"),
+                        ("empty.crt", "holds no PEM certificate"), ("missing.crt", "No such file")):
+        # A good CA beside it does not help: every file given must be a CA.
+        assert configuration("--ca", str(out / "ca.crt"), "--ca", str(out / wrong), "--out", str(target)) == 2
+        assert says in capsys.readouterr().err
+    assert not target.exists()   # nothing written that would make every review fail TLS
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(tmp_path / "no-such-folder" / "webhook.yaml")) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_an_upgrade_that_forgets_the_installs_options_is_told(tmp_path, capsys):
+    out = run_certs(tmp_path, "--failure-policy", "Fail", "--judge-status-and-slices")
+    capsys.readouterr()
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(out / "webhook.yaml")) == 0
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [
+        "dralint-webhook: note: resources.dralint.dev: failurePolicy Fail becomes Ignore (--failure-policy keeps it)",
+        "dralint-webhook: note: pods.dralint.dev: failurePolicy Fail becomes Ignore (--failure-policy keeps it)",
+        "dralint-webhook: note: controllers.dralint.dev is no longer in the configuration "
+        "(--judge-status-and-slices keeps it)"]
+    # Given the same options, nothing to say.
+    assert configuration("--ca", str(out / "ca.crt"), "--out", str(out / "webhook.yaml")) == 0
+    assert capsys.readouterr().err == ""

@@ -11,8 +11,10 @@ from dralint.engine import Options, lint_paths
 from dralint.findings import Severity
 from dralint_webhook.certs import dns_names
 from dralint_webhook.cli import build_parser
-from dralint_webhook.manifests import controller_webhook, webhook_configuration
+from dralint_webhook.manifests import INJECT_CA_FROM, controller_webhook, webhook_configuration
 from dralint_webhook.store import RESOURCES
+
+from kustomize_model import render
 
 WEBHOOK = Path(__file__).resolve().parents[1] / "webhook"
 DEPLOY = WEBHOOK / "deploy"
@@ -27,18 +29,17 @@ def docs(path: Path) -> list[dict]:
 
 
 def objects(folder: Path) -> dict[str, dict]:
-    """The objects of a kustomization's resources, by kind (each kind appears once here)."""
-    kustomization = docs(folder / "kustomization.yaml")[0]
-    out: dict[str, dict] = {}
-    for resource in kustomization["resources"]:
-        path = folder / resource
-        if path.is_dir():
-            out.update(objects(path))
-            continue
-        for obj in docs(path):
-            assert obj["kind"] not in out, f"{path}: a second {obj['kind']}"
-            out[obj["kind"]] = obj
-    return out
+    """The rendered objects of a kustomization by kind, for kinds it has once."""
+    rendered = render(folder)
+    kinds = [obj["kind"] for obj in rendered]
+    return {obj["kind"]: obj for obj in rendered if kinds.count(obj["kind"]) == 1}
+
+
+def named(folder: Path, kind: str, name: str) -> dict:
+    """The rendered object ``kind``/``name`` of a kustomization."""
+    found = [obj for obj in render(folder) if obj["kind"] == kind and obj["metadata"]["name"] == name]
+    assert len(found) == 1, (folder, kind, name)
+    return found[0]
 
 
 def test_every_yaml_parses_and_every_reference_exists():
@@ -124,8 +125,10 @@ def test_service_and_pdb_select_the_pods():
 
 
 def test_webhook_configuration_is_the_one_the_code_builds():
-    vwc = objects(BASE)["ValidatingWebhookConfiguration"]
-    assert vwc == webhook_configuration(SERVICE, NAMESPACE)
+    # Not in the base: `apply -k` of the base (every upgrade) must never carry it without its caBundle.
+    assert "ValidatingWebhookConfiguration" not in objects(BASE)
+    vwc = objects(OVERLAY)["ValidatingWebhookConfiguration"]
+    assert vwc == webhook_configuration(SERVICE, NAMESPACE, inject_ca_from=f"{NAMESPACE}/dralint-webhook-ca")
     for hook in vwc["webhooks"]:
         assert hook["sideEffects"] == "None" and hook["admissionReviewVersions"] == ["v1"]
         assert 1 <= hook["timeoutSeconds"] <= 10 and hook["failurePolicy"] in ("Ignore", "Fail")
@@ -166,15 +169,27 @@ def test_match_conditions_skip_what_need_not_be_checked():
     assert not _matches(uses, "CREATE", {"spec": {"resourceClaims": []}})
 
 
-def test_cert_manager_overlay_issues_and_injects():
-    objs = objects(OVERLAY)
-    cert = objs["Certificate"]
-    assert cert["spec"]["dnsNames"] == dns_names(SERVICE, NAMESPACE)
-    assert cert["spec"]["secretName"] == "dralint-webhook-tls"
-    assert cert["spec"]["issuerRef"]["name"] == objs["Issuer"]["metadata"]["name"]
-    patch = yaml.safe_load(docs(OVERLAY / "kustomization.yaml")[0]["patches"][0]["patch"])
-    assert patch["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \
-        f"{cert['metadata']['namespace']}/{cert['metadata']['name']}"
+def test_cert_manager_overlay_signs_with_a_ca_of_its_own_and_injects_that_ca():
+    selfsigned = named(OVERLAY, "Issuer", "dralint-webhook-selfsigned")
+    ca = named(OVERLAY, "Certificate", "dralint-webhook-ca")
+    ca_issuer = named(OVERLAY, "Issuer", "dralint-webhook-ca")
+    serving = named(OVERLAY, "Certificate", "dralint-webhook-tls")
+    assert selfsigned["spec"] == {"selfSigned": {}}
+    # The CA: signed once by the self-signed Issuer, long-lived, its key never rotated, renewed in time.
+    assert ca["spec"]["isCA"] is True and ca["spec"]["issuerRef"] == {"name": "dralint-webhook-selfsigned",
+                                                                       "kind": "Issuer"}
+    assert ca["spec"]["privateKey"]["rotationPolicy"] == "Never"
+    assert int(ca["spec"]["duration"].removesuffix("h")) >= 5 * 8760
+    assert 0 < int(ca["spec"]["renewBefore"].removesuffix("h")) < int(ca["spec"]["duration"].removesuffix("h"))
+    assert ca_issuer["spec"] == {"ca": {"secretName": ca["spec"]["secretName"]}}
+    # The serving certificate: from the CA Issuer, into the Secret the Deployment mounts, a new key each time.
+    assert serving["spec"]["issuerRef"] == {"name": "dralint-webhook-ca", "kind": "Issuer"}
+    assert serving["spec"]["dnsNames"] == dns_names(SERVICE, NAMESPACE)
+    assert serving["spec"]["secretName"] == "dralint-webhook-tls" != ca["spec"]["secretName"]
+    assert serving["spec"]["privateKey"]["rotationPolicy"] == "Always" and "isCA" not in serving["spec"]
+    # The bundle comes from the CA, which serving renewals leave alone, never from the serving certificate.
+    vwc = objects(OVERLAY)["ValidatingWebhookConfiguration"]
+    assert vwc["metadata"]["annotations"] == {INJECT_CA_FROM: f"{NAMESPACE}/{ca['metadata']['name']}"}
 
 
 def test_dockerfile_runs_the_same_command_as_non_root():
@@ -197,6 +212,9 @@ def test_the_opt_in_overlay_judges_status_and_slices_and_can_never_block_them():
     hook = patch[0]["value"]
     assert hook["failurePolicy"] == "Ignore" and hook["timeoutSeconds"] <= 2
     assert set(hook["rules"][0]["resources"]) == {"resourceclaims/status", "resourceslices"}
+    # On top of the cert-manager overlay, its bundle injected too; `certs --judge-status-and-slices` otherwise.
+    assert objects(CONTROLLERS)["ValidatingWebhookConfiguration"] == webhook_configuration(
+        SERVICE, NAMESPACE, inject_ca_from=f"{NAMESPACE}/dralint-webhook-ca", controllers=True)
 
 
 def test_rbac_reads_exactly_what_the_watch_lists():

@@ -17,7 +17,6 @@ from dralint_webhook.policy import parse_policy
 
 POLICY = "organization:\n  maxDevicesPerClaim: 2\n"
 
-gojson.allow_deep_values()
 APP = create_app(Webhook(settings=Settings(), metrics=Metrics(), default_policy=parse_policy(yaml.safe_load(POLICY)),
                          warmed=True)).test_client()
 

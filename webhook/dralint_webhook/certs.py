@@ -1,9 +1,14 @@
-"""``dralint-webhook certs``: a CA and a serving certificate for clusters without cert-manager.
+"""``dralint-webhook certs`` and ``configuration``: TLS for clusters without cert-manager.
 
-Writes ``ca.crt``, ``tls.crt``, ``tls.key`` (mode 0600) and ``webhook.yaml`` (the
+``certs`` writes ``ca.crt``, ``tls.crt``, ``tls.key`` (mode 0600) and ``webhook.yaml`` (the
 ValidatingWebhookConfiguration with the CA as ``caBundle``). Keys are ECDSA P-256: the API
 server's Go client supports them and a handshake costs less than with RSA. The CA's key is
-never written: to renew, run the command again and apply the new ``webhook.yaml``.
+never written: to renew, run the command again.
+
+``configuration`` writes ``webhook.yaml`` again for CAs already trusted (``ca.crt`` kept from
+``certs``): an upgrade that changes the webhook's rules keeps the bundle, and a renewal can trust
+the old and the new CA at once while the Secret changes. These two commands are the only
+writers of the bundle of a cluster without cert-manager.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .manifests import webhook_configuration
+from .manifests import CONTROLLER_WEBHOOK_NAME, webhook_configuration
 
 # Clock skew between this machine and the cluster must not make a fresh certificate "not yet valid".
 _BACKDATE = dt.timedelta(minutes=5)
@@ -75,7 +80,56 @@ def issue(service: str, namespace: str, days: int = 365, now: dt.datetime | None
                                         serialization.NoEncryption()))
 
 
-def write(out: Path, service: str, namespace: str, issued: Issued, failure_policy: str = "Ignore") -> list[Path]:
+def read_ca_bundle(paths: list[Path]) -> bytes:
+    """The PEM certificates of ``paths``, one after another; ValueError unless each file holds CAs only."""
+    bundle = b""
+    for path in paths:
+        data = path.read_bytes()
+        try:
+            certs = x509.load_pem_x509_certificates(data)
+        except ValueError:
+            raise ValueError(f"{path}: holds no PEM certificate") from None
+        for cert in certs:
+            try:
+                is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+            except x509.ExtensionNotFound:
+                is_ca = False
+            if not is_ca:
+                # tls.crt passed for ca.crt would make a bundle that verifies nothing: every review fails TLS.
+                raise ValueError(f"{path}: {cert.subject.rfc4514_string()} is not a CA certificate")
+            bundle += cert.public_bytes(serialization.Encoding.PEM)
+    return bundle
+
+
+def configuration_yaml(service: str, namespace: str, ca_pem: bytes, failure_policy: str = "Ignore",
+                       controllers: bool = False) -> str:
+    """``webhook.yaml``: the ValidatingWebhookConfiguration trusting the PEM CA certificates ``ca_pem``."""
+    bundle = base64.b64encode(ca_pem).decode("ascii")
+    config = webhook_configuration(service, namespace, bundle, failure_policy=failure_policy, controllers=controllers)
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def dropped_settings(previous: str, new: str) -> list[str]:
+    """What ``new`` (a ``webhook.yaml``) no longer sets that ``previous`` did: a webhook left out or a
+    failurePolicy changed, which an upgrade that forgot the install's options would do silently."""
+    try:
+        before = {h["name"]: h for h in yaml.safe_load(previous)["webhooks"]}
+    except (yaml.YAMLError, TypeError, KeyError):
+        return []   # not a configuration this command wrote: nothing to compare
+    after = {h["name"]: h for h in yaml.safe_load(new)["webhooks"]}
+    notes = []
+    for name, hook in before.items():
+        if name not in after:
+            keep = " (--judge-status-and-slices keeps it)" if name == CONTROLLER_WEBHOOK_NAME else ""
+            notes.append(f"{name} is no longer in the configuration{keep}")
+        elif hook.get("failurePolicy") != after[name]["failurePolicy"]:
+            notes.append(f"{name}: failurePolicy {hook.get('failurePolicy')} becomes {after[name]['failurePolicy']} "
+                         f"(--failure-policy keeps it)")
+    return notes
+
+
+def write(out: Path, service: str, namespace: str, issued: Issued, failure_policy: str = "Ignore",
+          controllers: bool = False) -> list[Path]:
     """Write the files into ``out`` (created if needed); returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
     files = {"ca.crt": issued.ca_cert, "tls.crt": issued.cert}
@@ -90,8 +144,7 @@ def write(out: Path, service: str, namespace: str, issued: Issued, failure_polic
         fh.write(issued.key)
     os.chmod(key_path, 0o600)
     written.append(key_path)
-    bundle = base64.b64encode(issued.ca_cert).decode("ascii")
-    config = webhook_configuration(service, namespace, bundle, failure_policy=failure_policy)
-    (out / "webhook.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (out / "webhook.yaml").write_text(configuration_yaml(service, namespace, issued.ca_cert, failure_policy,
+                                                         controllers), encoding="utf-8")
     written.append(out / "webhook.yaml")
     return written

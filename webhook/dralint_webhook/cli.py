@@ -1,4 +1,4 @@
-"""The ``dralint-webhook`` command: ``serve``, ``certs`` and ``check-policy``."""
+"""The ``dralint-webhook`` command: ``serve``, ``certs``, ``configuration`` and ``check-policy``."""
 from __future__ import annotations
 
 import argparse
@@ -54,6 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
     certs.add_argument("--days", type=int, default=365, help="validity in days (default: 365)")
     certs.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
                        help="failurePolicy of the written configuration (default: Ignore)")
+    certs.add_argument("--judge-status-and-slices", action="store_true",
+                       help="the configuration also judges claim status and ResourceSlices (always Ignore)")
+
+    config = sub.add_parser("configuration",
+                            help="write the ValidatingWebhookConfiguration again for the CA that `certs` made "
+                                 "(upgrades, renewals)")
+    config.add_argument("--ca", required=True, action="append", metavar="FILE",
+                        help="CA certificate to trust, e.g. certs/ca.crt (repeatable: a renewal trusts both)")
+    config.add_argument("--service", required=True, metavar="NAME", help="the webhook's Service name")
+    config.add_argument("--namespace", required=True, metavar="NS", help="the Service's namespace")
+    config.add_argument("--out", required=True, metavar="FILE", help="where to write it, e.g. certs/webhook.yaml")
+    config.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
+                        help="failurePolicy (default: Ignore; give the one the install used)")
+    config.add_argument("--judge-status-and-slices", action="store_true",
+                        help="also judge claim status and ResourceSlices (always Ignore)")
 
     check = sub.add_parser("check-policy", help="check a policy file and exit (0 good, 2 bad)")
     check.add_argument("file", help="policy file (YAML)")
@@ -65,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "certs":
         return _certs(args)
+    if args.command == "configuration":
+        return _configuration(args)
     if args.command == "check-policy":
         return _check_policy(args.file)
     return _serve(args)
@@ -77,8 +94,27 @@ def _certs(args: argparse.Namespace) -> int:
         sys.stderr.write("dralint-webhook: error: --days must be at least 1\n")
         return EXIT_USAGE
     for path in write(Path(args.out), args.service, args.namespace, issue(args.service, args.namespace, args.days),
-                      args.failure_policy):
+                      args.failure_policy, args.judge_status_and_slices):
         sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
+def _configuration(args: argparse.Namespace) -> int:
+    from .certs import configuration_yaml, dropped_settings, read_ca_bundle
+
+    out = Path(args.out)
+    try:
+        bundle = read_ca_bundle([Path(path) for path in args.ca])
+        text = configuration_yaml(args.service, args.namespace, bundle, args.failure_policy,
+                                  args.judge_status_and_slices)
+        previous = out.read_text(encoding="utf-8") if out.is_file() else None
+        out.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"dralint-webhook: error: {exc}\n")
+        return EXIT_USAGE
+    for note in dropped_settings(previous, text) if previous is not None else []:
+        sys.stderr.write(f"dralint-webhook: note: {note}\n")
+    sys.stdout.write(f"wrote {args.out}\n")
     return 0
 
 
