@@ -157,6 +157,8 @@ class Index:
             index.add(obj)
         for obj in refused:
             index.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
+        for name in ("claims", "templates", "same"):   # what was added becomes the base copies share
+            setattr(index, name, getattr(index, name).folded())
         return index
 
     def find(self, kind: str, namespace: str, name: str, near: Canonical | None = None) -> Canonical | None:

@@ -464,3 +464,28 @@ def test_a_watcher_over_its_memory_ceiling_exits_by_itself(tmp_path, caplog):
         stop.set()
         assert not thread.is_alive()                    # ended without being told to: the master starts another
     assert any("over its memory ceiling" in r.getMessage() for r in caplog.records)
+
+
+def test_a_review_looks_at_its_own_claims_not_at_every_claim_of_the_cluster():
+    from dralint.feasibility.groups import build_groups
+
+    def converted(obj: dict, kind: str = "ResourceClaim") -> object:
+        return cluster_object(dict(obj, apiVersion=RV, kind=kind), "cluster")
+
+    cluster = Index.build([converted(claim_of(f"c{i}", 1, (0, i % 2) if i % 2 else None)) for i in range(6)])
+    template = converted({"metadata": {"name": "t", "namespace": "ml"},
+                          "spec": {"spec": claim_of("t", 1, None)["spec"]}}, "ResourceClaimTemplate")
+    for reviewed in ([converted(claim_of("c3", 2, None))], [converted(claim_of("new", 1, None)), template],
+                     [converted(claim_of("c1", 1, (0, 1)))]):
+        index = cluster.overlay(reviewed)
+        ids = {id(o) for o in reviewed}
+
+        def linted(obj: object) -> bool:
+            return id(obj) in ids
+
+        def shape(groups: list) -> list:
+            return [(id(g.owner), [id(m.obj) for m in g.members]) for g in groups]
+
+        walked = build_groups(index, linted)
+        assert shape(build_groups(index, linted, reviewed)) == shape(walked)
+        assert shape(build_groups(index, linted, reviewed + [converted(claim_of("absent", 1, None))])) == shape(walked)
