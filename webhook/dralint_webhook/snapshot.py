@@ -114,6 +114,7 @@ class Publisher:
         first snapshot of a watcher is a new state, with a generation of its own."""
         epoch = self.epoch + 1
         log = open(_log_path(self.folder, epoch), "wb")
+        sealed = self._log is not None
         if self._log is None:
             self.generation += 1
         else:
@@ -123,7 +124,7 @@ class Publisher:
         self._snapshot_bytes = write_atomically(self.folder / STATE, _snapshot_lines(head, rows))
         for old in _epochs(self.folder):
             # The sealed log stays for the workers still reading it; older ones (and a dead watcher's) go.
-            if old < epoch - (1 if self._log is not None else 0):
+            if old < epoch - (1 if sealed else 0):
                 _remove(_log_path(self.folder, old))
         self.epoch, self._log, self._log_bytes = epoch, log, 0
 
@@ -154,7 +155,8 @@ def _snapshot_lines(head: bytes, rows: Iterable[Change]) -> Iterator[bytes]:
 
 
 def _append(log: BinaryIO, data: bytes) -> None:
-    # One write of the whole record (the file is opened for appending): a reader sees a prefix of it at worst.
+    # A reader may see a prefix of the record (a write in progress, or a watcher killed in the middle of
+    # it): its last line, the commit or the seal, says when it is whole.
     log.write(data)
     log.flush()
 
