@@ -6,9 +6,11 @@ Values are kept as exact fractions, so ``1Gi``, ``1024Mi`` and ``1073741824`` co
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+
+from .bounded_cache import bounded_cache
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 10**3), "": Fraction(1),
@@ -98,7 +100,12 @@ _DIGIT_CHUNK = 4000
 _LONGEST_BITS = 13_000  # about 3,900 decimal digits
 
 
-@lru_cache(maxsize=4096)
+# A fleet spells the same few quantities everywhere. An entry keeps the text and an exact value of
+# about as many digits; caller text may be long (up to ~3,900 digits parse), so bytes bound it.
+QUANTITY_CACHE_BYTES = 4 << 20
+
+
+@bounded_cache(QUANTITY_CACHE_BYTES, lambda text: 2 * sys.getsizeof(text) + 512)
 def _parse(text: str) -> Quantity:
     stripped = text.strip() if isinstance(text, str) else text
     if stripped != text or not text:

@@ -23,7 +23,7 @@ from . import ast as A
 from .env import CelEnv
 from .errors import CelIssue
 from .parser import ParseError, parse
-from .selector import EXPRESSION_CACHE_BYTES, compile_selector
+from .selector import EXPRESSION_CACHE_BYTES, compile_selector, expression_bytes
 from .values import Semver, SemverError
 
 Names = Mapping[str, Mapping[str, set[str]]]
@@ -64,7 +64,7 @@ def lint_selector(expression: str, env: CelEnv, known: Names | None = None,
     return issues
 
 
-@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression: len(expression) + 64)
+@bounded_cache(EXPRESSION_CACHE_BYTES, expression_bytes)
 def _analyse(expression: str) -> tuple[tuple[CelIssue, ...], tuple[_Access, ...], Any, str | None] | None:
     """What depends on the expression alone (parsed once, not once per object that uses it):
     the name-independent warnings, the device accesses, which accesses are guarded, and the

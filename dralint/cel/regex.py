@@ -2,14 +2,14 @@
 
 We drive google-re2's pybind class directly on UTF-8 bytes: its Python ``search`` wrapper maps
 every offset back to characters and costs ~15 µs a call, ten times the match itself. Compiled
-patterns are kept in a bounded LRU cache, since selectors reuse a few literals.
+patterns are kept in a cache bounded by bytes, since selectors reuse a few literals.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re2
 from re2 import _re2
+
+from ..bounded_cache import bounded_cache
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # invalid user patterns are expected; RE2 would log each to stderr
@@ -61,7 +61,12 @@ class Pattern:
         return out
 
 
-@lru_cache(maxsize=512)
+# A compiled program takes up to ~50 bytes per byte of its pattern (measured: counted repetitions
+# of 10 KB patterns). RE2's lazily built DFA comes on top, within RE2's own max_mem per program.
+REGEX_CACHE_BYTES = 16 << 20
+
+
+@bounded_cache(REGEX_CACHE_BYTES, lambda pattern: 64 * len(pattern) + 4096)
 def _compile(pattern: str) -> Pattern | RegexError:
     compiled = _re2.RE2(pattern.encode("utf-8", "surrogatepass"), _OPTIONS)
     if not compiled.ok():

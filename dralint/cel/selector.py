@@ -97,7 +97,15 @@ class Compiled:
                               f"type conversion error from '{name}' to 'bool'")
 
 
-EXPRESSION_CACHE_BYTES = 512 * 1024
+# Compiled programs and parse trees weigh about 25-45 bytes per character of their expression
+# (measured with tracemalloc, 100 B to 10 KB expressions); the caches count 48, plus a fixed part.
+BYTES_PER_CHARACTER = 48
+EXPRESSION_CACHE_BYTES = 24 << 20
+
+
+def expression_bytes(expression: str) -> int:
+    """Estimated bytes of what is cached for ``expression`` (its program, or its parse tree)."""
+    return BYTES_PER_CHARACTER * len(expression) + 4096
 
 
 def compile_selector(expression: str, env: CelEnv) -> Compiled:
@@ -118,8 +126,8 @@ def compile_derived_attribute(expression: str, env: CelEnv) -> Compiled:
     return _compile_cached(expression, env, True)
 
 
-# Bounded by the expressions' bytes: a compiled 10 KB expression is far larger than a 100-byte one.
-@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env, derived: len(expression) + 64)
+# Bounded by bytes: a compiled 10 KB expression is a hundred times the size of a 100-byte one.
+@bounded_cache(EXPRESSION_CACHE_BYTES, lambda expression, env, derived: expression_bytes(expression))
 def _compile_cached(expression: str, env: CelEnv, derived: bool) -> Compiled:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
         return Compiled(expression, env, (CelIssue("too-long", "error",

@@ -264,7 +264,6 @@ class _Devices:
                     names.setdefault((kind, domain), set()).add(ident)
             for kd, ids in names.items():
                 self.by_domain.setdefault(kd, []).append((i, ids))
-        self._lacking: dict[tuple[str, str, str], list[int]] = {}
         self._cel: dict[int, Any] = {}
 
     @classmethod
@@ -281,11 +280,9 @@ class _Devices:
         return cls(records)
 
     def lacking(self, kind: str, domain: str, ident: str) -> list[int]:
-        """The devices that publish the domain but not the name."""
-        key = (kind, domain, ident)
-        if key not in self._lacking:
-            self._lacking[key] = [i for i, ids in self.by_domain.get((kind, domain), ()) if ident not in ids]
-        return self._lacking[key]
+        """The devices that publish the domain but not the name. Not remembered: this object lives
+        as long as the webhook's cluster state, and the names come from callers' expressions."""
+        return [i for i, ids in self.by_domain.get((kind, domain), ()) if ident not in ids]
 
     def cel(self, i: int) -> Any:
         """The CEL view of device ``i``, built on first use."""

@@ -6,8 +6,10 @@ so checks can quote them; the wording follows apimachinery's.
 from __future__ import annotations
 
 import re
+import sys
 import uuid
-from functools import lru_cache
+
+from ..bounded_cache import bounded_cache
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -131,7 +133,12 @@ def qualified_attribute_errors(value: str, *, fully_qualified: bool = False,
     return list(_qualified_attribute_errors(value, fully_qualified, multi_slash_ok))
 
 
-@lru_cache(maxsize=4096)  # every device of a driver repeats the same few names
+# Every device of a driver repeats the same few names. Caller names may be long and messages quote
+# them, so bytes bound it.
+ATTRIBUTE_NAME_CACHE_BYTES = 2 << 20
+
+
+@bounded_cache(ATTRIBUTE_NAME_CACHE_BYTES, lambda value, *_: 3 * sys.getsizeof(value) + 512)
 def _qualified_attribute_errors(value: str, fully_qualified: bool, multi_slash_ok: bool) -> tuple[tuple[str, str], ...]:
     return tuple(_attribute_name_errors(value, fully_qualified, multi_slash_ok))
 

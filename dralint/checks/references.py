@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..convert import Canonical
 from ..index import namespaces_of
@@ -95,14 +95,17 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
         return
     spaces = namespaces_of(obj.namespace)
 
-    # Whether a name exists is asked of the tables (the webhook's holds every claim of the cluster);
-    # every name of the namespace is gathered only to suggest one for a name that does not exist.
+    # Whether a name exists is asked of the tables (the webhook's holds every claim of the cluster, and a
+    # fact over all of them would be worked out again after every change of a claim). Every name of the
+    # namespace is gathered only to suggest one for a name that does not exist, in facts keyed by what
+    # the cluster holds, never by what the object names (the webhook keeps an index's facts for as long
+    # as the cluster state lasts, and the names come from callers).
     def exists(table: Any, name: str) -> bool:
         return any((space, name) in table for space in spaces)
 
-    def names(kind: str, table: str) -> set[str]:
-        return index.derived(f"{kind}-names:{sorted(spaces)}",
-                             lambda idx: {n for (ns, n) in getattr(idx, table) if ns in spaces})
+    def names(kind: str, table: str) -> frozenset[str]:
+        by_space = index.derived(f"{kind}-names-by-namespace", lambda idx: _names_by_namespace(getattr(idx, table)))
+        return frozenset().union(*(by_space.get(ns, ()) for ns in spaces))
 
     where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
     for base in obj.manifest.pod_spec_paths:
@@ -181,10 +184,22 @@ def _selector_drivers(ctx: CheckContext,
                                   scalar_offset=offset)
 
 
+def _names_by_namespace(objects: Mapping[tuple[str, str], Any]) -> dict[str, frozenset[str]]:
+    by_space: dict[str, set[str]] = {}
+    for ns, name in objects:
+        by_space.setdefault(ns, set()).add(name)
+    return {ns: frozenset(names) for ns, names in by_space.items()}
+
+
 def _class_suggestion(index: Any, name: str) -> str:
     """"did you mean" among the run's classes, once per missing name: with a thousand classes the
-    fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it."""
-    return index.derived(f"class-suggestion:{name}", lambda idx: _did_you_mean(name, idx.classes))
+    fuzzy match costs milliseconds, and the same missing name recurs in every claim that uses it.
+    Kept per index (a run's, or one review's overlay), not handed to the webhook's cluster state:
+    the names come from callers."""
+    suggestions = index.derived("class-suggestions", lambda _: {})
+    if name not in suggestions:
+        suggestions[name] = _did_you_mean(name, index.classes)
+    return suggestions[name]
 
 
 def _refused(ctx: CheckContext, kind: str, name: str) -> str:

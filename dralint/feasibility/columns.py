@@ -14,18 +14,22 @@ kept; a column that left is worked out again when asked.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..sizes import deep_size
 from .lru import Lru
 from .model import Device
 
 FALSE, TRUE, ERROR = 0, 1, 2
-# Columns kept: one int8 per device each (40 KB for 40,000 devices).
-MAX_COLUMNS = 2048
-# Groupings of the whole fleet kept, one per set of attribute ids read: an int64 per device each.
-MAX_GROUPINGS = 64
+# Bytes of columns kept: one int8 per device each (40 KB for 40,000 devices), with the expression
+# and the errors it met (one dict entry per failing device).
+COLUMN_BYTES = 64 << 20
+ERROR_ENTRY_BYTES = 100
+# Bytes of groupings of the whole fleet kept, one per set of attribute ids read: two int64 arrays.
+GROUPING_BYTES = 32 << 20
 
 # (expression, device) -> bool; raises an exception carrying the error (see selection.py).
 Evaluate = Callable[[str, Device], bool]
@@ -34,7 +38,7 @@ Evaluate = Callable[[str, Device], bool]
 # What converting one attribute or capacity entry says: (table, name, raw value) -> problem or None.
 EntryProblem = Callable[[str, str, Any], "str | None"]
 # Problems kept, per (table, name, value): a fleet has few distinct versions and capacities.
-MAX_PROBLEMS = 65536
+PROBLEM_BYTES = 4 << 20
 
 
 def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None) -> tuple[tuple, dict[str, tuple]]:
@@ -65,7 +69,7 @@ class Columns:
                  driver_of: Callable[[str], str | None], entry_problem: EntryProblem | None = None) -> None:
         self._evaluate = evaluate
         self._entry_problem = entry_problem
-        self._problems: Lru[tuple, tuple[str | None]] = Lru(MAX_PROBLEMS)
+        self._problems: Lru[tuple, tuple[str | None]] = Lru(PROBLEM_BYTES, lambda key, value: deep_size((key, value)))
         self._error_type = error_type
         self._names_of = names_of      # attribute ids an expression can read (None: cannot tell)
         self._driver_of = driver_of    # the driver an expression requires (None: any)
@@ -77,7 +81,8 @@ class Columns:
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
         # Per expression its column, and per device uid the error where it failed.
-        self._columns: Lru[str, np.ndarray] = Lru(MAX_COLUMNS, lambda expr, _: self._errors.pop(expr, None))
+        self._columns: Lru[str, np.ndarray] = Lru(COLUMN_BYTES, self._column_bytes,
+                                                  lambda expr, _: self._errors.pop(expr, None))
         self._errors: dict[str, dict[int, Exception]] = {}
         self.alive = np.zeros(0, bool)       # per uid: a registered device, not forgotten
         self.bound = np.zeros(0, bool)       # per uid: the device has binding conditions
@@ -85,7 +90,20 @@ class Columns:
         # Per set of attribute ids, the fleet's devices that look alike through them (see _grouping);
         # valid while no device is added or forgotten (``_version``).
         self._version = 0
-        self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(MAX_GROUPINGS)
+        self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
+            GROUPING_BYTES, lambda idents, value: deep_size(idents) + value[1].nbytes + value[2].nbytes)
+
+    def _column_bytes(self, expr: str, column: np.ndarray) -> int:
+        return sys.getsizeof(expr) + column.nbytes + ERROR_ENTRY_BYTES * len(self._errors.get(expr, ()))
+
+    def drop_caches(self) -> int:
+        """Forget the columns, groupings and problems (worked out again when asked); the bytes they
+        held, as estimated. The devices and their keys stay."""
+        freed = self._columns.clear() + self._groupings.clear() + self._problems.clear()
+        freed += sum(a.nbytes for a in self._attr.values())
+        self._errors.clear()
+        self._attr.clear()
+        return freed
 
     def _device_problems(self, device: Device) -> tuple:
         """The versions and capacities of ``device`` that do not convert, with what is wrong."""

@@ -11,11 +11,13 @@ nodes whose devices changed are counted again; a changed class drops its filters
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
+from ..sizes import deep_size
 from .capacity import fits
 from .columns import ERROR, TRUE
 from .constraints import lookup_attribute, scalar_value
@@ -30,11 +32,11 @@ FilterKey = tuple  # (class selectors, selectors, admin, tolerations, capacity r
 _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
 # Bounds of what the counts remember (they live as long as the world: the webhook's, for days).
 # By bytes: a run asks thousands of distinct filters (the benchmark corpus: 3,247), and counting
-# one again costs a pass over the fleet; what one weighs grows with the fleet.
+# one again costs a pass over the fleet; what one weighs grows with the fleet, and its key holds
+# what the claim wrote (up to 32 selectors of 10 KB).
 MAX_FILTER_BYTES = 128 << 20     # each: one array per device, up to five per node (shared when equal)
 MAX_VALUE_COUNT_BYTES = 64 << 20  # per (filter, attribute): nodes x values
-MAX_ENTRIES = 1 << 16            # a bound on the number of either, whatever they weigh
-MAX_ATTRIBUTES = 128             # per attribute: one value id per device
+MAX_VALUE_ID_BYTES = 16 << 20    # per attribute a claim's constraint names: one value id per device
 _PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
 
 
@@ -68,6 +70,7 @@ class FilterCounts:
     hold_pos: int = 0
     size: int = 0                # uids covered
     has_errors: bool = False     # a device where a selector fails (then the err arrays count them)
+    key_bytes: int = 0           # what the key and the request alternative hold (estimated once)
 
     @property
     def dev_usable(self) -> np.ndarray:
@@ -86,9 +89,10 @@ class FilterCounts:
             seen.add(id(getattr(self, name)))
 
     def nbytes(self) -> int:
+        """Bytes of its arrays (each counted once), key and request alternative."""
         arrays = {id(a): a for a in (self.dev_sel, self.usable_own, *(getattr(self, n) for n in _PER_NODE))
                   if a is not None}
-        return sum(a.nbytes for a in arrays.values())
+        return sum(a.nbytes for a in arrays.values()) + self.key_bytes
 
 
 @dataclass
@@ -111,15 +115,19 @@ class Counts:
 
     def __init__(self, world: "World") -> None:
         self.world = world
-        self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_ENTRIES, weigh=FilterCounts.nbytes,
-                                                           budget=MAX_FILTER_BYTES)
+        self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTER_BYTES, lambda _, fc: fc.nbytes())
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
         self._flags = _DeviceFlags()
         self._capacity: tuple[tuple, np.ndarray] | None = None
-        self._values: Lru[str, tuple[np.ndarray, int]] = Lru(MAX_ATTRIBUTES)
-        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_ENTRIES, weigh=lambda a: a.nbytes,
-                                                     budget=MAX_VALUE_COUNT_BYTES)
+        self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
+            MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
+        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNT_BYTES, lambda key, a: deep_size(key) + a.nbytes)
+
+    def drop_caches(self) -> int:
+        """Forget every filter's counts and the per-value counts (counted again when asked); the
+        bytes they held, as estimated. The fleet's entries and the devices' flags stay."""
+        return self._filters.clear() + self._values.clear() + self._by_value.clear()
 
     # ------------------------------------------------------------------ the fleet's entries
 
@@ -252,6 +260,7 @@ class Counts:
         usable = self._usable(alt, dev_sel, range(len(dev_sel)))
         fc = FilterCounts(key, alt, dev_sel, None if np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
+        fc.key_bytes = deep_size((key, alt))
         slot, uid, here = self.flat()
         size = world.slot_count
         held = world.held[uid] if not alt.admin else np.zeros(len(uid), bool)

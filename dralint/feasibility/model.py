@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
 import math
+import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..bounded_cache import bounded_cache
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..quantity import Quantity, QuantityError
@@ -37,7 +39,10 @@ def nanos(value: Any) -> Nanos | None:
 
 
 # A fleet spells the same few quantities on thousands of devices ("80Gi"): parse each once.
-@functools.lru_cache(maxsize=4096, typed=True)
+NANOS_CACHE_BYTES = 2 << 20
+
+
+@bounded_cache(NANOS_CACHE_BYTES, lambda value: sys.getsizeof(value) + 160, typed=True)
 def _parsed_nanos(value: str | int | float) -> Nanos | None:
     try:
         return math.ceil(Quantity.parse(value).value * NANO)
@@ -401,8 +406,13 @@ def read_claim(obj: Canonical, display: str) -> ClaimSpec:
 
 
 # Claims stamped from one template (or written from one example) ask the same: their devices part
-# is read once. Keyed by its canonical JSON; what is read is immutable, so claims share it.
-@functools.lru_cache(maxsize=4096)
+# is read once. Keyed by its canonical JSON; what is read is immutable, so claims share it. An
+# entry keeps the key and the strings read from it (about as many bytes again); the devices part
+# of a valid claim may be hundreds of KB of selectors, so bytes bound it.
+SHAPE_CACHE_BYTES = 32 << 20
+
+
+@bounded_cache(SHAPE_CACHE_BYTES, lambda shape, spec_path: 2 * sys.getsizeof(shape) + 2048)
 def _read_alike(shape: str, spec_path: FieldPath) -> tuple[tuple[Request, ...], tuple[Constraint, ...], tuple]:
     return _read_devices(json.loads(shape), spec_path)
 
@@ -438,11 +448,13 @@ def _read_devices(devices: dict, spec_path: FieldPath) -> tuple[tuple[Request, .
 def _claim_shape(devices: dict) -> Any:
     """What makes two claims ask the same (the cache key of their judgement): the devices part as
     canonical JSON (C-fast; it also tells 1 from 1.0 and true), or as nested tuples when it is not
-    plain JSON."""
+    plain JSON. Without ``config``: the allocator never reads it, and its opaque parameters (up to
+    32 of 10 KB in a valid claim) would make every key, and every cache keyed by it, that large."""
+    asked = {k: v for k, v in devices.items() if k != "config"} if "config" in devices else devices
     try:
-        return json.dumps(devices, sort_keys=True, separators=(",", ":"))
+        return json.dumps(asked, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
-        return _frozen(devices)
+        return _frozen(asked)
 
 
 def holdings(obj: Canonical, consumable_capacity: bool) -> tuple[list[DeviceKey], list[tuple[DeviceKey, dict[str, Nanos]]]]:

@@ -16,13 +16,15 @@ from typing import Callable, Mapping
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..releases import Release
-from .columns import ERROR, FALSE, MAX_COLUMNS, TRUE, Columns
+from ..sizes import deep_size
+from .columns import ERROR, FALSE, TRUE, Columns
 from .lru import Lru
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device
 
 
-MAX_COMBINED_BYTES = 128 << 20   # answers of selector lists, one byte per device each
+MAX_COMBINED_BYTES = 128 << 20   # answers of selector lists, one byte per device each, with their keys
+EXPRESSION_FACT_BYTES = 4 << 20  # per expression, the names it reads and the driver it requires
 
 
 class SelectorError(Exception):
@@ -175,6 +177,10 @@ def names_read(expression: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
+def _fact_bytes(expression: str, fact: tuple) -> int:
+    return deep_size((expression, fact))
+
+
 class Selection:
     """Selector results of one run (or of the webhook's fleet); ``matches`` raises FatalError for a
     failing selector.
@@ -189,24 +195,32 @@ class Selection:
         self._binding = binding_conditions
         # The driver an expression requires (None: any); only given with the real CEL semantics.
         self._driver_of = driver_of
-        self._drivers: dict[str, str | None] = {}
-        self._names: dict[str, frozenset[str] | None] = {}
+        # Per expression (boxed: None is an answer), the driver it requires and the names it reads.
+        self._drivers: Lru[str, tuple[str | None]] = Lru(EXPRESSION_FACT_BYTES, _fact_bytes)
+        self._names: Lru[str, tuple[frozenset[str] | None]] = Lru(EXPRESSION_FACT_BYTES, _fact_bytes)
         self.columns = Columns(evaluate, SelectorError, self._names_read, self._required, entry_problem)
         # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
         self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
-            MAX_COLUMNS * 32, weigh=lambda answers: answers.nbytes, budget=MAX_COMBINED_BYTES)
+            MAX_COMBINED_BYTES, lambda expressions, answers: deep_size(expressions) + answers.nbytes)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
-        if expression not in self._names:
-            self._names[expression] = names_read(expression)
-        return self._names[expression]
+        have = self._names.get(expression)
+        if have is None:
+            have = self._names.put(expression, (names_read(expression),))
+        return have[0]
 
     def _required(self, expression: str) -> str | None:
         if self._driver_of is None:
             return None
-        if expression not in self._drivers:
-            self._drivers[expression] = self._driver_of(expression)
-        return self._drivers[expression]
+        have = self._drivers.get(expression)
+        if have is None:
+            have = self._drivers.put(expression, (self._driver_of(expression),))
+        return have[0]
+
+    def drop_caches(self) -> int:
+        """Forget every selector answer and fact about expressions (worked out again when asked);
+        the bytes they held, as estimated."""
+        return self._combined.clear() + self._drivers.clear() + self._names.clear() + self.columns.drop_caches()
 
     @property
     def evaluations(self) -> int:

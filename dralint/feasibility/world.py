@@ -17,6 +17,7 @@ import numpy as np
 
 from ..convert import Canonical
 from ..releases import Release
+from ..sizes import deep_size
 from .counts import Counts
 from .lru import Lru
 from .model import AllocatedState, DeviceKey, Nanos, Slice, holdings, read_slice
@@ -25,6 +26,15 @@ from .pools import Features, Pool, SliceIndex, gather_pools
 from .search import Candidate, RunContext, invalid_pools_failure
 from .selection import DeviceClassInfo, Evaluator, Selection, cel_entry_problem, read_class
 from .taints import rule_taints
+
+
+NODE_SET_BYTES = 16 << 20   # node sets kept: per pod placement, its nodes and their slots
+
+
+def _node_set_bytes(key: tuple, nodes: Any) -> int:
+    """A node set's key (the pod's placement) and its lists and arrays; the nodes are the world's."""
+    return deep_size(key) + 8 * len(nodes.nodes) + nodes.slots.nbytes + nodes.unusable.nbytes + \
+        deep_size(nodes.refused)
 
 
 def features_of(release: Release) -> Features:
@@ -95,8 +105,9 @@ class World:
         self._multi_term: tuple[int, bool] | None = None
         # The fleet's counts live as long as the world: every judgement shares and updates them.
         self.counts = Counts(self)
-        # Which nodes a pod may run on, as judge.py works it out; keyed with len(node_log).
-        self.node_sets: Lru[tuple, Any] = Lru(256)
+        # Which nodes a pod may run on, as judge.py works it out; keyed with len(node_log) and by the
+        # pod's placement (what the caller wrote), so bounded by bytes.
+        self.node_sets: Lru[tuple, Any] = Lru(NODE_SET_BYTES, _node_set_bytes)
         # What the questions over every node read (unusable pools, failures), kept per slot and
         # updated for the slots node_log names: one changed slice costs its nodes, not the fleet.
         self._facts: _NodeFacts | None = None
@@ -413,6 +424,16 @@ class World:
             facts.failing_list = [self._states[self._slot_names[slot]].view for slot in self.order.tolist()
                                   if slot in facts.failing]
         return facts.failing_list
+
+    def drop_caches(self) -> int:
+        """Forget what is worked out again when asked (selector answers, counts, node sets, shared
+        counters left): what a webhook worker gives back first near its memory ceiling. The
+        bytes they held, as estimated. Only while nobody else uses the world."""
+        freed = self.counts.drop_caches() + self.selection.drop_caches() + self.node_sets.clear()
+        if self.run.counter_cache:
+            freed += deep_size(self.run.counter_cache)
+            self.run.counter_cache.clear()
+        return freed
 
     def warm(self) -> None:
         """Work out now what the first question would otherwise pay for: every node's pools and

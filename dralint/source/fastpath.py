@@ -23,11 +23,13 @@ is tested on real-world files and generated YAML.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
+import sys
 import threading
 from typing import Any, Iterator, Sequence
+
+from dralint.bounded_cache import bounded_cache
 
 from dralint.source.records import Chunk
 from dralint.source.scalars import resolve_plain
@@ -213,7 +215,11 @@ def _safe_int(token: str) -> bool:
     return bool(_SAFE_INT.fullmatch(token))
 
 
-@functools.lru_cache(maxsize=4096)  # the same few tokens ("1", "16Gi", "0.5") recur in every file
+# The same few tokens ("1", "16Gi", "0.5") recur in every file; a token is as long as a line may be.
+TOKEN_CACHE_BYTES = 1 << 20
+
+
+@bounded_cache(TOKEN_CACHE_BYTES, lambda token: sys.getsizeof(token) + 100)
 def _risky_number(token: str) -> bool:
     """Kubernetes reads it as a number, or rapidyaml might write it as a JSON float."""
     return any(t and (_JSON_NUMBER.fullmatch(t) or not isinstance(resolve_plain(t), str))

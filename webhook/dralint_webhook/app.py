@@ -30,6 +30,7 @@ from .logs import LOGGER, log
 from .manifests import TIMEOUT_SECONDS
 from .metrics import Metrics
 from .policy import Policy, load_policy
+from .relief import memory_guard
 from .reloading import Reloading
 from .timeouts import review_deadline
 from .tls import ServingTLS
@@ -56,6 +57,8 @@ class Settings:
     # --watch: the live cluster, published by the replica's watcher into this folder.
     state_dir: str | None = None
     max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
+    # A file of the run folder the workers share: over the ceiling, one worker at a time retires (relief.py).
+    retire_lock: str | None = None
     timeout_seconds: float = TIMEOUT_SECONDS     # the API server's timeout for a call that names none
 
 
@@ -160,7 +163,8 @@ def build_webhook(settings: Settings) -> Webhook:
     """Load policy, cluster state and certificate (raising on any bad file) and warm the engine."""
     # Before any thread starts: what an API server sends may nest 10,000 levels deep (gojson).
     gojson.allow_deep_values()
-    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir), guard=Guard(settings.max_rss))
+    hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir))
+    hook.guard = memory_guard(hook)
     if settings.policy_file:
         path = settings.policy_file
         hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path), interval=settings.reload_interval,
@@ -213,7 +217,9 @@ def create_app(hook: Webhook) -> Flask:
         review: AdmissionRequest | None = None
         org: list[Finding] = []
         try:
-            with hook.guard.review(deadline):
+            # Parsing is bounded by the body's size, and without it there is no verdict at all (a 503
+            # fails the API server's call): the deadline stops it, the memory ceiling does not.
+            with hook.guard.review(deadline, memory=False):
                 try:
                     review = parse_review(request.get_data(cache=False))
                 except BadReview as exc:

@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--health-port", type=int, default=0, metavar="PORT",
                        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)")
     serve.add_argument("--max-worker-memory", type=int, default=0, metavar="MIB",
-                       help="reviews in flight are stopped when a worker's resident memory exceeds this (0: off)")
+                       help="over this resident memory a worker drops its caches, then stops the reviews in flight "
+                            "and retires if still over (0: off)")
     serve.add_argument("--max-watcher-memory", type=int, default=None, metavar="MIB",
                        help="with --watch: the cluster watcher exits (and is started again) when its resident memory "
                             "exceeds this; the workers keep the last state meanwhile (default: --max-worker-memory; "
@@ -155,7 +156,8 @@ def _serve(args: argparse.Namespace) -> int:
         os.mkdir(metrics_dir)
         settings = Settings(policy_file=args.config, cluster_paths=tuple(args.cluster), cert_file=args.cert,
                             key_file=args.key, metrics_dir=metrics_dir, reload_interval=args.reload_interval,
-                            state_dir=state_dir if args.watch else None, max_rss=args.max_worker_memory * 2**20)
+                            state_dir=state_dir if args.watch else None, max_rss=args.max_worker_memory * 2**20,
+                            retire_lock=os.path.join(run_dir, "retiring.lock"))
         try:
             hook = build_webhook(settings)
         except (PolicyError, ClusterError, OSError, ValueError) as exc:

@@ -21,6 +21,8 @@ from dralint.releases import Release
 
 # Above this many changed objects a new world is built instead of changing the old one in place.
 REBUILD_CHANGES = 500
+# How long a drop of the world's caches waits for the reviews using it (each holds it for milliseconds).
+DROP_WAIT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class FleetView:
         self._world: Any = None
         self._release: Release | None = None
         self.builds = 0
+        # A drop waiting for the world in a thread of its own, and what it freed once it could.
+        self._dropping = threading.Lock()
+        self._waiting = False
+        self._dropped: int | None = None
 
     def world(self, release: Release) -> Any:
         """The world to judge with under ``release``, or None (not built yet, or for another release)."""
@@ -51,6 +57,40 @@ class FleetView:
         """A world for the release the policy judges with is in place (or none is needed)."""
         release = self._release_of()
         return release is None or self.world(release) is not None
+
+    def drop_caches(self) -> int | None:
+        """Empty the world's caches (selector answers, counts, node sets: worked out again when next
+        asked); the bytes they held, as estimated. While a review or an update holds the world, a
+        thread waits for it (up to ``DROP_WAIT_SECONDS``) and drops them: None until then, and what it
+        freed when asked next. (Not the review itself as it lets go: the memory guard may interrupt a
+        review anywhere, and a lock must be taken and given back where nothing can interrupt.)"""
+        with self._dropping:
+            if self._dropped is not None:
+                freed, self._dropped = self._dropped, None
+                return freed
+            if self._waiting:
+                return None
+            if not self.lock.acquire(blocking=False):
+                self._waiting = True
+                threading.Thread(target=self._drop_when_free, name="fleet-cache-drop", daemon=True).start()
+                return None
+        try:
+            return self._drop()
+        finally:
+            self.lock.release()
+
+    def _drop_when_free(self) -> None:
+        freed = 0
+        if self.lock.acquire(timeout=DROP_WAIT_SECONDS):
+            try:
+                freed = self._drop()
+            finally:
+                self.lock.release()
+        with self._dropping:
+            self._waiting, self._dropped = False, freed
+
+    def _drop(self) -> int:
+        return self._world.drop_caches() if self._world is not None else 0
 
     def update(self, index: Index, changes: list[Change]) -> None:
         """Bring the world in step with ``index`` (the state after ``changes``). In the follow thread."""

@@ -36,6 +36,12 @@ _COUNTERS = {
                         "Reviews dralint failed to judge, by the action the policy took.", ("action",)),
     "reloads": ("dralint_webhook_reloads_total", "Reloads of the policy, cluster state and certificate, by result.",
                 ("what", "result")),
+    "cache_drops": ("dralint_webhook_cache_drops_total",
+                    "Times a worker near its memory ceiling (from 90% of it) dropped its caches, which comes "
+                    "before stopping any review for memory.", ()),
+    "retirements": ("dralint_webhook_worker_retirements_total",
+                    "Workers retired because they stayed over their memory ceiling after dropping their caches "
+                    "(stopped gracefully, one at a time; gunicorn starts a fresh one).", ()),
 }
 _HISTOGRAM = ("dralint_webhook_review_duration_seconds", "Time to judge one admission review (parsing to answer).")
 

@@ -66,7 +66,7 @@ HEAD_SECONDS = 5.0
 REQUEST_SECONDS = 10.0
 WRITE_SECONDS = 10.0
 HEAD_MAX = 64 * 1024
-# Bytes of request bodies buffered by all connections of a worker at once: two of the largest reviews.
+# Bytes of request bodies a worker holds at once, being read, queued or judged: two of the largest reviews.
 BUFFER_MAX = 2 * MAX_BODY_BYTES
 READ_CHUNK = 256 * 1024
 # Probes and scrapes: the kubelet opens a connection per probe, Prometheus keeps one.
@@ -110,6 +110,7 @@ class _Conn:
         self.request: h11.Request | None = None
         self.body: list[bytes] = []
         self.size = 0
+        self.held = 0               # bytes of a body handed to a thread: buffered until it is answered
         self.started = now          # the first byte of the current request
         self.out = b""
         self.close_after = False
@@ -381,12 +382,14 @@ class WebhookWorker(Worker):
     def _dispatch(self, conn: _Conn) -> None:
         assert conn.request is not None
         body = b"".join(conn.body)
-        self.buffered -= conn.size
-        conn.body, conn.size = [], 0
+        # The body stays counted until it is answered: bodies queued for a thread or being judged are
+        # memory too, and the budget must cover them, or fast peers could queue any number.
+        conn.body, conn.held, conn.size = [], conn.size, 0
         environ = self._environ(conn, conn.request, body)
         self._interest(conn, 0)
         if conn.health:
             self._set(conn, BUSY, WRITE_SECONDS)
+            self._release(conn)
             self._respond(conn, _call(self.wsgi, environ))
             return
         # The guard answers by the review's deadline (the API server's ?timeout=); this one is the backstop.
@@ -413,6 +416,7 @@ class WebhookWorker(Worker):
                 conn, future = self.done.get_nowait()
             except Empty:
                 return
+            self._release(conn)
             if conn.open:
                 try:
                     answer = future.result()
@@ -567,6 +571,11 @@ class WebhookWorker(Worker):
                 conn.close_after = True   # the guard answers a review by its deadline; this is the backstop
             self._close(conn)
         self.soonest = soonest
+
+    def _release(self, conn: _Conn) -> None:
+        """The body handed to a thread is answered: its bytes leave the buffer budget."""
+        self.buffered -= conn.held
+        conn.held = 0
 
     def _close(self, conn: _Conn) -> None:
         if not conn.open:
