@@ -235,14 +235,14 @@ class Store:
         """The objects changed since the last drain (and with ``every``, all objects at that moment), which
         the next drain no longer returns. A change costs this the changed object only."""
         with self._lock:
-            changes: list[Row] = []
+            changes: list[ObjectRow] = []
             for resource, key in self._changed:
                 entry = self.resources[resource].objects.get(key)
                 changes.append((resource, key, entry[0], entry[1]) if entry is not None else (resource, key, "", None))
             self._changed = {}
             rows = [(name, key, version, data) for name, state in self.resources.items()
                     for key, (version, data) in state.objects.items()] if every else None
-            return Drained(self.generation, changes, rows)
+            return Drained(changes, rows)
 
     def status(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -254,17 +254,16 @@ class Store:
             return dict(self.resources[resource].objects)
 
 
-Row = tuple[str, str, str, Any]
+ObjectRow = tuple[str, str, str, Any]
 """(resource, key, resourceVersion, JSON bytes), the JSON None for an object removed."""
 
 
 @dataclass(frozen=True)
 class Drained:
-    """What :meth:`Store.drain` took: the store's generation, the changed objects, every object (or None)."""
+    """What :meth:`Store.drain` took: the changed objects, and every object (or None)."""
 
-    generation: int
-    changes: list[Row]
-    rows: list[Row] | None
+    changes: list[ObjectRow]
+    rows: list[ObjectRow] | None
 
 
 class Unstorable(ValueError):
