@@ -31,7 +31,7 @@ from dralint_webhook.admission import parse_review  # noqa: E402
 from dralint_webhook.judge import judge  # noqa: E402
 from dralint_webhook.live import LiveCluster  # noqa: E402
 from dralint_webhook.policy import parse_policy  # noqa: E402
-from dralint_webhook.snapshot import write_state  # noqa: E402
+from dralint_webhook.snapshot import Publisher  # noqa: E402
 from dralint_webhook.store import Store  # noqa: E402
 from dralint_webhook.warmup import warm_state  # noqa: E402
 
@@ -58,10 +58,15 @@ def main() -> int:
     live = LiveCluster(str(folder), release_of=lambda: policy.options.release,
                        warm=lambda index: warm_state(policy.options, index))
     body = fleet_bodies()[0]   # a claim that fits: two a100 GPUs
+    publisher = Publisher(folder)
 
     def publish() -> float:
-        time.sleep(0.01)       # a new state file identity (mtime) for the worker to notice
-        write_state(folder, *store.view()[::2])
+        # As the watcher publishes: the whole state first, then each change as a batch of the log.
+        drained = store.drain(every=publisher.epoch == 0)
+        if drained.rows is not None:
+            publisher.snapshot(drained.rows)
+        else:
+            publisher.append(drained.changes)
         started = time.perf_counter()
         assert live.refresh()
         return time.perf_counter() - started

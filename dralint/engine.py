@@ -329,8 +329,9 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
                        if f.severity is Severity.ERROR and not _in_metadata(f.field)}
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
         judged = [_as_allocated(t) for t in judged_targets]
+        # Against a kept cluster state (a review) the judged objects are all there is to look for.
         _feasibility(emitter, result, _judged_index(index, judged_targets), release, options,
-                     {id(obj) for obj in judged}, cluster_given, world)
+                     {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -730,7 +731,8 @@ def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseExcep
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool, world: Any = None) -> None:
+                 linted_ids: set[int], cluster_given: bool, world: Any = None,
+                 candidates: list[Canonical] | None = None) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
@@ -738,7 +740,8 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
                                           max_seconds=options.max_seconds, together=options.together,
                                           processes=options.jobs)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world)
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world,
+                                   candidates=candidates)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash

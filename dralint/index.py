@@ -3,6 +3,10 @@
 Objects come from the linted files and from ``--cluster``; both count as "present" for
 references and feasibility, unless the API server would refuse them (the engine leaves those
 out and lists them in ``refused``). The index is built once per run and only read afterwards.
+New indexes are derived from one without changing it: a review's object laid over the webhook's
+cluster state (:meth:`Index.overlay`), the next live state after a few objects changed
+(:meth:`Index.updated`). Both copy only the collections their objects belong to and share the
+others, so their cost follows what changed, not the size of the cluster.
 
 Two objects may share a kind, namespace and name (two example files that both define
 ``demo/gpus``): ``find`` resolves a reference to the one in the referrer's own file, then its
@@ -11,10 +15,11 @@ folder, then the first of the run; the tables hold the first of each.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .convert import Canonical
+from .layered import LayeredDict
 
 # The kinds whose objects other objects name: (kind, namespace, name) → every such object.
 REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
@@ -23,8 +28,10 @@ REFERABLE = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
 @dataclass
 class Index:
     classes: dict[str, Canonical] = field(default_factory=dict)
-    claims: dict[tuple[str, str], Canonical] = field(default_factory=dict)
-    templates: dict[tuple[str, str], Canonical] = field(default_factory=dict)
+    # The tables that grow with the workloads (tens of thousands of claims in a cluster) are layered:
+    # an overlay or the next live state copies what it changes, not the table.
+    claims: LayeredDict[tuple[str, str], Canonical] = field(default_factory=LayeredDict)
+    templates: LayeredDict[tuple[str, str], Canonical] = field(default_factory=LayeredDict)
     slices: list[Canonical] = field(default_factory=list)
     taint_rules: list[Canonical] = field(default_factory=list)
     workloads: list[Canonical] = field(default_factory=list)
@@ -33,7 +40,7 @@ class Index:
     context_objects: list[Canonical] = field(default_factory=list)  # the Nodes and Namespaces, as given
     refused: dict[tuple[str, str, str], str] = field(default_factory=dict)
     """(kind, namespace, name) → file of an object left out because the API server would refuse it."""
-    same: dict[tuple[str, str, str], list[Canonical]] = field(default_factory=dict, repr=False)
+    same: LayeredDict[tuple[str, str, str], list[Canonical]] = field(default_factory=LayeredDict, repr=False)
     """(kind, namespace, name) → every referable object of that identity, in run order."""
     # Facts derived from the whole index (e.g. every attribute name the slices publish), computed once
     # per run instead of once per object; it lives and dies with the index. Each entry remembers which
@@ -57,46 +64,80 @@ class Index:
 
     def overlay(self, objects: Iterable[Canonical]) -> "Index":
         """This index plus ``objects``, leaving this one as it is (the webhook's cluster state plus the
-        object under review): collections are copied shallowly, and derived facts computed from
-        collections the objects do not touch are reused instead of computed again. An added object
-        takes the place of one of the same name (the object under review is the newer). Caches that
-        read no collection (empty dicts filled by their users) are not shared: they stay per overlay."""
-        out = Index(**{f.name: _copy(getattr(self, f.name)) for f in fields(self) if f.name in _COLLECTIONS})
-        touched = _with_companions({out.add(obj, replace=True) for obj in objects})
+        object under review): the collections the objects belong to are copied shallowly, the others
+        shared, and derived facts computed from collections the objects do not touch are reused
+        instead of computed again. An added object takes the place of one of the same name (the
+        object under review is the newer). Caches that read no collection (empty dicts filled by
+        their users) are not shared: they stay per overlay."""
+        objects = list(objects)
+        touched = _with_companions({collection_of(obj) for obj in objects})
+        out = self._sharing(touched)
+        for obj in objects:
+            out.add(obj, replace=True)
         out._base, out._touched = self, touched
         out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
         return out
 
-    def inherit(self, older: "Index", changed: Iterable[Canonical]) -> None:
-        """Take over the derived facts of ``older`` that read no collection ``changed`` belong to.
+    def updated(self, removed: Iterable[Canonical], added: Iterable[Canonical]) -> "Index":
+        """This index without ``removed`` (objects it holds) and with ``added``, leaving this one as it is:
+        the webhook's next live state, a changed object being its old version removed and its new one
+        added. As with :meth:`overlay`, only the collections they belong to are copied, and the derived
+        facts that read none of those carry over (a claim allocated or freed keeps the facts about
+        every device of the fleet). An object removed from a name that other objects share gives
+        its place to the next of them, as if it had never been added."""
+        removed, added = list(removed), list(added)
+        touched = _with_companions({collection_of(obj) for obj in removed + added})
+        out = self._sharing(touched, fold=True)
+        out._remove(removed)
+        for obj in added:
+            out.add(obj)
+        out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
+        return out
 
-        ``older`` is the state this index replaces, and ``changed`` the objects added, changed or
-        removed since (their old and new versions): the webhook's next live state, where most
-        changes are claims and the facts about every device of the fleet still hold.
-        """
-        scratch = Index()
-        touched = _with_companions({scratch.add(obj) for obj in changed})
-        for key, entry in older._derived.items():
-            if entry[1] and not entry[1] & touched:
-                self._derived.setdefault(key, entry)
+    def _sharing(self, touched: frozenset[str], *, fold: bool = False) -> "Index":
+        """A new index with shallow copies of the ``touched`` collections and of ``refused`` (which the
+        engine fills in after an overlay), sharing the others with this one. ``fold``: layered tables
+        grown long are folded (the next live state pays for that once, not every review after it)."""
+        return Index(**{name: _copy(getattr(self, name), fold) if name in touched or name == "refused"
+                        else getattr(self, name) for name in _COLLECTIONS})
+
+    def _remove(self, objects: list[Canonical]) -> None:
+        """Take ``objects`` out of this index's own (copied) collections."""
+        gone = {id(obj) for obj in objects}
+        lists = set()
+        for obj in objects:
+            name = collection_of(obj)
+            if name in ("nodes", "namespaces", "workloads", "slices", "taint_rules"):
+                lists.add("context_objects" if name in ("nodes", "namespaces") else name)
+            if name in ("nodes", "namespaces"):
+                table = getattr(self, name)
+                if table.get(obj.name) is obj.value:
+                    del table[obj.name]
+            elif name in _KEYED.values():
+                identity = (obj.kind, obj.namespace, obj.name)
+                rest = [o for o in self.same.get(identity, ()) if o is not obj]
+                table, key = getattr(self, name), _table_key(obj)
+                if rest:
+                    self.same[identity] = rest   # a new list: the older index keeps its own
+                else:
+                    self.same.pop(identity, None)
+                if table.get(key) is obj:
+                    if rest:
+                        table[key] = rest[0]
+                    else:
+                        del table[key]
+        for name in lists:
+            setattr(self, name, [o for o in getattr(self, name) if id(o) not in gone])
 
     def add(self, obj: Canonical, *, replace: bool = False) -> str:
         """File ``obj`` under its collection (the first of a name is kept, unless ``replace``); returns
         the collection's name ("" for an object no collection holds)."""
-        key = (obj.namespace, obj.name)
-        if obj.manifest.kind in ("Node", "Namespace") and not obj.manifest.group:
-            name = "nodes" if obj.manifest.kind == "Node" else "namespaces"
+        name = collection_of(obj)
+        if name in ("nodes", "namespaces"):
             getattr(self, name)[obj.name] = obj.value
             self.context_objects.append(obj)
-            return name
-        if obj.manifest.pod_spec_paths:
-            self.workloads.append(obj)
-            return "workloads"
-        keyed = {"DeviceClass": ("classes", obj.name), "ResourceClaim": ("claims", key),
-                 "ResourceClaimTemplate": ("templates", key)}.get(obj.kind)
-        if keyed is not None:
-            name, k = keyed
-            target = getattr(self, name)
+        elif name in _KEYED.values():
+            target, k = getattr(self, name), _table_key(obj)
             identity = (obj.kind, obj.namespace, obj.name)
             if replace:
                 target[k] = obj
@@ -104,11 +145,9 @@ class Index:
             else:
                 target.setdefault(k, obj)
                 self.same.setdefault(identity, []).append(obj)
-            return name
-        listed = {"ResourceSlice": "slices", "DeviceTaintRule": "taint_rules"}.get(obj.kind, "")
-        if listed:
-            getattr(self, listed).append(obj)
-        return listed
+        elif name:
+            getattr(self, name).append(obj)
+        return name
 
     @classmethod
     def build(cls, objects: Iterable[Canonical], refused: Iterable[Canonical] = ()) -> "Index":
@@ -118,6 +157,8 @@ class Index:
             index.add(obj)
         for obj in refused:
             index.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
+        for name in ("claims", "templates", "same"):   # what was added becomes the base copies share
+            setattr(index, name, getattr(index, name).folded())
         return index
 
     def find(self, kind: str, namespace: str, name: str, near: Canonical | None = None) -> Canonical | None:
@@ -158,6 +199,22 @@ class Index:
 
 _COLLECTIONS = ("classes", "claims", "templates", "slices", "taint_rules", "workloads", "nodes", "namespaces",
                 "context_objects", "refused", "same")
+_KEYED = {"DeviceClass": "classes", "ResourceClaim": "claims", "ResourceClaimTemplate": "templates"}
+_LISTED = {"ResourceSlice": "slices", "DeviceTaintRule": "taint_rules"}
+
+
+def collection_of(obj: Canonical) -> str:
+    """The collection of an index that holds ``obj`` ("" for none)."""
+    if obj.manifest.kind in ("Node", "Namespace") and not obj.manifest.group:
+        return "nodes" if obj.manifest.kind == "Node" else "namespaces"
+    if obj.manifest.pod_spec_paths:
+        return "workloads"
+    return _KEYED.get(obj.kind) or _LISTED.get(obj.kind, "")
+
+
+def _table_key(obj: Canonical) -> Any:
+    """The key of ``obj`` in its keyed collection: a class by name, a claim or template by namespace and name."""
+    return obj.name if obj.kind == "DeviceClass" else (obj.namespace, obj.name)
 
 
 def namespaces_of(namespace: str) -> tuple[str, ...]:
@@ -180,6 +237,7 @@ def closest(candidates: list[Canonical], near: Canonical | None) -> Canonical:
 def _with_companions(touched: set[str]) -> frozenset[str]:
     """``touched`` collections, with those that change with them (the list of context objects, the
     identities of referable objects)."""
+    touched.discard("")
     if touched & {"nodes", "namespaces"}:
         touched.add("context_objects")
     if touched & {"classes", "claims", "templates"}:
@@ -187,7 +245,9 @@ def _with_companions(touched: set[str]) -> frozenset[str]:
     return frozenset(touched)
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: Any, fold: bool = False) -> Any:
+    if isinstance(value, LayeredDict):
+        return value.folded() if fold else value.copy()
     return dict(value) if isinstance(value, dict) else list(value)
 
 

@@ -22,9 +22,23 @@ from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import FIELD_MAX, JsonFormatter, log
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.policy import parse_policy
-from dralint_webhook.snapshot import write_state, write_status
+from dralint_webhook.snapshot import Follower, Publisher, write_status
 from dralint_webhook.store import RESOURCES as WATCHED
 from dralint_webhook.store import Store, trim
+
+class Published:
+    """A store published into a folder as the watcher does it: a snapshot, then a batch per call."""
+
+    def __init__(self, folder: Path, store: Store) -> None:
+        self.store = store
+        self.publisher = Publisher(folder)
+        self.publisher.snapshot(store.drain(every=True).rows or [])
+
+    def __call__(self) -> None:
+        changes = self.store.drain().changes
+        if changes:
+            self.publisher.append(changes)
+
 
 # --- the store: state after any events equals a fresh list ----------------------------------------
 
@@ -79,11 +93,23 @@ def test_trimming_keeps_what_judging_reads():
     assert trim("nodes", node, "v1") == {"apiVersion": "v1", "kind": "Node",
                                          "metadata": {"name": "n", "labels": {"pool": "a"}},
                                          "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
-    claim = {"metadata": {"name": "c", "namespace": "ml", "managedFields": [{}], "annotations": {
-        "kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "me"}}, "spec": {}, "status": {}}
-    out = trim("resourceclaims", claim, "resource.k8s.io/v1")
-    assert out["metadata"] == {"name": "c", "namespace": "ml", "annotations": {"keep": "me"}}
-    assert out["kind"] == "ResourceClaim" and out["apiVersion"] == "resource.k8s.io/v1" and "status" in out
+    device_class = {"metadata": {"name": "c", "managedFields": [{}], "annotations": {
+        "kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "me"}}, "spec": {}}
+    out = trim("deviceclasses", device_class, "resource.k8s.io/v1")
+    assert out["metadata"] == {"name": "c", "annotations": {"keep": "me"}}
+    assert out["kind"] == "DeviceClass" and out["apiVersion"] == "resource.k8s.io/v1" and "spec" in out
+    # A claim keeps its identity, its requests and what its allocation holds, not who it is reserved for.
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "d", "pool": "p", "device": "g"}]}}
+    claim = {"metadata": {"name": "c", "namespace": "ml", "uid": "u", "resourceVersion": "7", "managedFields": [{}],
+                          "ownerReferences": [{"kind": "Pod"}], "annotations": {"a": "b"}, "labels": {"l": "v"}},
+             "spec": {"devices": {"requests": []}},
+             "status": {"allocation": allocation, "reservedFor": [{"name": "p"}], "devices": [{"data": "x" * 100}]}}
+    assert trim("resourceclaims", claim, "resource.k8s.io/v1") == {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "ml", "uid": "u", "resourceVersion": "7", "labels": {"l": "v"}},
+        "spec": {"devices": {"requests": []}}, "status": {"allocation": allocation}}
+    pending = dict(claim, status={"reservedFor": []})
+    assert "status" not in trim("resourceclaims", pending, "resource.k8s.io/v1")
 
 
 # --- the engine's kept index ------------------------------------------------------------------------
@@ -144,21 +170,22 @@ def test_derived_facts_are_shared_only_where_the_overlay_changed_nothing():
     assert base.overlay([cluster_object(claim_obj(), "r5")]).derived("cache", lambda _: {}) == {}
 
 
-def test_the_next_live_state_inherits_the_facts_its_changes_leave_alone():
+def test_the_next_live_state_keeps_the_facts_its_changes_leave_alone():
     claim = cluster_object(claim_obj(1), "c")
     old = cluster_index(CLASS, slice_obj("node-0"))
     old.derived("drivers", lambda idx: {s.get("spec", "driver") for s in idx.slices})
     old.derived("claims", lambda idx: len(idx.claims))
     old.derived("cache", lambda _: {"x": 1})
-    new = Index.build(old.all_objects() + [claim])
-    new.inherit(old, [claim])          # a claim came: facts about the slices still hold
+    new = old.updated([], [claim])     # a claim came: facts about the slices still hold
     assert new.derived("drivers", lambda idx: {"computed again"}) == {"gpu.example.com"}
     assert new.derived("claims", lambda idx: len(idx.claims)) == 1
     assert new.derived("cache", lambda _: {}) == {}   # a cache (reads nothing) is never handed on
-    newest = Index.build(new.all_objects() + [cluster_object(slice_obj("node-1"), "s")])
-    newest.inherit(new, [cluster_object(slice_obj("node-1"), "s")])
+    assert new.slices is old.slices and new.claims is not old.claims and not old.claims   # shared; copied
+    grown = cluster_object(slice_obj("node-0", 4), "s")
+    newest = new.updated([new.slices[0]], [grown])
     assert newest.derived("drivers", lambda idx: {"computed again"}) == {"computed again"}
     assert newest.derived("claims", lambda idx: -1) == 1
+    assert newest.slices == [grown] and new.slices[0] is not grown
 
 
 def test_each_new_live_state_is_warmed_before_it_serves(tmp_path):
@@ -177,7 +204,7 @@ def test_each_new_live_state_is_warmed_before_it_serves(tmp_path):
         warmed.append(index)
 
     live = LiveCluster(str(tmp_path), warm=warm)
-    write_state(tmp_path, *store.view()[::2])
+    Published(tmp_path, store)
     live.refresh()
     index = live.current().index
     assert warmed == [index]
@@ -260,15 +287,14 @@ def test_a_worker_parses_only_what_changed(tmp_path):
     for s in slices:
         s["metadata"]["resourceVersion"] = "4"
     store.replace("resourceslices", slices, "5", "resource.k8s.io/v1")
-    write_state(folder, *store.view()[::2])
+    publish = Published(folder, store)
     live = LiveCluster(str(folder))
     assert live.refresh()
     first = {s.name: s for s in live.current().index.slices}
     changed = slice_obj("node-3", 5)
     changed["metadata"]["resourceVersion"] = "6"
     store.apply("resourceslices", "MODIFIED", changed, "resource.k8s.io/v1")
-    time.sleep(0.01)
-    write_state(folder, *store.view()[::2])
+    publish()
     assert live.refresh()
     second = {s.name: s for s in live.current().index.slices}
     assert second["node-3-gpu"] is not first["node-3-gpu"] and len(second["node-3-gpu"].value["spec"]["devices"]) == 5
@@ -282,11 +308,14 @@ FORBIDDEN = ("the webhook may not list and watch resourceslices.resource.k8s.io 
              "ServiceAccount get, list and watch on it (webhook/deploy/base/rbac.yaml)")
 
 
-def publish(folder: Path, store: Store, synced_at: int) -> LiveCluster:
-    """The watcher's files for ``store`` (state and heartbeat), and a worker that has read them."""
-    write_state(folder, *store.view()[::2])
-    write_status(folder, {"pid": 1, "time": time.time(), "generation": store.generation, "synced_at": synced_at,
-                          "problem": "", "resources": store.status()})
+def publish(folder: Path, store: Store, synced: bool) -> LiveCluster:
+    """The watcher's files for ``store`` (a snapshot and the heartbeat; ``synced``: it says every resource
+    was listed), and a worker that has read them."""
+    publisher = Publisher(folder)
+    publisher.snapshot(store.drain(every=True).rows or [])
+    write_status(folder, {"pid": 1, "time": time.time(), "generation": publisher.generation,
+                          "synced_at": publisher.generation if synced else 0, "problem": "",
+                          "resources": store.status()})
     live = LiveCluster(str(folder))
     live.refresh()
     return live
@@ -298,7 +327,7 @@ def test_before_the_first_sync_a_refused_resource_is_named_and_the_replica_unrea
         if name != "resourceslices":
             store.replace(name, [], "5", "v1")
     store.failed("resourceslices", FORBIDDEN, denied=True)
-    problems = publish(tmp_path, store, 0).readiness()
+    problems = publish(tmp_path, store, False).readiness()
     assert problems == [FORBIDDEN, "cluster state not synced yet: resourceslices"]
 
 
@@ -306,10 +335,9 @@ def test_after_the_first_sync_degraded_watches_leave_the_replica_ready(tmp_path)
     store = Store()
     for name, *_ in WATCHED:
         store.replace(name, [], "5", "v1")
-    synced_at = store.generation
     store.failed("resourceslices", FORBIDDEN, denied=True)                        # a binding edited away
     store.failed("nodes", "nodes: GET /api/v1/nodes: connection refused")         # the API server restarting
-    live = publish(tmp_path, store, synced_at)
+    live = publish(tmp_path, store, True)
     assert live.readiness() == []
     lines = live.metric_lines()
     assert 'dralint_webhook_cluster_denied{resource="resourceslices"} 1' in lines
@@ -321,7 +349,7 @@ def test_a_worker_that_was_ready_stays_ready_while_the_watcher_is_replaced(tmp_p
     store = Store()
     for name, *_ in WATCHED:
         store.replace(name, [], "5", "v1")
-    live = publish(tmp_path, store, store.generation)
+    live = publish(tmp_path, store, True)
     assert live.readiness() == []
     # The watcher died (no heartbeat for a minute), then a new one starts and has listed nothing yet.
     write_status(tmp_path, {"pid": 2, "time": time.time() - 60, "generation": 0, "synced_at": 0, "problem": "",
@@ -423,13 +451,11 @@ def test_log_fields_are_cut():
 
 
 def test_snapshot_rows_keep_their_bytes(tmp_path):
-    from dralint_webhook.snapshot import read_state
-
     store = Store()
     store.replace("namespaces", [{"metadata": {"name": "ml", "labels": {"a": "b\tc\nd"}}}], "3", "v1")
-    write_state(tmp_path, *store.view()[::2])
-    generation, rows = read_state(tmp_path)
-    assert [orjson.loads(r.data)["metadata"]["labels"] for r in rows] == [{"a": "b\tc\nd"}]
+    Published(tmp_path, store)
+    update = Follower(tmp_path).poll()
+    assert [orjson.loads(r.data)["metadata"]["labels"] for r in update.rows] == [{"a": "b\tc\nd"}]
     assert Path(tmp_path / "state").read_bytes().count(b"\n") == 2
 
 
@@ -448,7 +474,7 @@ def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp
     store.replace("resourceslices", slices, "5", "resource.k8s.io/v1")
     policy = parse_policy({"feasibility": "deny"})
     live = LiveCluster(str(folder), release_of=lambda: policy.options.release)
-    write_state(folder, *store.view()[::2])
+    publish = Published(folder, store)
     live.refresh()
 
     def allowed(count: int) -> bool:
@@ -464,13 +490,11 @@ def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp
     assert allowed(2) and not allowed(3)
     bigger = dict(slice_obj("node-1", 4), metadata={"name": "node-1-gpu", "resourceVersion": "9"})
     store.apply("resourceslices", "MODIFIED", bigger, "resource.k8s.io/v1")
-    time.sleep(0.01)
-    write_state(folder, *store.view()[::2])
+    publish()
     live.refresh()
     assert allowed(4) and not allowed(5)
     store.apply("resourceslices", "DELETED", bigger, "resource.k8s.io/v1")
-    time.sleep(0.01)
-    write_state(folder, *store.view()[::2])
+    publish()
     live.refresh()
     assert allowed(2) and not allowed(3)
     assert live.fleet.builds == 1          # changed in place, never built again
@@ -480,8 +504,7 @@ def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp
                      "taint": {"key": "maintenance", "effect": "NoSchedule"}}}
     for event, fits in (("ADDED", 0), ("DELETED", 2)):
         store.apply("devicetaintrules", event, rule, "resource.k8s.io/v1alpha3")
-        time.sleep(0.01)
-        write_state(folder, *store.view()[::2])
+        publish()
         live.refresh()
         assert (fits == 0 or allowed(fits)) and not allowed(fits + 1)
     assert live.fleet.builds == 3

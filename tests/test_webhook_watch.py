@@ -22,7 +22,7 @@ from dralint_webhook.kube import Api, load_endpoint
 from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import LOGGER
 from dralint_webhook.reflector import PAGE_SIZE, STALL_FACTOR, Backoff, Reflector, Timing
-from dralint_webhook.snapshot import read_state
+from dralint_webhook.snapshot import Follower
 from dralint_webhook.store import RESOURCES, Store
 from dralint_webhook.watcher import WatchSettings, run
 from fakeapi import FakeApiServer, FakeCluster, raw
@@ -74,10 +74,10 @@ class Running:
         assert not self.thread.is_alive()
 
     def objects(self, resource: str) -> dict[str, dict]:
-        read = read_state(self.folder)
+        read = Follower(self.folder).poll()       # a worker started now: the snapshot and its log
         if read is None:
             return {}
-        return {row.key: gojson.loads(row.data) for row in read[1] if row.resource == resource}
+        return {row.key: gojson.loads(row.data) for row in read.rows if row.resource == resource}
 
     def synced(self) -> bool:
         self.live.refresh()

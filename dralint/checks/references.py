@@ -94,12 +94,19 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
     if not index.claims and not index.templates and not index.refused:
         return
     spaces = namespaces_of(obj.namespace)
-    # Facts keyed by what the cluster holds, never by what the object names: the webhook keeps an
-    # index's facts for as long as the cluster state lasts, and the names come from callers.
-    claims_by_space = index.derived("claim-names-by-namespace", lambda idx: _names_by_namespace(idx.claims))
-    templates_by_space = index.derived("template-names-by-namespace", lambda idx: _names_by_namespace(idx.templates))
-    claims = frozenset().union(*(claims_by_space.get(ns, ()) for ns in spaces))
-    templates = frozenset().union(*(templates_by_space.get(ns, ()) for ns in spaces))
+
+    # Whether a name exists is asked of the tables (the webhook's holds every claim of the cluster, and a
+    # fact over all of them would be worked out again after every change of a claim). Every name of the
+    # namespace is gathered only to suggest one for a name that does not exist, in facts keyed by what
+    # the cluster holds, never by what the object names (the webhook keeps an index's facts for as long
+    # as the cluster state lasts, and the names come from callers).
+    def exists(table: Any, name: str) -> bool:
+        return any((space, name) in table for space in spaces)
+
+    def names(kind: str, table: str) -> frozenset[str]:
+        by_space = index.derived(f"{kind}-names-by-namespace", lambda idx: _names_by_namespace(getattr(idx, table)))
+        return frozenset().union(*(by_space.get(ns, ()) for ns in spaces))
+
     where = f"namespace {obj.namespace!r}" if obj.namespace else "the default namespace"
     for base in obj.manifest.pod_spec_paths:
         entries = obj.get(*base, "resourceClaims")
@@ -111,18 +118,19 @@ def _pod_references(ctx: CheckContext) -> Iterator[Problem]:
             claim, template = source.get("resourceClaimName"), source.get("resourceClaimTemplateName")
             # Silent when the run has no claims or templates at all, unless the one named was refused.
             described = bool(index.claims or index.templates)
-            if isinstance(claim, str) and claim and claim not in claims and (
+            if isinstance(claim, str) and claim and not exists(index.claims, claim) and (
                     described or _refused(ctx, "ResourceClaim", claim)):
                 other = " (a ResourceClaimTemplate of that name exists: use `resourceClaimTemplateName`)" \
-                    if claim in templates else _refused(ctx, "ResourceClaim", claim) or _did_you_mean(claim, claims)
+                    if exists(index.templates, claim) else _refused(ctx, "ResourceClaim", claim) \
+                    or _did_you_mean(claim, names("claim", "claims"))
                 yield Problem(R_CLAIM_NOT_FOUND, spath.child("resourceClaimName"),
                               f"ResourceClaim {claim!r} is not in {where} in this run{other}; unless it exists in "
                               "the cluster, the pod stays pending")
-            if isinstance(template, str) and template and template not in templates and (
+            if isinstance(template, str) and template and not exists(index.templates, template) and (
                     described or _refused(ctx, "ResourceClaimTemplate", template)):
                 other = " (a ResourceClaim of that name exists: use `resourceClaimName`)" \
-                    if template in claims else _refused(ctx, "ResourceClaimTemplate", template) \
-                    or _did_you_mean(template, templates)
+                    if exists(index.claims, template) else _refused(ctx, "ResourceClaimTemplate", template) \
+                    or _did_you_mean(template, names("template", "templates"))
                 yield Problem(R_TEMPLATE_NOT_FOUND, spath.child("resourceClaimTemplateName"),
                               f"ResourceClaimTemplate {template!r} is not in {where} in this run{other}; unless it "
                               "exists in the cluster, the pod cannot be started (its claim cannot be created)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..convert import Canonical
 from ..index import Index
@@ -59,8 +59,12 @@ def claim_display(obj: Canonical) -> str:
     return f"{obj.namespace or 'default'}/{obj.name}"
 
 
-def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Group]:
-    """Groups to judge: linted workloads, then linted claims and templates no linted workload uses."""
+def build_groups(index: Index, linted: Callable[[Canonical], bool],
+                 candidates: Iterable[Canonical] | None = None) -> list[Group]:
+    """Groups to judge: linted workloads, then linted claims and templates no linted workload uses.
+
+    ``candidates``: the only objects that may be linted, when the caller knows them (a review: its
+    own object), so that a review is not a walk over every claim of the cluster state."""
     groups: list[Group] = []
     used: set[int] = set()
     for work in index.workloads:
@@ -75,10 +79,20 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool]) -> list[Grou
                 _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
             if group.members or group.pinned:
                 groups.append(group)
-    for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
+    for obj in _claims_and_templates(index, candidates):
         if linted(obj) and id(obj) not in used and not _allocated(obj):
             groups.append(Group(owner=obj, members=[Member(obj, claim_display(obj), None, True)]))
     return groups
+
+
+def _claims_and_templates(index: Index, candidates: Iterable[Canonical] | None) -> list[Canonical]:
+    """The index's claims, then its templates, in run order; of ``candidates`` only (in their order) when
+    given."""
+    if candidates is None:
+        return index.every("ResourceClaim") + index.every("ResourceClaimTemplate")
+    present = [obj for obj in candidates
+               if any(o is obj for o in index.same.get((obj.kind, obj.namespace, obj.name), ()))]
+    return [o for o in present if o.kind == "ResourceClaim"] + [o for o in present if o.kind == "ResourceClaimTemplate"]
 
 
 def _add_entry(group: Group, index: Index, work: Canonical, path: FieldPath, entry: Any, used: set[int],

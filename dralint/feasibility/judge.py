@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class NodeSet:
 
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
           evaluate: Evaluator | None = None, *, world: World | None = None,
-          exhaustive: bool = False) -> FeasibilityReport:
+          exhaustive: bool = False, candidates: Iterable[Canonical] | None = None) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
     There is something to judge against when the run has a ResourceSlice or any cluster state
@@ -89,11 +89,12 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     ``evaluate`` replaces dralint's CEL (tests); by default selectors run in the scheduler's
     StoredExpressions environment of ``release``. ``world``: a fleet view kept elsewhere (the
     webhook's); else one is built from ``index``. ``exhaustive`` searches every node without
-    the fleet's shortcuts (the property tests compare both).
+    the fleet's shortcuts (the property tests compare both). ``candidates``: the only objects that
+    may be linted, when the caller knows them (a review against a kept cluster state).
     """
     report = FeasibilityReport()
     if world is not None:
-        _judge_with(world, index, options, linted, exhaustive, report)
+        _judge_with(world, index, options, linted, exhaustive, report, candidates)
         return report
     if not index.slices and not _cluster_state(index, linted):
         return report
@@ -101,15 +102,15 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
         world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
                                  None if evaluate else cel_required_driver(release))
         _check_node(world, options.node)
-        _judge_with(world, index, options, linted, exhaustive, report)
+        _judge_with(world, index, options, linted, exhaustive, report, candidates)
     return report
 
 
 def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
-                exhaustive: bool, report: FeasibilityReport) -> None:
+                exhaustive: bool, report: FeasibilityReport, candidates: Iterable[Canonical] | None) -> None:
     run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
     run.pool_warnings(linted, report)
-    groups = build_groups(index, linted)
+    groups = build_groups(index, linted, candidates)
     run.judge_groups(groups, linted, report, lambda: _objects(index, groups))
     _missing_traces(groups, options.trace, report)
 

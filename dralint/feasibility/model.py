@@ -457,21 +457,21 @@ def _claim_shape(devices: dict) -> Any:
         return _frozen(asked)
 
 
-def read_allocated(claims: list[Canonical], consumable_capacity: bool) -> AllocatedState:
-    """The devices other claims hold, as the scheduler's allocateddevices.go gathers them."""
-    state = AllocatedState()
-    for obj in claims:
-        results = obj.get("status", "allocation", "devices", "results", default=[])
-        for res in _list(results):
-            r = _dict(res)
-            if r.get("adminAccess") is True:
-                continue  # admin access never blocks anyone
-            key = (_str(r.get("driver")), _str(r.get("pool")), _str(r.get("device")))
-            if consumable_capacity and r.get("shareID"):
-                state.shared.add(key)
-                agg = state.consumed.setdefault(key, {})
-                for name, q in _dict(r.get("consumedCapacity")).items():
-                    agg[str(name)] = agg.get(str(name), 0) + (nanos(q) or 0)
-            else:
-                state.dedicated.add(key)
-    return state
+def holdings(obj: Canonical, consumable_capacity: bool) -> tuple[list[DeviceKey], list[tuple[DeviceKey, dict[str, Nanos]]]]:
+    """What one allocated claim holds: devices for itself, and shares of devices with the capacity each
+    consumes (``shareID``, with consumable capacity on). Admin access never blocks anyone."""
+    dedicated: list[DeviceKey] = []
+    shares: list[tuple[DeviceKey, dict[str, Nanos]]] = []
+    for res in _list(obj.get("status", "allocation", "devices", "results", default=[])):
+        r = _dict(res)
+        if r.get("adminAccess") is True:
+            continue
+        key = (_str(r.get("driver")), _str(r.get("pool")), _str(r.get("device")))
+        if consumable_capacity and r.get("shareID"):
+            consumed: dict[str, Nanos] = {}
+            for name, q in _dict(r.get("consumedCapacity")).items():
+                consumed[str(name)] = consumed.get(str(name), 0) + (nanos(q) or 0)
+            shares.append((key, consumed))
+        else:
+            dedicated.append(key)
+    return dedicated, shares

@@ -20,7 +20,7 @@ from ..releases import Release
 from ..sizes import deep_size
 from .counts import Counts
 from .lru import Lru
-from .model import AllocatedState, DeviceKey, Slice, read_allocated, read_slice
+from .model import AllocatedState, DeviceKey, Nanos, Slice, holdings, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
 from .search import Candidate, RunContext, invalid_pools_failure
@@ -82,6 +82,11 @@ class World:
         self._rules: list[Canonical] = []
         self._node_objects: dict[str, dict] = {}
         self._claims: dict[tuple[str, str], Canonical] = {}
+        # How many claims hold each device, share it, and consume each capacity of it (count, sum): a
+        # claim changed costs its own devices, not a new count over every claim.
+        self._holders: dict[DeviceKey, int] = {}
+        self._sharers: dict[DeviceKey, int] = {}
+        self._consumers: dict[DeviceKey, dict[str, tuple[int, Nanos]]] = {}
         self._next_uid = 0
         self._states: dict[str, NodeState] = {}
         self._slot_count = 0                           # slots are stable: a node keeps its slot
@@ -123,7 +128,7 @@ class World:
         world._node_objects = dict(index.nodes)
         world._add_slices(index.slices, by_name=by_name)
         world._claims = dict(index.claims)
-        world._reread_allocated()
+        world._count_claims([], list(world._claims.values()))
         return world
 
     def _rule_taints(self, objs: Iterable[Canonical]) -> Mapping[DeviceKey, tuple]:
@@ -226,12 +231,12 @@ class World:
         self._mark({name}, nodes_changed=True)
 
     def put_claim(self, obj: Canonical | None, key: tuple[str, str]) -> None:
-        """A ResourceClaim added, changed or removed (None): what it holds is no longer free."""
-        if obj is None:
-            self._claims.pop(key, None)
-        else:
+        """A ResourceClaim added, changed or removed (None): what it holds is no longer free, what it held
+        is free again."""
+        old = self._claims.pop(key, None)
+        if obj is not None:
             self._claims[key] = obj
-        self._reread_allocated()
+        self._count_claims([old] if old is not None else [], [obj] if obj is not None else [])
 
     def hold(self, dedicated: Iterable[DeviceKey], shares: Mapping[DeviceKey, Mapping] | None = None) -> None:
         """Mark devices as taken by a claim judged earlier (replicas, ``--together``)."""
@@ -261,21 +266,43 @@ class World:
                                                              for k, v in (shares or {}).items())
         self._changed(set(), freed, set(shares or ()))
 
-    def _reread_allocated(self) -> None:
-        """Take the allocated state the claims give; log what changed for the counts of every node."""
-        fresh = read_allocated(list(self._claims.values()), self.features.consumable_capacity)
-        old = self.allocated
-        taken = fresh.dedicated - old.dedicated
-        freed = old.dedicated - fresh.dedicated
-        reshared = {k for k in set(old.consumed) | set(fresh.consumed) if old.consumed.get(k) != fresh.consumed.get(k)}
-        reshared |= old.shared ^ fresh.shared
-        old.dedicated.clear()
-        old.dedicated.update(fresh.dedicated)
-        old.shared.clear()
-        old.shared.update(fresh.shared)
-        old.consumed.clear()
-        old.consumed.update(fresh.consumed)
-        self._changed(taken, freed, reshared)
+    def _count_claims(self, gone: list[Canonical], come: list[Canonical]) -> None:
+        """Take claims ``gone`` out of the allocated state and put claims ``come`` in (as the scheduler's
+        allocateddevices.go gathers them over every claim); log what changed for the counts of every node."""
+        allocated = self.allocated
+        held = [(holdings(claim, self.features.consumable_capacity), sign)
+                for claims, sign in ((gone, -1), (come, 1)) for claim in claims]
+        dedicated = {key for (keys, _), _ in held for key in keys}
+        shared = {key for (_, shares), _ in held for key, _ in shares}
+        before = {key for key in dedicated if key in allocated.dedicated}
+        before_shares = {key: (key in allocated.shared, allocated.consumed.get(key)) for key in shared}
+        for (keys, shares), sign in held:
+            for key in keys:
+                _count(self._holders, key, sign)
+            for key, consumed in shares:
+                _count(self._sharers, key, sign)
+                per_name = self._consumers.setdefault(key, {})
+                for name, q in consumed.items():
+                    n, total = per_name.get(name, (0, 0))
+                    if n + sign:
+                        per_name[name] = (n + sign, total + sign * q)
+                    else:
+                        per_name.pop(name, None)
+                if not per_name:
+                    self._consumers.pop(key, None)
+        for key in dedicated:
+            (allocated.dedicated.add if key in self._holders else allocated.dedicated.discard)(key)
+        for key in shared:
+            if key in self._sharers:
+                allocated.shared.add(key)
+                allocated.consumed[key] = {name: total for name, (_, total) in self._consumers.get(key, {}).items()}
+            else:
+                allocated.shared.discard(key)
+                allocated.consumed.pop(key, None)
+        after = {key for key in dedicated if key in allocated.dedicated}
+        reshared = {key for key, (was, consumed) in before_shares.items()
+                    if (key in allocated.shared) != was or allocated.consumed.get(key) != consumed}
+        self._changed(after - before, before - after, reshared)
 
     def _changed(self, taken: set[DeviceKey], freed: set[DeviceKey], reshared: set[DeviceKey]) -> None:
         if not (taken or freed or reshared):
@@ -494,3 +521,12 @@ class _NodeFacts:
     failing: set[int]                    # slots whose failed search reports something
     pools_list: list[Pool] | None = None           # unusable_pools(), until the next change
     failing_list: list[NodeView] | None = None     # failing_nodes(), until the next change
+
+
+def _count(counts: dict[DeviceKey, int], key: DeviceKey, sign: int) -> None:
+    """Add ``sign`` to ``counts[key]``; a count of zero is no entry."""
+    n = counts.get(key, 0) + sign
+    if n:
+        counts[key] = n
+    else:
+        counts.pop(key, None)

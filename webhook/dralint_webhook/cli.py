@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-worker-memory", type=int, default=0, metavar="MIB",
                        help="over this resident memory a worker drops its caches, then stops the reviews in flight "
                             "and retires if still over (0: off)")
+    serve.add_argument("--max-watcher-memory", type=int, default=None, metavar="MIB",
+                       help="with --watch: the cluster watcher exits (and is started again) when its resident memory "
+                            "exceeds this; the workers keep the last state meanwhile (default: --max-worker-memory; "
+                            "0: off)")
     serve.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes (default: 2)")
     serve.add_argument("--threads", type=int, default=8, metavar="N", help="threads per worker (default: 8)")
     serve.add_argument("--reload-interval", type=float, default=1.0, metavar="SECONDS",
@@ -161,8 +165,9 @@ def _serve(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         options = ServeOptions(bind=args.bind, port=args.port, workers=args.workers, threads=args.threads,
                                log_level=args.log_level, health_port=args.health_port or None)
-        watch = WatchSettings(folder=state_dir, kubeconfig=args.kubeconfig, context=args.context) \
-            if args.watch else None
+        watcher_memory = args.max_worker_memory if args.max_watcher_memory is None else args.max_watcher_memory
+        watch = WatchSettings(folder=state_dir, kubeconfig=args.kubeconfig, context=args.context,
+                              max_memory=watcher_memory * 2**20) if args.watch else None
         WebhookServer(hook, options, watch).run()
         return 0
     finally:

@@ -5,7 +5,8 @@ costs seconds to build for thousands of nodes and milliseconds to ask; so it is 
 thread that follows the watcher's state, and then changed object by object as the state changes
 (``put_slice``, ``drop_class``, ``put_node``, ``put_claim``...). A change too large to apply one
 by one (a relist, a new release from a policy edit, a DeviceTaintRule: it may taint any device of
-the fleet) builds a new world beside the old one, which serves until the swap. Reviews ask it
+the fleet) builds a new world beside the old one, which serves until the swap. A claim allocated,
+freed or removed costs the devices it holds, not a new count over every claim. Reviews ask it
 under :attr:`FleetView.lock`: updates and judgements (which fill the world's caches as they go)
 never overlap.
 """
@@ -105,11 +106,15 @@ class FleetView:
             self.builds += 1
             return
         with self.lock:
-            for change in changes:
-                _apply(self._world, change)
-            if changes:
-                # What the changed nodes' arrays and pools need is worked out here, not by the next review.
-                self._world.warm()
+            try:
+                for change in changes:
+                    _apply(self._world, change)
+                if changes:
+                    # What the changed nodes' arrays and pools need is worked out here, not by the next review.
+                    self._world.warm()
+            except Exception:
+                self._world = None   # half changed: built again by the next update, never judged with
+                raise
 
 
 def _build(index: Index, release: Release) -> Any:

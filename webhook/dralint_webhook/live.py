@@ -1,11 +1,14 @@
 """A worker's view of the live cluster state, followed from the watcher's folder (:mod:`.snapshot`).
 
-A thread of each worker looks at the state file every ``interval``; when it changed, the objects
-whose resourceVersion is new are parsed and converted, the others are kept as they were, and the
-engine's index is built again and swapped in with one assignment: a review reads
-:meth:`LiveCluster.current` once and judges against that state to the end, never against one in
-the middle of an update, and never waits for one. Readiness and the per-resource metrics come from
-the watcher's heartbeat.
+A thread of each worker follows the watcher's snapshot and log (:class:`.snapshot.Follower`) every
+``interval``: the objects of each new batch are parsed and converted (those of a snapshot only
+where their resourceVersion is new), a new index is derived from the current one
+(:meth:`Index.updated`: the changed collections copied, the rest shared, the derived facts of the
+untouched ones kept), warmed, the feasibility view is changed in place, and the new state is
+swapped in with one assignment: a review reads :meth:`LiveCluster.current` once and judges against
+that state to the end, never against one in the middle of an update, and never waits for one. A
+change costs the objects it changed, whatever the size of the cluster. Readiness and the
+per-resource metrics come from the watcher's heartbeat.
 """
 from __future__ import annotations
 
@@ -15,17 +18,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import orjson
-
+from dralint import gojson
+from dralint.convert import Canonical
 from dralint.engine import cluster_object
 from dralint.index import Index
-
 from dralint.releases import Release
 
 from .cluster import LIVE_CONTEXT, ClusterState
 from .fleet import Change, FleetView
 from .logs import LOGGER, log
-from .snapshot import Row, read_state, read_status, state_identity
+from .snapshot import Follower, Row, Update, read_status
 from .store import RESOURCES, permission, settled
 
 _log = logging.getLogger(LOGGER)
@@ -48,8 +50,10 @@ class LiveCluster:
         self.fleet = FleetView(release_of) if release_of is not None else None
         self.interval = interval
         self._state: ClusterState | None = None
-        self._objects: dict[tuple[str, str], tuple[str, Any]] = {}   # (resource, key) → (version, Canonical)
-        self._identity: tuple[int, int, int] | None = None
+        # (resource, key) → (resourceVersion, Canonical or None for an object that is not one dralint reads):
+        # the objects of the current state, changed only by the thread that follows the folder.
+        self._objects: dict[tuple[str, str], tuple[str, Canonical | None]] = {}
+        self._follower = Follower(self.folder)
         self._status: tuple[float, dict[str, Any] | None] = (0.0, None)
         self._on_swap = on_swap
         self._stop = threading.Event()
@@ -97,53 +101,62 @@ class LiveCluster:
                 log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
 
     def refresh(self) -> bool:
-        """Read the state file if it changed; True when a new state was swapped in."""
-        identity = state_identity(self.folder)
-        if identity is None or identity == self._identity:
+        """Take in what the watcher published since the last call; True when a new state was swapped in."""
+        update = self._follower.poll()
+        if update is None:
             return False
-        read = read_state(self.folder)
-        if read is None:
-            return False
-        generation, rows = read
-        self._identity = identity
-        objects = self._convert(rows)
-        index = Index.build(obj for _, obj in objects.values() if obj is not None)
-        changes = [Change(resource, key, entry[1]) for (resource, key), entry in objects.items()
-                   if self._objects.get((resource, key)) is not entry]
-        changes += [Change(resource, key, None) for (resource, key) in self._objects.keys() - objects.keys()]
-        if self._state is not None:
-            # Facts derived from the whole state (every name the slices publish...) cost a tenth of a
-            # second at 5,000 nodes: those of collections no change touched carry over to the new index.
-            before = [self._objects[(c.resource, c.key)][1] for c in changes if (c.resource, c.key) in self._objects]
-            index.inherit(self._state.index, [c.obj for c in changes if c.obj is not None] +
-                          [obj for obj in before if obj is not None])
-        self._objects = objects
-        if self._warm is not None:
-            self._warm(index)
-        if self.fleet is not None:
-            self.fleet.update(index, changes)
-        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=generation, fleet=self.fleet)
+        try:
+            changes, removed, staged = self._convert(update)
+            previous = self._state
+            if previous is None:   # nothing was read before: every object is in ``staged``
+                index = Index.build(entry[1] for entry in staged.values() if entry is not None and entry[1] is not None)
+            else:
+                index = previous.index.updated(removed, (c.obj for c in changes if c.obj is not None))
+            if self._warm is not None:
+                self._warm(index)
+            if self.fleet is not None:
+                self.fleet.update(index, changes)
+        except Exception:
+            # What was read is not applied: the whole state is read again next time (only the objects
+            # whose resourceVersion this worker has not seen are converted).
+            self._follower.rewind()
+            raise
+        for ident, entry in staged.items():
+            if entry is None:
+                del self._objects[ident]
+            else:
+                self._objects[ident] = entry
+        state = ClusterState(index, (), context=LIVE_CONTEXT, generation=update.generation, fleet=self.fleet)
         self._state = state
         self.swaps += 1
         if self._on_swap is not None:
             self._on_swap(state)
         return True
 
-    def _convert(self, rows: list[Row]) -> dict[tuple[str, str], tuple[str, Any]]:
-        """Each row's canonical object: the previous one when its resourceVersion is unchanged."""
-        out: dict[tuple[str, str], tuple[str, Any]] = {}
-        for row in rows:
-            ident = (row.resource, row.key)
+    def _convert(self, update: Update) -> tuple[list[Change], list[Canonical], dict[tuple[str, str], Any]]:
+        """What ``update`` changes in the objects of the current state: each changed object parsed and
+        converted (one whose resourceVersion is unchanged kept as it was). Returns the changes, the
+        objects they replace or remove, and the new entries of the objects (None: removed), applied
+        once the new state is in place."""
+        changes: list[Change] = []
+        removed: list[Canonical] = []
+        staged: dict[tuple[str, str], Any] = {}
+        rows = {(row.resource, row.key): row for row in update.rows}
+        if update.full:   # a whole state: what this worker has and the state lacks is gone
+            rows.update({ident: Row(ident[0], ident[1], "", b"") for ident in self._objects if ident not in rows})
+        for ident, row in rows.items():
             known = self._objects.get(ident)
-            if known is not None and known[0] == row.version and row.version:
-                out[ident] = known
+            if known is not None and row.data and row.version and known[0] == row.version:
                 continue
-            try:
-                value = orjson.loads(row.data)
-            except orjson.JSONDecodeError:
+            if known is None and not row.data:
                 continue
-            out[ident] = (row.version, cluster_object(value, f"cluster:{row.resource}/{row.key}"))
-        return out
+            obj = _parse(row) if row.data else None
+            staged[ident] = (row.version, obj) if row.data else None
+            if known is not None and known[1] is not None:
+                removed.append(known[1])
+            if (known is not None and known[1] is not None) or obj is not None:
+                changes.append(Change(ident[0], ident[1], obj))
+        return changes, removed, staged
 
     def status(self) -> dict[str, Any] | None:
         """The watcher's last heartbeat (read at most every half second)."""
@@ -244,3 +257,12 @@ class LiveCluster:
                   f"dralint_webhook_cluster_watcher_heartbeat_age_seconds "
                   f"{round(now - float(heartbeat), 3) if heartbeat else -1}"]
         return lines
+
+
+def _parse(row: Row) -> Canonical | None:
+    """The canonical object of a row (None for JSON that is not an object dralint reads)."""
+    try:
+        value = gojson.loads(row.data)
+    except gojson.GoJSONError:
+        return None
+    return cluster_object(value, f"cluster:{row.resource}/{row.key}") if isinstance(value, dict) else None

@@ -47,7 +47,7 @@ from dralint import gojson
 from . import jsonscan
 from .kube import Api, ApiError, Unreachable
 from .logs import LOGGER, log
-from .store import GROUP_OF, Store, Unstorable, permission, version_of
+from .store import GROUP_OF, Store, Unstorable, encode_page, permission, version_of
 
 _log = logging.getLogger(LOGGER)
 PAGE_SIZE = 500
@@ -168,7 +168,9 @@ class Reflector:
 
     def list(self) -> str:
         """Every object, page by page; the resourceVersion to watch from."""
-        items: list[Any] = []
+        # Each page is kept as the store keeps it as soon as it arrives: never a whole list of parsed objects.
+        items: dict[str, tuple[str, bytes]] = {}
+        unstorable: list[Unstorable] = []
         params: dict[str, Any] = {"limit": PAGE_SIZE}
         while True:
             try:
@@ -176,15 +178,18 @@ class Reflector:
             except ApiError as exc:
                 if exc.code == 410 and "continue" in params:
                     # The continue token outlived the server's compaction: start the list over.
-                    items, params = [], {"limit": PAGE_SIZE}
+                    items, unstorable, params = {}, [], {"limit": PAGE_SIZE}
                     continue
                 raise
             meta, page_items = self._page(body)
-            items.extend(page_items)
+            kept, left_out = encode_page(self.resource, page_items, self.api_version)
+            items.update(kept)
+            unstorable += left_out
             token = meta.get("continue")
             if not token:
                 version = str(meta.get("resourceVersion") or "")
-                for problem in self.store.replace(self.resource, items, version, self.api_version):
+                self.store.replace(self.resource, items, version, self.api_version)
+                for problem in unstorable:
                     self._skip(problem.key, f"cannot be stored: {problem.reason}")
                 return version
             params = {"limit": PAGE_SIZE, "continue": token}

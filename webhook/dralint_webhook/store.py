@@ -2,13 +2,15 @@
 
 A full list replaces a resource's objects; watch events change one object each; a bookmark only
 moves the position. Objects are kept as the compact JSON the workers read (trimmed: no
-``managedFields``, and for Nodes and Namespaces only what judging uses), so the watcher holds
-bytes, not parsed trees, written with :mod:`dralint.gojson` (at any depth an API server stores).
-An object that cannot be trimmed or written is left out and reported (:class:`Unstorable`), never
-the whole list or watch. Every change bumps :attr:`Store.generation`; the snapshot writer
-publishes a generation at a time. Each resource also keeps the health of its watch (connected,
-last list, failures, skipped objects) for ``/readyz`` and ``/metrics``. Thread-safe: one lock,
-held for a dictionary update.
+``managedFields``, and for Nodes, Namespaces and ResourceClaims only what judging uses), so the
+watcher holds bytes, not parsed trees, written with :mod:`dralint.gojson` (at any depth an API
+server stores). An object that cannot be trimmed or written is left out and reported
+(:class:`Unstorable`), never the whole list or watch. Every change bumps :attr:`Store.generation`
+and notes the object's key; the publisher (:mod:`.snapshot`) takes the noted objects with
+:meth:`Store.drain`, so a change costs the publisher that object, not the whole state. Each
+resource also keeps the health of its watch (connected, last list, failures, skipped objects) for
+``/readyz`` and ``/metrics``. Thread-safe: one lock, held for a dictionary update (a full list:
+for comparing the old objects with the new).
 """
 from __future__ import annotations
 
@@ -40,6 +42,12 @@ GROUP_OF = {name: group for name, group, _, _ in RESOURCES}
 _NODE_SPEC = ("taints", "unschedulable")
 # Annotations that copy the whole object (kubectl apply) double its size and are never read.
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+# Of a ResourceClaim in the cluster, judging reads its identity, its requests (a Pod's claim is judged
+# with the Pod) and the devices its allocation holds and where (feasibility). Who it is reserved for,
+# the drivers' per-device status, owner references and the creating controller's annotations are most
+# of a busy claim's size and are never read.
+_CLAIM_META = ("name", "namespace", "uid", "resourceVersion", "labels", "deletionTimestamp")
+_CLAIM_STATUS = ("allocation",)
 
 
 def permission(resource: str) -> str:
@@ -81,6 +89,14 @@ def trim(resource: str, obj: Mapping[str, Any], api_version: str) -> dict[str, A
     if isinstance(annotations, dict) and any(a in annotations for a in _DROPPED_ANNOTATIONS):
         meta["annotations"] = {k: v for k, v in annotations.items() if k not in _DROPPED_ANNOTATIONS}
     out: dict[str, Any] = {"apiVersion": api_version, "kind": KIND_OF[resource]}
+    if resource == "resourceclaims":
+        out["metadata"] = {k: meta[k] for k in _CLAIM_META if k in meta}
+        if "spec" in obj:
+            out["spec"] = obj["spec"]
+        status = obj.get("status")
+        if isinstance(status, dict) and any(k in status for k in _CLAIM_STATUS):
+            out["status"] = {k: status[k] for k in _CLAIM_STATUS if k in status}
+        return out
     if resource in ("nodes", "namespaces"):
         out["metadata"] = {k: meta[k] for k in ("name", "uid", "resourceVersion", "labels") if k in meta}
         spec = obj.get("spec")
@@ -128,21 +144,22 @@ class Store:
         self.resources: dict[str, ResourceState] = {name: ResourceState() for name in resources}
         self.generation = 0
         self.api_versions: dict[str, str] = {}   # resource → the apiVersion its objects are written in
+        # (resource, key) of every object added, changed or removed since the last drain, in order.
+        self._changed: dict[tuple[str, str], None] = {}
 
-    def replace(self, resource: str, items: Iterable[Mapping[str, Any]], version: str, api_version: str,
-                *, now: float | None = None) -> list[Unstorable]:
-        """A full list: ``items`` are the resource's objects at ``version``; those it cannot keep are
-        left out and returned (the caller names them and counts them with :meth:`skipped`)."""
-        objects: dict[str, tuple[str, bytes]] = {}
-        unstorable: list[Unstorable] = []
-        for item in items:
-            try:
-                objects[key_of(item)] = (version_of(item), encode(resource, item, api_version))
-            except Unstorable as exc:
-                unstorable.append(exc)
+    def replace(self, resource: str, items: Iterable[Mapping[str, Any]] | dict[str, tuple[str, bytes]], version: str,
+                api_version: str, *, now: float | None = None) -> list[Unstorable]:
+        """A full list: ``items`` are the resource's objects at ``version``, as listed or as
+        :func:`encode_page` kept them page by page (so that a list of 50,000 claims is never held parsed
+        all at once). Objects it cannot keep are left out and returned (the caller names them and
+        counts them with :meth:`skipped`)."""
+        objects, unstorable = (items, []) if isinstance(items, dict) else encode_page(resource, items, api_version)
         with self._lock:
             state = self.resources[resource]
-            changed = objects != state.objects
+            old = state.objects
+            changed = [key for key, entry in objects.items() if old.get(key) != entry]
+            changed += [key for key in old if key not in objects]
+            self._changed.update(((resource, key), None) for key in changed)
             state.objects = objects
             state.version = version
             if state.lists:
@@ -174,9 +191,11 @@ class Store:
             key = key_of(obj)
             if event_type == "DELETED":
                 if state.objects.pop(key, None) is not None:
+                    self._changed[(resource, key)] = None
                     self.generation += 1
                 return
             state.objects[key] = (version, data)
+            self._changed[(resource, key)] = None
             self.generation += 1
 
     def absent(self, resource: str) -> None:
@@ -184,6 +203,7 @@ class Store:
         with self._lock:
             state = self.resources[resource]
             changed = bool(state.objects) or not state.synced or state.served
+            self._changed.update(((resource, key), None) for key in state.objects)
             state.objects, state.version = {}, ""
             state.synced, state.error, state.denied, state.served = True, "", False, False
             self.generation += 1 if changed else 0
@@ -211,13 +231,18 @@ class Store:
         with self._lock:
             self.resources[resource].skipped += count
 
-    def view(self) -> tuple[int, dict[str, dict[str, Any]], list[tuple[str, str, str, bytes]]]:
-        """(generation, status per resource, (resource, key, resourceVersion, JSON) of every object)."""
+    def drain(self, *, every: bool = False) -> "Drained":
+        """The objects changed since the last drain (and with ``every``, all objects at that moment), which
+        the next drain no longer returns. A change costs this the changed object only."""
         with self._lock:
-            status = {name: state.status() for name, state in self.resources.items()}
+            changes: list[ObjectRow] = []
+            for resource, key in self._changed:
+                entry = self.resources[resource].objects.get(key)
+                changes.append((resource, key, entry[0], entry[1]) if entry is not None else (resource, key, "", None))
+            self._changed = {}
             rows = [(name, key, version, data) for name, state in self.resources.items()
-                    for key, (version, data) in state.objects.items()]
-            return self.generation, status, rows
+                    for key, (version, data) in state.objects.items()] if every else None
+            return Drained(changes, rows)
 
     def status(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -227,6 +252,18 @@ class Store:
         """A copy of one resource's objects (tests compare it with a fresh list)."""
         with self._lock:
             return dict(self.resources[resource].objects)
+
+
+ObjectRow = tuple[str, str, str, Any]
+"""(resource, key, resourceVersion, JSON bytes), the JSON None for an object removed."""
+
+
+@dataclass(frozen=True)
+class Drained:
+    """What :meth:`Store.drain` took: the changed objects, and every object (or None)."""
+
+    changes: list[ObjectRow]
+    rows: list[ObjectRow] | None
 
 
 class Unstorable(ValueError):
@@ -241,6 +278,23 @@ class Unstorable(ValueError):
 def encode(resource: str, obj: Mapping[str, Any], api_version: str) -> bytes:
     """The JSON the store keeps of ``obj`` (trimmed); raises :class:`Unstorable`."""
     try:
-        return gojson.dumps(trim(resource, obj, api_version))
+        data = gojson.dumps(trim(resource, obj, api_version))
     except Exception as exc:  # whatever the shape of one object, the list or watch goes on without it
         raise Unstorable(obj, f"{type(exc).__name__}: {str(exc)[:300]}") from None
+    # orjson's bytes keep the buffer it wrote into (4 KiB and more for a 600-byte claim); the watcher keeps
+    # tens of thousands of these, so each is copied to its own size.
+    return bytes(memoryview(data))
+
+
+def encode_page(resource: str, items: Iterable[Mapping[str, Any]],
+                api_version: str) -> tuple[dict[str, tuple[str, bytes]], list[Unstorable]]:
+    """What the store keeps of ``items`` (a page of a list): by key, their resourceVersion and JSON; and
+    the objects it cannot keep."""
+    objects: dict[str, tuple[str, bytes]] = {}
+    unstorable: list[Unstorable] = []
+    for item in items:
+        try:
+            objects[key_of(item)] = (version_of(item), encode(resource, item, api_version))
+        except Unstorable as exc:
+            unstorable.append(exc)
+    return objects, unstorable

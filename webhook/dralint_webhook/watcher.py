@@ -3,13 +3,18 @@
 gunicorn's master starts it as a child process (:class:`.gunicorn_conf.WebhookArbiter`) and starts
 it again if it ever exits; the workers never talk to the API server. :func:`run` is its whole
 life: load the endpoint, find the served version of ``resource.k8s.io``, start one reflector
-thread per resource, then write ``status.json`` every second and the ``state`` file whenever the
-state changed (at most every ``interval``). A failure to reach or to be allowed by the API
-server is written into the status (the workers' ``/readyz`` shows it); nothing ends the loop but
-``stop``.
+thread per resource, then write ``status.json`` every second and publish the state (:mod:`.snapshot`):
+a first snapshot once every resource is listed, then each interval's changed objects as a batch
+of the log, compacted into a new snapshot now and then. A failure to reach or to be allowed by the
+API server is written into the status (the workers' ``/readyz`` shows it). Nothing ends the loop
+but ``stop``, or the watcher's resident memory over ``max_memory``: then it returns, the process
+exits and gunicorn's master starts a new one; the workers judge with the last state they read
+until the new watcher has listed everything again and published its first snapshot.
 """
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import os
 import threading
@@ -20,10 +25,11 @@ from typing import Callable
 
 from dralint import gojson
 
+from .guard import resident_bytes
 from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
 from .logs import LOGGER, log
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
-from .snapshot import write_state, write_status
+from .snapshot import Publisher, write_status
 from .store import GROUP_OF, OPTIONAL, RESOURCES, Store, settled
 
 _log = logging.getLogger(LOGGER)
@@ -39,6 +45,7 @@ class WatchSettings:
     context: str | None = None
     interval: float = 0.5
     timing: Timing = Timing()
+    max_memory: int = 0         # bytes of resident memory; over it the watcher exits to be started again (0: none)
 
 
 def run(settings: WatchSettings, stop: threading.Event,
@@ -72,25 +79,63 @@ def run(settings: WatchSettings, stop: threading.Event,
             stop.wait(backoff.next())
     if api is None:
         return store
-    problem = ""
     reflectors = [_reflector(api, store, name, version, timing, stop) for name, *_ in RESOURCES]
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
     log(_log, logging.INFO, "cluster watcher started", host=api.endpoint.host, version=version)
-    written, beat, synced_at = -1, 0.0, 0
-    while not stop.is_set():
-        generation, status, rows = store.view() if store.generation != written else (written, None, None)
-        now = time.monotonic()
-        if rows is not None:
-            write_state(folder, generation, sorted(rows))
-            written = generation
-            if not synced_at and status and all(settled(name, r) for name, r in status.items()):
-                synced_at = generation   # the first state with every resource listed: workers wait for it
-        if rows is not None or now - beat >= HEARTBEAT_SECONDS:
-            _heartbeat(folder, store, problem, synced_at)
-            beat = now
-        stop.wait(settings.interval)
+    publisher = Publisher(folder)
+    try:
+        _publish(store, publisher, settings, stop)
+    finally:
+        publisher.close()
     return store
+
+
+def _publish(store: Store, publisher: Publisher, settings: WatchSettings, stop: threading.Event) -> None:
+    """Publish the store until ``stop`` is set, or until the watcher is over its memory ceiling."""
+    folder = Path(settings.folder)
+    beat, synced_at = 0.0, 0
+    while not stop.is_set():
+        published = False
+        if not synced_at:
+            # Nothing before every resource is listed: the workers keep the state they have (a watcher
+            # started again) rather than judge against a cluster without its claims.
+            if all(settled(name, r) for name, r in store.status().items()):
+                publisher.snapshot(store.drain(every=True).rows or [])
+                synced_at = publisher.generation   # the workers wait for this state
+                published = True
+        else:
+            compact = publisher.compaction_due()
+            drained = store.drain(every=compact)
+            if drained.changes:
+                publisher.append(drained.changes)
+                published = True
+            if drained.rows is not None:
+                publisher.snapshot(drained.rows)
+        now = time.monotonic()
+        if published or now - beat >= HEARTBEAT_SECONDS:
+            _heartbeat(folder, store, "", synced_at)
+            beat = now
+            if settings.max_memory and _over(settings.max_memory):
+                return
+        stop.wait(settings.interval)
+
+
+def _over(ceiling: int) -> bool:
+    """Whether resident memory stays over ``ceiling`` once freed memory is given back (logged when it does)."""
+    if resident_bytes() <= ceiling:
+        return False
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)   # glibc keeps freed memory otherwise
+    except (OSError, AttributeError):
+        pass
+    resident = resident_bytes()
+    if resident <= ceiling:
+        return False
+    log(_log, logging.ERROR, "cluster watcher over its memory ceiling; exiting to be started again",
+        resident_mib=resident // 2**20, ceiling_mib=ceiling // 2**20)
+    return True
 
 
 def _reflector(api: Api, store: Store, name: str, version: str, timing: Timing, stop: threading.Event) -> Reflector:
