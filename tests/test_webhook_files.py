@@ -157,3 +157,40 @@ def test_a_refused_policy_edit_is_visible_before_any_restart(tmp_path):
     assert 'dralint_webhook_reload_success{what="policy"} 0' in metrics
     assert f'dralint_webhook_policy_info{{sha256="{first}"}} 1' in metrics     # still the first one in force
     assert hook.policy().org.max_devices == 2
+
+
+# --- building beside the state in force -------------------------------------------------------------------
+
+def test_the_collector_is_paused_while_any_build_runs_and_the_result_frozen():
+    import gc
+
+    from dralint_webhook.collector import Collector
+
+    collector = Collector()
+    frozen = gc.get_freeze_count()
+    with collector.paused():
+        built = [{"slice": i} for i in range(1000)]
+        with collector.paused():           # a second build at once (the files' and the policy's)
+            assert not gc.isenabled()
+        assert not gc.isenabled()           # the first is still running
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= frozen + len(built)
+
+
+def test_a_fleet_view_is_behind_when_the_policy_changes_its_release_or_turns_it_off(tmp_path):
+    from dralint.index import Index
+    from dralint.releases import Release
+    from dralint_webhook.fleet import FleetView
+
+    wanted = [Release(34)]
+    view = FleetView(lambda: wanted[0])
+    assert view.behind()
+    view.update(Index(), [])
+    assert not view.behind() and view.ready()
+    wanted[0] = Release(35)
+    assert view.behind() and not view.ready()
+    view.update(Index(), [])
+    wanted[0] = None                        # feasibility: off, the view's memory is to be let go
+    assert view.behind() and view.ready()
+    view.update(Index(), [])
+    assert not view.behind()

@@ -115,7 +115,14 @@ class Webhook:
             self.live.start()
         if self.cluster_source is not None:
             # Files are re-read in a thread of the worker: a large state takes seconds, never a review's.
-            self.cluster_source.start(tend=lambda state: state.fleet.update(state.index, []) if state.fleet else None)
+            self.cluster_source.start(tend=self._tend_files)
+
+    def _tend_files(self, state: ClusterState) -> None:
+        """After a policy edit that changed the release (or turned feasibility off), the files' feasibility
+        view follows, built beside the one in force."""
+        if state.fleet is not None and state.fleet.behind():
+            with self.collector.paused():
+                state.fleet.update(state.index, [])
 
     def exposition(self) -> str:
         """``/metrics``: the reviews of every worker, the files in force, and the watch of the live cluster."""
@@ -177,7 +184,7 @@ def build_webhook(settings: Settings) -> Webhook:
         log(_log, logging.WARNING, f"policy: {note}")
     if settings.state_dir:
         hook.live = LiveCluster(settings.state_dir, release_of=lambda: _feasibility_release(hook.policy()),
-                                warm=lambda index: warm_state(hook.policy().options, index))
+                                warm=lambda index: warm_state(hook.policy().options, index), collector=hook.collector)
     elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Loaded here (in the master: workers share it) and again in each worker's own thread after fork.

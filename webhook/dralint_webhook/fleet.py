@@ -58,6 +58,11 @@ class FleetView:
         release = self._release_of()
         return release is None or self.world(release) is not None
 
+    def behind(self) -> bool:
+        """The policy moved on: a world is needed for another release, or none any more (feasibility off)."""
+        release = self._release_of()
+        return (self._world is not None or release is not None) and (self._world is None or self._release != release)
+
     def drop_caches(self) -> int | None:
         """Empty the world's caches (selector answers, counts, node sets: worked out again when next
         asked); the bytes they held, as estimated. While a review or an update holds the world, a

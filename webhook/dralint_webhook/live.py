@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,6 +26,7 @@ from dralint.index import Index
 from dralint.releases import Release
 
 from .cluster import LIVE_CONTEXT, ClusterState
+from .collector import Collector
 from .fleet import Change, FleetView
 from .logs import LOGGER, log
 from .snapshot import Follower, Row, Update, read_status
@@ -33,6 +35,8 @@ from .store import RESOURCES, permission, settled
 _log = logging.getLogger(LOGGER)
 # The watcher writes its heartbeat every second; this long without one, it is not running.
 STALE_SECONDS = 10.0
+# An update of more objects than this (a whole state, a relist) is taken in with the cycle collector paused.
+LARGE_UPDATE_ROWS = 1000
 STATUS_CACHE_SECONDS = 0.5
 
 
@@ -42,10 +46,12 @@ class LiveCluster:
     def __init__(self, folder: str, *, interval: float = 0.5,
                  on_swap: Callable[[ClusterState], None] | None = None,
                  release_of: Callable[[], Release | None] | None = None,
-                 warm: Callable[[Index], None] | None = None) -> None:
-        """``warm``: called with each new index before it serves (facts reviews derive from it)."""
+                 warm: Callable[[Index], None] | None = None, collector: Collector | None = None) -> None:
+        """``warm``: called with each new index before it serves (facts reviews derive from it);
+        ``collector``: paused while a large update (a whole state, a relist) is taken in."""
         self.folder = Path(folder)
         self._warm = warm
+        self._collector = collector
         # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
         self.fleet = FleetView(release_of) if release_of is not None else None
         self.interval = interval
@@ -95,8 +101,11 @@ class LiveCluster:
         while not self._stop.wait(self.interval):
             try:
                 with self._loading:
-                    if not self.refresh() and self.fleet is not None and self._state is not None:
-                        self.fleet.update(self._state.index, [])   # a policy edit may have changed the release
+                    if not self.refresh() and self.fleet is not None and self._state is not None \
+                            and self.fleet.behind():
+                        # A policy edit changed the release: a new view of every device, built beside.
+                        with self._collector.paused() if self._collector is not None else nullcontext():
+                            self.fleet.update(self._state.index, [])
             except Exception:  # the previous state stays in force; the next change is tried again
                 log(_log, logging.ERROR, "reading the cluster state failed", exc_info=True)
 
@@ -105,6 +114,13 @@ class LiveCluster:
         update = self._follower.poll()
         if update is None:
             return False
+        # A DeviceTaintRule may taint any device: its change builds the fleet view anew, like a relist.
+        large = self._collector is not None and (update.full or len(update.rows) > LARGE_UPDATE_ROWS or any(
+            row.resource == "devicetaintrules" for row in update.rows))
+        with self._collector.paused() if large and self._collector is not None else nullcontext():
+            return self._take(update)
+
+    def _take(self, update: Update) -> bool:
         try:
             changes, removed, staged = self._convert(update)
             previous = self._state
