@@ -31,7 +31,6 @@ import argparse
 import copy
 import os
 import random
-import socket
 import ssl
 import statistics
 import sys
@@ -45,8 +44,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench_webhook import (fleet_bodies, fleet_cluster, percentile, rss_by_pid, run_step,  # noqa: E402
-                           start_server, stop_server, wait_ready)
+from bench_webhook import (Sampler, fleet_bodies, fleet_cluster, free_port, percentile, rss_by_pid,  # noqa: E402
+                           run_step, start_server, stop_server, wait_ready, write_kubeconfig)
 from fakeapi import FakeApiServer, FakeCluster  # noqa: E402
 
 DRIVER = "gpu.example.com"
@@ -188,28 +187,6 @@ def children(root: int) -> list[int]:
     return sorted(int(pid) for pid in rss_by_pid(root) if int(pid) != root)
 
 
-class Sampler:
-    """Resident memory of the master's children every half second: peak and last per pid."""
-
-    def __init__(self, root: int) -> None:
-        self.root = root
-        self.peak: dict[int, int] = {}
-        self.last: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            for pid, rss in rss_by_pid(self.root).items():
-                self.peak[int(pid)] = max(self.peak.get(int(pid), 0), rss)
-                self.last[int(pid)] = rss
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def _ms(values: list[float]) -> str:
     ms = [v * 1000 for v in values]
     return f"p50 {statistics.median(ms):7.1f} ms  p99 {percentile(ms, 99):7.1f} ms  max {max(ms):7.1f} ms"
@@ -225,7 +202,6 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--extra", default="", help="more arguments for serve, space-separated")
     args = parser.parse_args()
-    import yaml
 
     built = time.perf_counter()
     cluster = fleet_cluster(args.nodes)
@@ -239,17 +215,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dralint-bench-churn-") as tmp, FakeApiServer(cluster) as api:
         api.faults.bookmark_every = 5.0
         workdir = Path(tmp)
-        config = workdir / "kubeconfig"
-        config.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": api.url}}],
-            "users": [{"name": "bench", "user": {"token": "bench"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+        config = write_kubeconfig(workdir / "kubeconfig", api.url)
         policy = workdir / "policy.yaml"
         policy.write_text("feasibility: deny\n")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         started = time.perf_counter()
         proc = start_server(workdir, port, args.workers, 8, "--watch", "--kubeconfig", str(config),
                             "--config", str(policy), *args.extra.split())

@@ -266,6 +266,48 @@ def rss_by_pid(root: int) -> dict[str, int]:
     return out
 
 
+class Sampler:
+    """Resident memory of the master and its children every ``interval`` seconds: peak and last per pid."""
+
+    def __init__(self, root: int, interval: float = 0.5) -> None:
+        self.root = root
+        self.interval = interval
+        self.peak: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            for pid, rss in rss_by_pid(self.root).items():
+                self.peak[int(pid)] = max(self.peak.get(int(pid), 0), rss)
+                self.last[int(pid)] = rss
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_kubeconfig(path: Path, url: str) -> Path:
+    """A kubeconfig for the fake API server at ``url`` (any token: the fake asks for none)."""
+    import yaml
+
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "bench",
+        "clusters": [{"name": "bench", "cluster": {"server": url}}],
+        "users": [{"name": "bench", "user": {"token": "bench"}}],
+        "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+    return path
+
+
 def stop_server(proc: subprocess.Popen) -> None:
     proc.send_signal(signal.SIGTERM)
     try:
@@ -351,8 +393,6 @@ def main() -> int:
 
 def fleet_main(args: argparse.Namespace) -> int:
     """The --fleet case: a live cluster behind a fake API server, claim reviews only."""
-    import yaml
-
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from fakeapi import FakeApiServer
 
@@ -362,17 +402,10 @@ def fleet_main(args: argparse.Namespace) -> int:
     cluster = fleet_cluster(args.fleet)
     with tempfile.TemporaryDirectory(prefix="dralint-bench-") as tmp, FakeApiServer(cluster) as api:
         workdir = Path(tmp)
-        config = workdir / "kubeconfig"
-        config.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": api.url}}],
-            "users": [{"name": "bench", "user": {"token": "bench"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+        config = write_kubeconfig(workdir / "kubeconfig", api.url)
         policy = workdir / "policy.yaml"
         policy.write_text("feasibility: deny\n")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         generated = time.perf_counter() - built
         started = time.perf_counter()
         proc = start_server(workdir, port, args.workers, args.threads, "--watch", "--kubeconfig", str(config),
@@ -392,18 +425,11 @@ def fleet_main(args: argparse.Namespace) -> int:
             for rate in rates:
                 runs = []
                 for _ in range(args.repeat):
-                    sampler = threading.Event()
-
-                    def sample() -> None:
-                        while not sampler.wait(0.5):
-                            for pid, rss in rss_by_pid(proc.pid).items():
-                                peak[pid] = max(peak.get(pid, 0), rss)
-
-                    thread = threading.Thread(target=sample, daemon=True)
-                    thread.start()
+                    sampler = Sampler(proc.pid)
                     runs.append(run_step(port, context, templates, rate, duration, args.connections))
-                    sampler.set()
-                    thread.join()
+                    sampler.close()
+                    for pid, rss in sampler.peak.items():
+                        peak[str(pid)] = max(peak.get(str(pid), 0), rss)
                 step = min(runs, key=lambda r: percentile(r.latencies, 99))
                 every = "/".join(f"{percentile(r.latencies, 99) * 1000:.1f}" for r in runs)
                 print(f"{rate:>9} {latency_columns(step, runs)} {step.unjudged:>9}  {every}", flush=True)

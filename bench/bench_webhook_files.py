@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import ssl
 import sys
 import tempfile
@@ -28,8 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_webhook import (Connection, fleet_bodies, percentile, rss_by_pid, run_step, start_server,  # noqa: E402
-                           stop_server, wait_ready)
+from bench_webhook import (Connection, Sampler, fleet_bodies, free_port, percentile, run_step,  # noqa: E402
+                           start_server, stop_server, wait_ready)
 
 
 def write_cluster(folder: Path, nodes: int) -> Path:
@@ -78,22 +77,11 @@ def measure(nodes: int, rate: int, duration: float, workers: int) -> None:
         workdir = Path(tmp)
         folder = write_cluster(workdir / "cluster", nodes)
         (workdir / "policy.yaml").write_text("feasibility: deny\n")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         started = time.perf_counter()
         proc = start_server(workdir, port, workers, 8, "--cluster", str(folder), "--config",
                             str(workdir / "policy.yaml"))
-        peak: dict[str, int] = {}
-        sampling = threading.Event()
-
-        def sample() -> None:
-            while not sampling.wait(0.25):
-                for pid, rss in rss_by_pid(proc.pid).items():
-                    peak[pid] = max(peak.get(pid, 0), rss)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        sampler = Sampler(proc.pid, 0.25)
         try:
             context = ssl.create_default_context(cafile=str(workdir / "ca.crt"))
             wait_ready(port, context, proc, timeout=900)
@@ -116,16 +104,15 @@ def measure(nodes: int, rate: int, duration: float, workers: int) -> None:
             step = run_step(port, context, fleet_bodies(), rate, duration, 8)
             changer.join(timeout=600)
             ms = [x * 1000 for x in step.latencies]
-            sampling.set()
-            sampler.join()
-            mib = sorted(((int(pid), rss / 2**20) for pid, rss in peak.items()), key=lambda p: p[0] != proc.pid)
+            sampler.close()
+            mib = sorted(((pid, rss / 2**20) for pid, rss in sampler.peak.items()), key=lambda p: p[0] != proc.pid)
             served = f"{changed['served']:.1f} s" if "served" in changed else "not within 600 s"
             print(f"{nodes:>6} nodes: ready {ready:.1f} s | {len(ms)} reviews at {rate}/s: p50 {percentile(ms, 50):.1f} "
                   f"ms, p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms, errors {step.errors}, "
                   f"not judged in time {step.unjudged} | a changed file served by every worker after {served} | "
                   f"peak MiB: master {mib[0][1]:.0f}, " + ", ".join(f"{rss:.0f}" for _, rss in mib[1:]), flush=True)
         finally:
-            sampling.set()
+            sampler.close()
             stop_server(proc)
 
 

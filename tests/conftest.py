@@ -1,4 +1,4 @@
-"""Shared test helpers: the optional reference folder beside the checkout."""
+"""Shared test helpers: the optional reference folder beside the checkout, the webhook's certificates."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,3 +17,11 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared (reference material) is not beside the checkout")
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> Path:
+    """A CA and a serving certificate for the webhook's Service, made by our own ``certs`` command (per module)."""
+    from test_webhook_server import make_certs
+
+    return make_certs(tmp_path_factory.mktemp("certs"))

@@ -20,29 +20,17 @@ import pytest
 
 from dralint_webhook.admission import MAX_BODY_BYTES
 from dralint_webhook.manifests import TIMEOUT_SECONDS
-from test_webhook_server import Client, Server, claim, free_port, make_certs, review_of
+from test_webhook_server import Client, Server, children, claim, free_port, review_of, serving
 
 # The first bytes of a TLS ClientHello record: a handshake that never goes on.
 CLIENT_HELLO_START = bytes.fromhex("1603010200010001fc0303") + os.urandom(16)
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory, certs) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("attacked")
-    policy = tmp / "policy.yaml"
-    policy.write_text("onInternalError: allow\n")
-    srv = Server(tmp, certs / "tls.crt", certs / "tls.key", "--config", str(policy), "--threads", "8",
-                 "--health-port", str(free_port()))
-    try:
-        srv.wait_ready(certs / "ca.crt")
+    with serving(tmp_path_factory.mktemp("attacked"), certs, "onInternalError: allow\n", "--threads", "8",
+                 "--health-port", str(free_port())) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def health_port(server: Server) -> int:
@@ -71,16 +59,7 @@ def review_body(obj: dict, operation: str = "CREATE", old: dict | None = None) -
 
 def worker_rss(server: Server) -> list[int]:
     """Resident memory (bytes) of the server's child processes (its workers)."""
-    out = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-        if fields.get("PPid", "").strip() == str(server.proc.pid):
-            out.append(int(fields.get("VmRSS", "0 kB").split()[0]) * 1024)
-    return out
+    return [rss for _, rss in children(server)]
 
 
 # --- 1. stalled connections ------------------------------------------------------------------------

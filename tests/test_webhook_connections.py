@@ -23,7 +23,7 @@ from dralint_webhook.conntable import BUSY, HANDSHAKE, IDLE, NEW, READING, WRITI
 from dralint_webhook.gunicorn_conf import WORKER_CONNECTIONS as TABLE
 from dralint_webhook.manifests import TIMEOUT_SECONDS
 from dralint_webhook.worker import FIRST_REQUEST_SECONDS, HANDSHAKE_SECONDS, HEAD_SECONDS, REQUEST_SECONDS
-from test_webhook_server import HOSTNAME, Client, Server, claim, free_port, make_certs
+from test_webhook_server import HOSTNAME, Client, Server, claim, free_port, serving
 
 PROBE_TIMEOUT = 3           # the Deployment's livenessProbe timeoutSeconds
 WORKERS = 2                 # the test server's; each has a review table of TABLE places
@@ -108,19 +108,9 @@ def test_a_table_is_full_at_its_capacity():
 # --- the real server -------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory, certs) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("flooded"), certs / "tls.crt", certs / "tls.key",
-                 "--health-port", str(free_port()))
-    try:
-        srv.wait_ready(certs / "ca.crt")
+    with serving(tmp_path_factory.mktemp("flooded"), certs, None, "--health-port", str(free_port())) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def health_port(server: Server) -> int:

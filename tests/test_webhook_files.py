@@ -15,30 +15,11 @@ from dralint_webhook.cluster import ClusterError
 from dralint_webhook.guard import ReviewAborted
 from dralint_webhook.reloading import Reloading
 from test_webhook_server import claim, review_of
-
-CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
-         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
-
-
-def slice_obj(node: str, devices: int = 2) -> dict:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpu"},
-            "spec": {"driver": "gpu.example.com", "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}}
-
+from test_webhook_state import CLASS, slice_obj
+from test_webhook_watch import wait_for
 
 def write_docs(path: Path, *docs: dict) -> None:
     path.write_text("---\n".join(yaml.safe_dump(d) for d in docs))
-
-
-def wait_for(condition, seconds: float = 10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 # --- Reloading: settled, never lost -------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from dralint_webhook.app import Settings, build_webhook, create_app
 from dralint_webhook.guard import (CACHE_WAIT_SECONDS, DROP_AT, RETIRE_AFTER_SECONDS, Dropped, Guard, ReviewAborted,
                                    ReviewOverMemory)
 from dralint_webhook.relief import Relief, Retirement
-from test_webhook_server import Client, Server, make_certs, review_of
+from test_memory_caches import big_expression
+from test_webhook_server import Client, Server, children, make_certs, review_of
 
 CEILING = 1000
 
@@ -217,14 +218,6 @@ organization:
 """
 
 
-def big_expression(i: int, size: int = 9_000) -> str:
-    parts, n = [], 0
-    while sum(len(p) + 4 for p in parts) < size:
-        parts.append(f'device.attributes["gpu.example.com"].model == "m{i}-{n}"')
-        n += 1
-    return " || ".join(parts)
-
-
 def heavy_claim(i: int, count: int = 1, device_class: str = "gpu.example.com") -> dict:
     """A valid claim as heavy as a real one gets: a 9 KB selector, 32 configs of 10 KB parameters."""
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -293,16 +286,7 @@ def test_two_workers_never_retire_at_once(tmp_path):
 # --- the real server ------------------------------------------------------------------------------------------
 
 def worker_pids(server: Server) -> set[int]:
-    out = set()
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-        if fields.get("PPid", "").strip() == str(server.proc.pid):
-            out.add(int(status.parent.name))
-    return out
+    return {pid for pid, _ in children(server)}
 
 
 def rss_of(pid: int) -> int:

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -161,22 +162,38 @@ class Server:
         return out
 
 
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
+def children(server: Server) -> list[tuple[int, int]]:
+    """(pid, resident bytes) of the server's child processes: its workers, and the watcher with ``--watch``."""
+    out = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == str(server.proc.pid):
+            out.append((int(status.parent.name), int(fields.get("VmRSS", "0 kB").split()[0]) * 1024))
+    return out
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, certs) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("server")
-    policy = tmp / "policy.yaml"
-    policy.write_text("severities: {DRA208: warning}\n")
-    srv = Server(tmp, certs / "tls.crt", certs / "tls.key", "--config", str(policy))
+@contextmanager
+def serving(tmp: Path, certs: Path, policy: str | None, *extra: str) -> Iterator[Server]:
+    """A ready server (with ``policy`` as its policy file, if any), stopped at the end."""
+    if policy is not None:
+        (tmp / "policy.yaml").write_text(policy)
+        extra = ("--config", str(tmp / "policy.yaml"), *extra)
+    srv = Server(tmp, certs / "tls.crt", certs / "tls.key", *extra)
     try:
         srv.wait_ready(certs / "ca.crt")
         yield srv
     finally:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, certs) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("server"), certs, "severities: {DRA208: warning}\n") as srv:
+        yield srv
 
 
 @pytest.fixture

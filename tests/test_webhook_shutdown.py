@@ -24,7 +24,7 @@ import h11
 import pytest
 
 from fakeapi import FakeApiServer, FakeCluster
-from test_webhook_server import HOSTNAME, REQUEST_TIMEOUT, Server, claim, make_certs, review_of
+from test_webhook_server import HOSTNAME, REQUEST_TIMEOUT, Server, claim, review_of
 from test_webhook_watch import TOKEN, kubeconfig, slice_of, wait_for
 
 # After SIGTERM the endpoint leaves the Service: clients stop dialling it about this much later,
@@ -138,11 +138,6 @@ def _read_response(sock: ssl.SSLSocket, http: h11.Connection) -> tuple[int, dict
             return status, headers, body
         elif isinstance(event, h11.ConnectionClosed):
             raise ConnectionError("closed before the answer")
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
 
 
 def sigterm_under_traffic(tmp: Path, certs: Path) -> dict[str, int | list[str]]:

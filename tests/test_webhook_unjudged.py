@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from test_webhook_attacks import big_selector
-from test_webhook_server import Client, Server, claim, make_certs, review_of
+from test_webhook_server import Client, Server, claim, review_of, serving
 
 POLICY = """
 onInternalError: allow
@@ -25,21 +25,9 @@ organization:
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory, certs) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("unjudged")
-    policy = tmp / "policy.yaml"
-    policy.write_text(POLICY)
-    srv = Server(tmp, certs / "tls.crt", certs / "tls.key", "--config", str(policy))
-    try:
-        srv.wait_ready(certs / "ca.crt")
+    with serving(tmp_path_factory.mktemp("unjudged"), certs, POLICY) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def post(server: Server, certs: Path, body: bytes, query: str = "") -> dict:
