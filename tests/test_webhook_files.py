@@ -150,7 +150,7 @@ def test_the_collector_is_paused_while_any_build_runs_and_the_result_frozen():
     collector = Collector()
     frozen = gc.get_freeze_count()
     with collector.paused():
-        built = [{"slice": i} for i in range(1000)]
+        built = [[i] for i in range(1000)]    # lists: the collector tracks them (a dict of ints it does not)
         with collector.paused():           # a second build at once (the files' and the policy's)
             assert not gc.isenabled()
         assert not gc.isenabled()           # the first is still running
@@ -175,3 +175,36 @@ def test_a_fleet_view_is_behind_when_the_policy_changes_its_release_or_turns_it_
     assert view.behind() and view.ready()
     view.update(Index(), [])
     assert not view.behind()
+
+
+def test_a_replaced_state_and_the_judgements_on_it_leave_no_reference_cycle(tmp_path):
+    # The collector freezes each state it builds, and whatever cyclic garbage exists then: a cycle of a
+    # replaced state, or one of a judgement that holds the state, would never be freed.
+    import gc
+
+    folder = tmp_path / "cluster"
+    folder.mkdir()
+    write_docs(folder / "cluster.yaml", CLASS, slice_obj("node-0"), slice_obj("node-1"))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("feasibility: deny\n")
+    hook = build_webhook(Settings(cluster_paths=(str(folder),), policy_file=str(policy), reload_interval=0))
+    client = create_app(hook).test_client()
+
+    def judge_some() -> None:
+        for count in (1, 2, 3):
+            body = json.dumps(review_of(claim(count=count), "CREATE", None, "", False, "u1"))
+            client.post("/validate", data=body, content_type="application/json")
+
+    judge_some()
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        write_docs(folder / "cluster.yaml", CLASS, slice_obj("node-0"), slice_obj("node-2"))
+        assert [s.name for s in hook.cluster().index.slices] == ["node-0-gpu", "node-2-gpu"]
+        judge_some()
+        gc.collect()
+        ours = {type(o).__qualname__ for o in gc.garbage if type(o).__module__.startswith("dralint")}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert ours == set()

@@ -80,10 +80,13 @@ class Columns:
         self._interned: dict[Any, int] = {}
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
-        # Per expression its column, and per device uid the error where it failed.
-        self._columns: Lru[str, np.ndarray] = Lru(COLUMN_BYTES, self._column_bytes,
-                                                  lambda expr, _: self._errors.pop(expr, None))
-        self._errors: dict[str, dict[int, Exception]] = {}
+        # Per expression its column, and per device uid the error where it failed. The table's callbacks
+        # hold the errors, not these columns: a callback bound to them would make them a reference cycle,
+        # freed only by a full walk of the collector (the webhook replaces worlds of a million objects).
+        errors: dict[str, dict[int, Exception]] = {}
+        self._errors = errors
+        self._columns: Lru[str, np.ndarray] = Lru(COLUMN_BYTES, lambda expr, column: _column_bytes(errors, expr, column),
+                                                  lambda expr, _: errors.pop(expr, None))
         self.alive = np.zeros(0, bool)       # per uid: a registered device, not forgotten
         self.bound = np.zeros(0, bool)       # per uid: the device has binding conditions
         self.evaluations = 0
@@ -92,9 +95,6 @@ class Columns:
         self._version = 0
         self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
             GROUPING_BYTES, lambda idents, value: deep_size(idents) + value[1].nbytes + value[2].nbytes)
-
-    def _column_bytes(self, expr: str, column: np.ndarray) -> int:
-        return sys.getsizeof(expr) + column.nbytes + ERROR_ENTRY_BYTES * len(self._errors.get(expr, ()))
 
     def drop_caches(self) -> int:
         """Forget the columns, groupings and problems (worked out again when asked); the bytes they
@@ -285,3 +285,8 @@ def _hashable(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_hashable(v) for v in value)
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def _column_bytes(errors: dict[str, dict[int, Exception]], expr: str, column: np.ndarray) -> int:
+    """What a column and the errors it remembers keep."""
+    return sys.getsizeof(expr) + column.nbytes + ERROR_ENTRY_BYTES * len(errors.get(expr, ()))

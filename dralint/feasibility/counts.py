@@ -12,8 +12,9 @@ nodes whose devices changed are counted again; a changed class drops its filters
 from __future__ import annotations
 
 import sys
+import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 import numpy as np
 
@@ -114,7 +115,9 @@ class Counts:
     """
 
     def __init__(self, world: "World") -> None:
-        self.world = world
+        # Weak: the world owns its counts, and a back-reference would make every world a reference cycle,
+        # freed only by a full walk of the collector (the webhook replaces worlds of a million objects).
+        self._world = weakref.ref(world)
         self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTER_BYTES, lambda _, fc: fc.nbytes())
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
@@ -123,6 +126,11 @@ class Counts:
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
         self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNT_BYTES, lambda key, a: deep_size(key) + a.nbytes)
+
+    @property
+    def world(self) -> "World":
+        """The world these counts belong to (alive for as long as they are used)."""
+        return cast("World", self._world())
 
     def drop_caches(self) -> int:
         """Forget every filter's counts and the per-value counts (counted again when asked); the

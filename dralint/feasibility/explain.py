@@ -10,10 +10,11 @@ is named as the cause, with the amounts involved.
 """
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -265,13 +266,20 @@ class Explainer:
     """Explanations of one judgement; stage counts are shared by requests that filter alike."""
 
     def __init__(self, judge: "Judge", deadline: float) -> None:
-        self.judge = judge
+        # Weak: the judge owns its explainer, and a back-reference would make each judgement a reference
+        # cycle that holds the world until a full collection (the webhook freezes states it builds).
+        self._judge = weakref.ref(judge)
         self.deadline = deadline      # the run's time budget also bounds explaining
         self._stages: dict[tuple, Stages] = {}
         # See placed(): for which nodes and holds, from which entries, what.
         self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
+
+    @property
+    def judge(self) -> "Judge":
+        """The judgement this explains (alive while it is asked)."""
+        return cast("Judge", self._judge())
 
     def stages(self, alt: Alternative, nodes: "NodeSet") -> Stages:
         world = self.judge.world

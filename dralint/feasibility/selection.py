@@ -8,10 +8,11 @@ only for devices the scheduler actually evaluates.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
@@ -177,6 +178,11 @@ def names_read(expression: str) -> frozenset[str] | None:
     return frozenset(words)
 
 
+def _alive(method: "weakref.WeakMethod[Any]") -> Callable[..., Any]:
+    """The method a weak reference holds; its object owns the caller, so it is alive while called."""
+    return method()  # type: ignore[return-value]
+
+
 def _fact_bytes(expression: str, fact: tuple) -> int:
     return deep_size((expression, fact))
 
@@ -198,7 +204,11 @@ class Selection:
         # Per expression (boxed: None is an answer), the driver it requires and the names it reads.
         self._drivers: Lru[str, tuple[str | None]] = Lru(EXPRESSION_FACT_BYTES, _fact_bytes)
         self._names: Lru[str, tuple[frozenset[str] | None]] = Lru(EXPRESSION_FACT_BYTES, _fact_bytes)
-        self.columns = Columns(evaluate, SelectorError, self._names_read, self._required, entry_problem)
+        # Weak, as the columns live inside this selection: bound methods would make it a reference cycle,
+        # freed only by a full walk of the collector (the webhook replaces selections with their worlds).
+        names_read, required = weakref.WeakMethod(self._names_read), weakref.WeakMethod(self._required)
+        self.columns = Columns(evaluate, SelectorError, lambda e: _alive(names_read)(e), lambda e: _alive(required)(e),
+                               entry_problem)
         # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
         self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
             MAX_COMBINED_BYTES, lambda expressions, answers: deep_size(expressions) + answers.nbytes)

@@ -188,9 +188,10 @@ def build_webhook(settings: Settings) -> Webhook:
     elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Loaded here (in the master: workers share it) and again in each worker's own thread after fork.
+        # Millions of new objects: the reviews meanwhile must not wait for the collector's walks of them.
         hook.cluster_source = Reloading("cluster", paths, lambda: _load_files(paths, hook),
                                         interval=settings.reload_interval, settle=settings.reload_interval,
-                                        on_reload=hook.on_reload)
+                                        on_reload=hook.on_reload, around=hook.collector.paused)
     if settings.cert_file and settings.key_file:
         hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
                               on_reload=hook.on_reload)
@@ -300,11 +301,10 @@ def _load_files(paths: tuple[str, ...], hook: Webhook) -> ClusterState:
     """
     policy = hook.policy()
     previous = hook.cluster_source.loaded() if hook.cluster_source is not None else None
-    with hook.collector.paused():      # millions of new objects: the reviews meanwhile must not wait for a walk of them
-        state = load_state(paths, policy.options, previous)
-        fleet = FleetView(lambda: _feasibility_release(hook.policy()))
-        fleet.update(state.index, [])  # the allocator's view of every device: seconds at fleet scale, once
-        warm_state(policy.options, state.index)
+    state = load_state(paths, policy.options, previous)
+    fleet = FleetView(lambda: _feasibility_release(hook.policy()))
+    fleet.update(state.index, [])  # the allocator's view of every device: seconds at fleet scale, once
+    warm_state(policy.options, state.index)
     return replace(state, fleet=fleet)
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Callable, Generic, TypeVar
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager, Generic, TypeVar
 
 T = TypeVar("T")
 Signature = tuple[tuple[str, int, int, int] | None, ...]
@@ -57,7 +58,9 @@ class Reloading(Generic[T]):
     """
 
     def __init__(self, what: str, paths: tuple[str, ...], load: Callable[[], T], *, interval: float = 1.0,
-                 settle: float = 0.0, on_reload: ReloadHook | None = None) -> None:
+                 settle: float = 0.0, on_reload: ReloadHook | None = None,
+                 around: Callable[[], ContextManager[Any]] = nullcontext) -> None:
+        """``around()`` encloses each load and the swap that puts its value in force."""
         self.what = what
         self._paths = paths
         self._load = load
@@ -65,9 +68,11 @@ class Reloading(Generic[T]):
         self._settle = settle
         self._on_reload = on_reload
         self._lock = threading.Lock()
+        self._around = around
         self._signature = signature(paths)
         self._pending: tuple[Signature, float] | None = None   # a change seen, and when, not yet loaded
-        self._value = load()
+        with around():
+            self._value = load()
         self._checked = time.monotonic()
         self._following = False
         self.error: str = ""
@@ -119,14 +124,15 @@ class Reloading(Generic[T]):
             if now - self._pending[1] < self._settle:
                 return      # still changing, or changed a moment ago: look again before loading
             self.attempted_at = time.time()
-            try:
-                value = self._load()
-            except Exception as exc:  # any failure of a reload keeps the last good value in force
-                self._signature, self._pending = sig, None   # tried: the next change is tried again
-                self.error = str(exc) or type(exc).__name__
-                self._report(False, self.error)
-                return
-            self._value = value
+            with self._around():
+                try:
+                    value = self._load()
+                except Exception as exc:  # any failure of a reload keeps the last good value in force
+                    self._signature, self._pending = sig, None   # tried: the next change is tried again
+                    self.error = str(exc) or type(exc).__name__
+                    self._report(False, self.error)
+                    return
+                self._value = value
             self._signature, self._pending = sig, None
             self.error = ""
             self.loaded_at = self.attempted_at
