@@ -10,8 +10,9 @@ import json
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Iterator
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
@@ -35,6 +36,7 @@ from .relief import memory_guard
 from .reloading import Reloading
 from .timeouts import review_deadline
 from .tls import ServingTLS
+from .turns import turn
 from .verdict import Verdict
 from .warmup import KINDS as DRA_KINDS
 from .warmup import warm, warm_state
@@ -60,6 +62,7 @@ class Settings:
     max_rss: int = 0            # bytes of resident memory a worker may use while judging; 0: no ceiling
     # A file of the run folder the workers share: over the ceiling, one worker at a time retires (relief.py).
     retire_lock: str | None = None
+    reload_lock: str | None = None   # workers re-read a large cluster state one at a time (turns.py)
     timeout_seconds: float = TIMEOUT_SECONDS     # the API server's timeout for a call that names none
 
 
@@ -188,10 +191,11 @@ def build_webhook(settings: Settings) -> Webhook:
     elif settings.cluster_paths:
         paths = settings.cluster_paths
         # Loaded here (in the master: workers share it) and again in each worker's own thread after fork.
-        # Millions of new objects: the reviews meanwhile must not wait for the collector's walks of them.
+        # Millions of new objects: the reviews meanwhile must not wait for the collector's walks of them,
+        # nor for the other workers' reloads (taken in turns).
         hook.cluster_source = Reloading("cluster", paths, lambda: _load_files(paths, hook),
                                         interval=settings.reload_interval, settle=settings.reload_interval,
-                                        on_reload=hook.on_reload, around=hook.collector.paused)
+                                        on_reload=hook.on_reload, around=lambda: _building(hook))
     if settings.cert_file and settings.key_file:
         hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
                               on_reload=hook.on_reload)
@@ -290,6 +294,13 @@ def create_app(hook: Webhook) -> Flask:
         return _error(500, "internal error (logged by the webhook)")
 
     return app
+
+
+@contextmanager
+def _building(hook: Webhook) -> Iterator[None]:
+    """A cluster state built and put in force: this worker's turn, with the collector paused."""
+    with turn(hook.settings.reload_lock), hook.collector.paused():
+        yield
 
 
 def _load_files(paths: tuple[str, ...], hook: Webhook) -> ClusterState:

@@ -157,7 +157,8 @@ def _serve(args: argparse.Namespace) -> int:
         settings = Settings(policy_file=args.config, cluster_paths=tuple(args.cluster), cert_file=args.cert,
                             key_file=args.key, metrics_dir=metrics_dir, reload_interval=args.reload_interval,
                             state_dir=state_dir if args.watch else None, max_rss=args.max_worker_memory * 2**20,
-                            retire_lock=os.path.join(run_dir, "retiring.lock"))
+                            retire_lock=os.path.join(run_dir, "retiring.lock"),
+                            reload_lock=os.path.join(run_dir, "reloading.lock"))
         try:
             hook = build_webhook(settings)
         except (PolicyError, ClusterError, OSError, ValueError) as exc:
