@@ -6,6 +6,7 @@ import dataclasses
 import gc
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, TextIO
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .source import Reading
 
 EXIT_USAGE = 2
+# A bug of dralint's that got past the engine's boundaries (every object is judged on its own).
+EXIT_INTERNAL = 3
 FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
 LEVELS = ("error", "warning", "info")
 
@@ -120,20 +123,31 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 0
     try:
         return _lint(args, catalog, out, err)
-    except (ValueError, GateError, UsageError, ConfigError) as exc:
+    except (GateError, UsageError, ConfigError) as exc:
         err.write(f"dralint: error: {exc}\n")
         return EXIT_USAGE
+    except Exception:  # past every boundary of the engine: a bug of dralint's, never called the user's error
+        err.write("dralint: internal error: please report it with the input that caused it (the other objects' "
+                  "findings could not be printed)\n" + traceback.format_exc())
+        return EXIT_INTERNAL
 
 
 def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
+    from .config import ConfigError
+    from .releases import GateError
     from .rule_filter import UsageError
 
     if "-" in args.paths and "-" in args.cluster:
         raise UsageError("stdin (-) can be read once: give it to PATH or to --cluster, not both")
     if args.jobs < 0:
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
-    config = _config(args, catalog)
-    options, fail_on = _options(args, config, err)
+    try:
+        config = _config(args, catalog)
+        options, fail_on = _options(args, config, err)
+    except (UsageError, ConfigError, GateError):
+        raise
+    except ValueError as exc:  # the value of an option: --kube-version 1.99, a --config that is not there
+        raise UsageError(str(exc)) from None
     if (args.diff or args.unsafe_fixes) and not args.fix:
         raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
     if args.fix:

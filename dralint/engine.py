@@ -220,11 +220,17 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
            base=surroundings.index if surroundings is not None else None)
-    _suppress(emitter, result, suppress.collect(files, linted), options)
+    try:
+        _suppress(emitter, result, suppress.collect(files, linted), options)
+    except Exception as exc:  # the findings stand, unsuppressed, and say why
+        _run_error(emitter, "applying the suppression comments and annotations", exc, files)
     if options.fixes:
         from . import fixers
 
-        result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
+        try:
+            result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
+        except Exception as exc:  # the findings stand, without fixes
+            _run_error(emitter, "working out the fixes", exc, files)
     return result
 
 
@@ -291,7 +297,10 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
            cluster_given=cluster is not None, base=cluster, world=world)
-    _suppress(emitter, result, suppress.collect([], manifests), options)
+    try:
+        _suppress(emitter, result, suppress.collect([], manifests), options)
+    except Exception as exc:  # the findings stand, unsuppressed, and say why
+        _run_error(emitter, "applying the suppression annotations", exc, [_single(obj, name)])
     return result.findings
 
 
@@ -313,11 +322,19 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     else:
         for target in targets:
             _judge_one(emitter, target, work)
-    index = _accepted(targets, cluster, work.index, emitter, base)
+    try:
+        index = _accepted(targets, cluster, work.index, emitter, base)
+    except Exception as exc:  # references are judged against every object, refused ones included
+        _run_error(emitter, "leaving out the objects the API server would refuse", exc,
+                   [t.canonical.manifest.document for t in targets])
+        index = work.index
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
-    _duplicates(emitter, [t.canonical for t in targets])
+    try:
+        _duplicates(emitter, [t.canonical for t in targets])
+    except Exception as exc:
+        _run_error(emitter, "looking for objects defined twice", exc, [t.canonical.manifest.document for t in targets])
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
     if feasibility_wanted and (index.slices or cluster_given) and any(
@@ -409,11 +426,15 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     release = options.release
     targets: list[_Target] = []
     for manifest in linted:
-        if not _served(emitter, manifest, release):
+        try:
+            if not _served(emitter, manifest, release):
+                continue
+            old_manifest = _old_for(manifest, olds)
+            canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
+            stored, dropped = apply_gates(canonical, old, release)
+        except Exception as exc:  # this object is not judged; every other one is
+            _object_error(emitter, manifest, "reading the object (its version, conversion and feature gates)", exc)
             continue
-        old_manifest = _old_for(manifest, olds)
-        canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
-        stored, dropped = apply_gates(canonical, old, release)
         targets.append(_Target(canonical, old, stored, tuple(dropped)))
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
@@ -440,11 +461,19 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
     if cross and not modules:
         return
     if manifest.is_dra and not cross:
-        _schema(emitter, manifest, work.release, work.strict, target.shapes)
-    # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
-    reshape = _reshaped(target.shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
-    for ctx in _contexts(target, work.release, work.index, operation=work.operation, subresource=work.subresource,
-                         strict=work.strict):
+        try:
+            _schema(emitter, manifest, work.release, work.strict, target.shapes)
+        except Exception as exc:  # the checks below still judge the object
+            _object_error(emitter, manifest, "schema validation", exc)
+    try:
+        # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
+        reshape = _reshaped(target.shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
+        contexts = list(_contexts(target, work.release, work.index, operation=work.operation,
+                                  subresource=work.subresource, strict=work.strict))
+    except Exception as exc:
+        _object_error(emitter, manifest, "preparing its checks", exc)
+        return
+    for ctx in contexts:
         _run_checks(emitter, ctx, modules, dropped=not cross, reshape=reshape)
 
 
@@ -526,7 +555,13 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                 if result is not None:
                     result.foreign += 1
                 continue
-            for item in identify(doc, from_cluster=from_cluster):
+            try:
+                items = list(identify(doc, from_cluster=from_cluster))
+            except Exception as exc:  # one document's surprise must not cost the rest of the run
+                _stage_error(emitter, "reading the object's kind and apiVersion", exc, file=doc.file, line=doc.line,
+                             column=1)
+                continue
+            for item in items:
                 if isinstance(item, WrongGroup):
                     if not from_cluster:
                         pos = doc.locate(item.base.child("apiVersion"))
@@ -722,12 +757,37 @@ def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *,
 
 
 def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseException) -> None:
-    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    """DRA000 on ``obj``: check ``what`` failed (the other checks ran)."""
     doc = obj.manifest.document
     pos = doc.locate(obj.manifest.base)
-    emitter.emit("DRA000", f"internal error in check {what}{where}; please report it. The other checks ran.",
+    emitter.emit("DRA000", f"internal error in check {what}{_where(exc)}; please report it. The other checks ran.",
                  file=doc.file, line=pos.line, column=pos.column, obj=obj.manifest.display)
+
+
+def _object_error(emitter: _Emitter, manifest: Manifest, stage: str, exc: BaseException) -> None:
+    """DRA000 on one object whose ``stage`` failed: the run goes on with every other object."""
+    pos = manifest.document.locate(manifest.base)
+    _stage_error(emitter, stage, exc, file=manifest.document.file, line=pos.line, column=pos.column,
+                 obj=manifest.display)
+
+
+def _stage_error(emitter: _Emitter, stage: str, exc: BaseException, *, file: str, line: int, column: int,
+                 obj: str = "") -> None:
+    emitter.emit("DRA000", f"internal error in {stage}: {type(exc).__name__}: {str(exc)[:300]}{_where(exc)}; "
+                           "please report it. The other objects and files were judged.",
+                 file=file, line=line, column=column, obj=obj)
+
+
+def _run_error(emitter: _Emitter, stage: str, exc: BaseException, files: Sequence[Any]) -> None:
+    """DRA000 for a step over the whole run (on its first file): the findings of every object stand."""
+    first = next((getattr(f, "file", None) or getattr(f, "name", "") for f in files), "")
+    _stage_error(emitter, stage, exc, file=first, line=1, column=1)
+
+
+def _where(exc: BaseException) -> str:
+    """`` at module.py:123``: where in dralint an exception was raised, for the report it asks for."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    return f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,

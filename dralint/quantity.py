@@ -13,12 +13,17 @@ from fractions import Fraction
 from .bounded_cache import bounded_cache
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 10**3), "": Fraction(1),
-            "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-            "P": Fraction(10**15), "E": Fraction(10**18)}
-# Same shape as apimachinery's splitter: sign, digits with at most one dot, then a suffix.
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))((?:[KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_DECIMAL_POWER = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL = {suffix: Fraction(10) ** power for suffix, power in _DECIMAL_POWER.items()}
+# What apimachinery's scanner (parseQuantityString) takes: a sign, digits, at most one dot and more
+# digits (any of them may be missing: "-", "." and "1." are zero, zero and one), then suffix letters,
+# a sign and digits. Which suffixes mean something is its suffixer's business (_suffix below).
+_SCAN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
 QUANTITY_SYNTAX = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+# Go's strings.TrimSpace, which Quantity.UnmarshalJSON applies to a field's text before parsing it.
+_GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
+_EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
 
 
 class QuantityError(ValueError):
@@ -34,8 +39,14 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str | int | float) -> "Quantity":
-        """Parse a quantity string (or a JSON number) the way apimachinery does."""
-        return _parse(text if isinstance(text, str) else _number_text(text))
+        """A quantity field's value (a string or a JSON number) as the API server decodes it
+        (``Quantity.UnmarshalJSON``: surrounding white space trimmed, then ``ParseQuantity``)."""
+        return _parse(text.strip(_GO_SPACE) if isinstance(text, str) else _number_text(text))
+
+    @classmethod
+    def parse_string(cls, text: str) -> "Quantity":
+        """``resource.ParseQuantity(text)`` itself, as CEL's ``quantity()`` calls it: nothing trimmed."""
+        return _parse(text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Quantity) and self.value == other.value
@@ -107,25 +118,33 @@ QUANTITY_CACHE_BYTES = 4 << 20
 
 @bounded_cache(QUANTITY_CACHE_BYTES, lambda text: 2 * sys.getsizeof(text) + 512)
 def _parse(text: str) -> Quantity:
-    stripped = text.strip() if isinstance(text, str) else text
-    if stripped != text or not text:
+    """``ParseQuantity``: its scanner's shape, its suffixer's meanings, its value rounded up to a nano
+    and, for binary suffixes, capped at 2^63-1 (a test checks it against a line-by-line reading)."""
+    m = _SCAN.fullmatch(text) if text else None
+    if m is None:
         raise QuantityError(f"quantities must match the regular expression '{QUANTITY_SYNTAX}'")
-    m = _QUANTITY.match(text)
-    if not m or m.group(1) in ("+", "-", ".", "+.", "-."):
-        raise QuantityError(f"quantities must match the regular expression '{QUANTITY_SYNTAX}'")
-    number, suffix = m.group(1), m.group(2) or ""
-    negative = number.startswith("-")
-    whole, _, frac = number.lstrip("+-").partition(".")
+    sign, whole, frac, suffix = m.group(1), m.group(2), m.group(3) or "", m.group(4)
+    binary = suffix in _BINARY
+    if not (binary or suffix in _DECIMAL or (len(suffix) > 1 and _EXPONENT.fullmatch(suffix))):
+        raise QuantityError("unable to parse quantity's suffix")
     digits = whole + frac
+    if not digits:
+        # No digit at all ("-", ".", "Ki"): ParseQuantity's int64 fast path reads zero where it applies
+        # (a suffix of at most Ti, or a power of ten of at least 10^-9); its exact path finds no number.
+        exponent = _BINARY[suffix].bit_length() - 1 if binary else \
+            _DECIMAL_POWER[suffix] if suffix in _DECIMAL_POWER else _exponent(suffix[1:])
+        if (binary and 15 - 1 - int(exponent * 3 / 10) - 1 < 0) or (not binary and exponent < -9):
+            raise QuantityError("unable to parse numeric part of quantity")
+        return Quantity(Fraction(0), text)
     value = Fraction(_int(digits), 10 ** len(frac))
-    if suffix in _BINARY:
+    if binary:
         value *= _BINARY[suffix]
-    elif suffix[:1] in ("e", "E"):
-        value = _scaled(value, _exponent(suffix[1:]), len(digits))
-    else:
+    elif suffix in _DECIMAL:     # "E" alone is exa, not an exponent
         value *= _DECIMAL[suffix]
-    return Quantity(-_canonical(value, suffix in _BINARY) if negative else _canonical(value, suffix in _BINARY),
-                    text)
+    else:
+        value = _scaled(value, _exponent(suffix[1:]), len(digits))
+    value = _canonical(value, binary)
+    return Quantity(-value if sign == "-" else value, text)
 
 
 def _int(digits: str) -> int:

@@ -21,7 +21,7 @@ def quantity(s: Any) -> Quantity:
     if type(s) is not str:
         raise no_overload("quantity")
     try:
-        return Quantity.parse(s)
+        return Quantity.parse_string(s)
     except QuantityError as exc:
         raise err(str(exc)) from None
 
@@ -30,7 +30,7 @@ def is_quantity(s: Any) -> bool:
     if type(s) is not str:
         raise no_overload("isQuantity")
     try:
-        Quantity.parse(s)
+        Quantity.parse_string(s)
         return True
     except QuantityError:
         return False
