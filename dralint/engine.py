@@ -36,6 +36,8 @@ _EXACTLY_OR_FIRST = "DRA206"
 # The checks that resolve references to other objects: they run once the objects the API server
 # would refuse are known, against the index of the others (acceptance.py).
 _REFERENCE_CHECKS = (check_registry.pods, check_registry.references, check_registry.cel_hints)
+# Kinds whose status a controller writes through /status: a pair of files may be either write.
+_STATUS_WRITTEN = frozenset({"ResourceClaim", "ResourcePoolStatusRequest"})
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
 
@@ -726,7 +728,7 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
     if operation is None:
         operation = "UPDATE" if old is not None else "CREATE"
     writes = [subresource]
-    if operation == "UPDATE" and old is not None and not subresource and target.canonical.kind == "ResourceClaim":
+    if operation == "UPDATE" and old is not None and not subresource and target.canonical.kind in _STATUS_WRITTEN:
         # A pair of files cannot say which endpoint it was written to: judge what changed.
         spec_changed = old.value.get("spec") != target.canonical.value.get("spec")
         status_changed = old.value.get("status") != target.canonical.value.get("status")

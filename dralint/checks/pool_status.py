@@ -1,13 +1,15 @@
 """ResourcePoolStatusRequest (resource.k8s.io/v1alpha3, 1.36+, gate DRAResourcePoolStatus).
 
 A one-time question to the control plane: "what is the state of the pools of this driver?".
-The spec names a ``driver`` (required; a DNS subdomain of at most 63 characters, case-blind
-like every driver name), optionally a ``poolName`` (when given, even empty, one or more DNS
+The spec names a ``driver`` (required; declarative format ``k8s-long-name``: a lowercase DNS
+subdomain of at most 253 characters, not the 63-character, case-blind rule of a slice's driver), optionally a ``poolName`` (when given, even empty, one or more DNS
 subdomains separated by '/', at most 253 characters) and a ``limit`` from 1 to 1000 (default
 100). From 1.37 a ``defaultPartitionTypeAttribute`` may name a fully qualified
 attribute (gate DRAPartitionableDevicesType, forbidden while it is off). The spec is immutable; status is only written through ``/status`` by the controller:
-once ``observationTime`` is set it is immutable, pools need a driver, a pool name, a valid node
-name and non-negative counts with ``sliceCount`` ≥ 1, and ``totalMatchingPools`` is ≥ 0.
+once written it is immutable (the request is complete); pools need a driver, a pool name, a valid
+node name when given, and counts that are not negative when given (``resourceSliceCount`` ≥ 1);
+``poolCount`` is ≥ 0. The fields are those of the released API (1.36's OpenAPI: ``poolCount``,
+``resourceSliceCount``, ``validationError``), which renamed those of its pre-release code.
 
 Read at kubernetes/kubernetes ``staging/src/k8s.io/api/resource/v1alpha3/types.go`` (the
 declarative tags: ``+k8s:format=k8s-long-name``, ``k8s-resource-pool-name``,
@@ -23,7 +25,7 @@ from typing import Any, Iterable, Iterator
 from ..paths import FieldPath
 from .base import CheckContext, Problem, p
 from .conditions import condition_problems
-from .formats import dns_subdomain_errors, driver_name_errors, pool_name_errors, qualified_attribute_errors
+from .formats import dns_subdomain_errors, pool_name_errors, qualified_attribute_errors
 
 KINDS: frozenset[str] = frozenset({"ResourcePoolStatusRequest"})
 
@@ -54,20 +56,29 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         return
     status, old_status = ctx.obj.get("status"), ctx.old.get("status")
     status = status if isinstance(status, dict) else {}
-    old_status = old_status if isinstance(old_status, dict) else {}
-    if old_status.get("observationTime") is not None:
-        if status != old_status:
+    if old_status is not None:
+        if status != (old_status if isinstance(old_status, dict) else {}):
             yield Problem(UPDATE_INVALID, p("status"),
-                          "the status is complete (observationTime is set) and can no longer change: create a new "
+                          "the status is complete (it was written once) and can no longer change: create a new "
                           "request for fresh figures (API server: Invalid value, \"field is immutable\")")
         return
     yield from _status(status)
 
 
+def long_name_errors(value: str) -> list[tuple[str, str]]:
+    """(error type, message) pairs of the declarative format ``k8s-long-name`` (required): a lowercase
+    DNS subdomain of at most 253 characters. It is what a ResourcePoolStatusRequest's driver and node
+    names must be; the handwritten driver-name rule of ResourceSlices (63 characters, any case) is
+    marked covered by it and does not apply (the API server of 1.36 takes a 200-character driver here)."""
+    if not value:
+        return [("Required", "a name is required")]
+    return [("TooLong" if "no more than" in msg else "Invalid", msg) for msg in dns_subdomain_errors(value)]
+
+
 def _spec(spec: dict, rule: str) -> Iterator[Problem]:
     driver = spec.get("driver", "")
     if isinstance(driver, str):
-        for kind, msg in driver_name_errors(driver):
+        for kind, msg in long_name_errors(driver):
             text = "a driver is required: the DRA driver whose pools to report, e.g. gpu.example.com" \
                 if kind == "Required" else f"driver {driver!r} is not a valid driver name: {msg}"
             yield Problem(rule, p("spec", "driver"), f"{text} (API server: {_WORDS[kind]})")
@@ -110,26 +121,27 @@ def _status(status: dict) -> Iterator[Problem]:
     conditions = status.get("conditions")
     yield from condition_problems(conditions if isinstance(conditions, list) else [], p("status", "conditions"),
                                   UPDATE_INVALID)
-    total = status.get("totalMatchingPools")
-    if isinstance(total, int) and not isinstance(total, bool) and total < 0:
-        yield Problem(UPDATE_INVALID, p("status", "totalMatchingPools"),
-                      f"totalMatchingPools is {total}; it must be non-negative (API server: Invalid value)")
+    count = status.get("poolCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count < 0:
+        yield Problem(UPDATE_INVALID, p("status", "poolCount"),
+                      f"poolCount is {count}; it must be non-negative (API server: Invalid value)")
 
 
 def _pool(pool: dict, path: FieldPath) -> Iterator[Problem]:
-    for name, errors in (("driver", driver_name_errors), ("poolName", pool_name_errors)):
+    for name, errors in (("driver", long_name_errors), ("poolName", pool_name_errors)):
         value = pool.get(name, "")
         if isinstance(value, str):
             for kind, msg in errors(value):
                 yield Problem(UPDATE_INVALID, path.child(name), f"{name} {value!r}: {msg} (API server: {_WORDS[kind]})")
     node = pool.get("nodeName")
     if isinstance(node, str) and node:
-        for msg in dns_subdomain_errors(node):
+        for kind, msg in long_name_errors(node):
             yield Problem(UPDATE_INVALID, path.child("nodeName"),
-                          f"nodeName {node!r} is not a valid node name: {msg} (API server: Invalid value)")
-    for name in _COUNTS + ("sliceCount",):
+                          f"nodeName {node!r} is not a valid node name: {msg} (API server: {_WORDS[kind]})")
+    # The counts may be left out (a pool whose validationError is set); given, they are not negative.
+    for name in _COUNTS + ("resourceSliceCount",):
         value: Any = pool.get(name, 0)
-        least = 1 if name == "sliceCount" else 0
+        least = 1 if name == "resourceSliceCount" else 0
         if isinstance(value, int) and not isinstance(value, bool) and value < least:
             yield Problem(UPDATE_INVALID, path.child(name),
                           f"{name} is {value}; it must be at least {least} (API server: Invalid value)")
