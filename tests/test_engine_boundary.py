@@ -198,3 +198,40 @@ def test_any_value_at_any_scalar_field_is_judged_without_an_internal_error(chang
             target = target[key]
         target[path[-1]] = value
     assert internal_errors(text_of(objects)) == []
+
+
+# --- explicit nulls in pods and workloads -------------------------------------------------------------------------
+
+def containers_of(value: Any, path: tuple = ()) -> Iterator[tuple]:
+    """Paths of every list and map below ``value`` (metadata's name and namespace maps excepted)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list)) and path + (k,) != ("metadata",):
+                yield path + (k,)
+            yield from containers_of(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from containers_of(v, path + (i,))
+
+
+WORKLOADS = [obj for obj in OBJECTS if obj["kind"] in ("Pod", "Job")]
+
+
+@pytest.mark.parametrize("index, path", [(i, path) for i, obj in enumerate(WORKLOADS) for path in containers_of(obj)],
+                         ids=lambda v: ".".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_an_explicit_null_list_or_map_of_a_workload_is_absent_as_the_api_server_decodes_it(index, path):
+    # Go's decoder reads `field: null` as the field left out: what the server would say of the object
+    # without the field is all dralint may say (here: nothing it calls an error).
+    obj = copy.deepcopy(WORKLOADS[index])
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = None
+    without = copy.deepcopy(WORKLOADS[index])
+    parent = without
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    errors = sorted((f.rule, f.field) for f in lint_text(text_of([obj])).findings if f.severity.value == "error")
+    expected = sorted((f.rule, f.field) for f in lint_text(text_of([without])).findings if f.severity.value == "error")
+    assert errors == expected

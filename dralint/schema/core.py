@@ -65,7 +65,8 @@ def validate_claims(spec: Mapping[str, Any], minor: int, *, strict: bool = True)
     problems: list[SchemaProblem] = []
     for path, value, which in claim_fields(spec):
         checker = pod_checker if which == "pod" else container_checker
-        if not checker.valid(value):
+        # An explicit null is the decoder's "absent" (the list stays nil), as below the top of the list.
+        if type(value) not in checker.fast and not checker.valid(value):
             checker.check(value, tuple(path), problems)
     return [p for p in problems if strict or p.kind != "unknown-field"]
 
