@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
     parser.add_argument("--together", action="store_true",
                         help="judge all claims and pods of the run at once, one beside the other in file order")
+    parser.add_argument("--as-stored", action="store_true",
+                        help="feasibility: the claims and templates linted are ones the cluster already stores: fields "
+                             "whose feature gate is off are kept and make allocation fail (DRA704), instead of being "
+                             "dropped as the API server drops them on create (DRA802)")
     parser.add_argument("--max-steps", type=int, default=1_000_000,
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
     parser.add_argument("--max-seconds", type=float, default=10.0,
@@ -287,7 +291,7 @@ def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Opt
                       select=select, ignore=ignore, severities=severities,
                       cluster=tuple(args.cluster) or config.cluster,
                       old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
-                      together=args.together,
+                      together=args.together, as_stored=args.as_stored,
                       max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused,
                       reading=_reading(args, config))
     fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)

@@ -58,6 +58,7 @@ class Options:
     trace: tuple[str, ...] = ()
     show_allocation: bool = False
     together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
+    as_stored: bool = False  # feasibility: the linted claims are stored ones, gated fields kept (--as-stored)
     max_steps: int = 1_000_000
     max_seconds: float = 10.0
     jobs: int = 1            # processes the run may use (the CLI's -j); the feasibility stage forks them
@@ -347,19 +348,20 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         with_errors = {f.object for f in emitter.findings
                        if f.severity is Severity.ERROR and not _in_metadata(f.field)}
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
-        judged = [_as_allocated(t) for t in judged_targets]
+        judged = [_as_allocated(t, options.as_stored) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
         _feasibility(emitter, result, _judged_index(index, judged_targets), release, options,
                      {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
-def _as_allocated(target: _Target) -> Canonical:
-    """The object the allocator is asked about. A claim as written: where the API server drops a
-    gated field the allocator refuses with its gate off (adminAccess, firstAvailable, capacity), the
-    user learns the feature is off (DRA704) rather than about some other claim than the one written.
-    Everything else as the server stores it."""
-    if target.canonical.kind in _ALLOCATABLE:
+def _as_allocated(target: _Target, as_stored: bool) -> Canonical:
+    """The object the allocator is asked about: as the API server would store it on create, where a
+    field whose feature gate is off is gone (DRA802 says so) and cannot make allocation fail. With
+    ``as_stored`` (``--as-stored``) the linted claims and templates are objects the cluster already
+    stores, as they are written: a gated field a stored claim keeps makes the allocator refuse it
+    (DRA704), as for the claims of ``--cluster`` and of the webhook's live state."""
+    if as_stored and target.canonical.kind in _ALLOCATABLE:
         return target.canonical
     return target.stored or target.canonical
 

@@ -235,3 +235,46 @@ def test_an_explicit_null_list_or_map_of_a_workload_is_absent_as_the_api_server_
     errors = sorted((f.rule, f.field) for f in lint_text(text_of([obj])).findings if f.severity.value == "error")
     expected = sorted((f.rule, f.field) for f in lint_text(text_of([without])).findings if f.severity.value == "error")
     assert errors == expected
+
+
+# --- gated fields: created or stored ------------------------------------------------------------------------------
+
+SHARED_GPU = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        capacity: {requests: {memory: 10Gi}}
+"""
+GPU_CLUSTER = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  nodeName: n
+  pool: {name: n, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: true
+    capacity: {memory: {value: 40Gi}}
+"""
+
+
+@pytest.mark.parametrize("as_stored, expected", [(False, {"DRA802"}), (True, {"DRA704", "DRA802"})])
+def test_a_claim_with_a_gated_field_is_judged_as_created_unless_said_to_be_stored(as_stored, expected):
+    findings = engine.lint_files([source.load_text(SHARED_GPU, "claim.yaml")],
+                                 Options(kube_version="1.34", as_stored=as_stored),
+                                 cluster_files=[source.load_text(GPU_CLUSTER, "cluster.yaml")]).findings
+    assert {f.rule for f in findings} == expected
