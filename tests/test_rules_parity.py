@@ -198,17 +198,20 @@ def test_template_updates_are_validated_in_full():
 
 # --- what other objects see ------------------------------------------------------------------------
 
-def test_feasibility_judges_the_claim_as_written_where_a_gate_is_off():
+def test_feasibility_judges_a_new_claim_as_stored_and_a_stored_one_as_written_where_a_gate_is_off():
     claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: default}\nspec:\n"
              "  devices:\n    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.example.com\n"
              "        capacity:\n          requests: {memory: 1Ti}\n---\n"
              "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec: {}\n---\n")
     slice_ = SLICE + "    capacity:\n      memory: {value: 80Gi}\n"
-    # With the gate off the server drops the capacity request (DRA802), and the allocator, asked about
-    # the claim as written, stops as the Go allocator does: the feature is disabled (DRA704), not
-    # "any one device will do".
-    rules = {r for r, _, _ in found(claim + slice_, "1.36", {"DRAConsumableCapacity": False})}
-    assert {"DRA802", "DRA704"} <= rules and "DRA701" not in rules
+    off = {"DRAConsumableCapacity": False}
+    # Created with the gate off, the claim loses its capacity request (DRA802) and any device will do.
+    created = {r for r, _, _ in found(claim + slice_, "1.36", off)}
+    assert "DRA802" in created and not created & {"DRA704", "DRA701"}
+    # A stored claim keeps the field, and the allocator stops as the Go allocator does: the feature
+    # is disabled (DRA704), not "no device has 1Ti".
+    stored = {r for r, _, _ in found(claim + slice_, "1.36", off, as_stored=True)}
+    assert "DRA704" in stored and "DRA701" not in stored
     assert "DRA701" in {r for r, _, _ in found(claim + slice_, "1.36")}
 
 
