@@ -152,6 +152,19 @@ def test_a_missing_class_is_refused_only_where_the_policy_asks_for_it(tmp_path, 
         assert refused["allowed"] is False and "DRA703" in refused["status"]["message"]
 
 
+def test_feasibility_dryrun_admits_silently_and_counts_what_it_would_refuse(tmp_path, cluster, server, caplog):
+    cluster.create("resourceslices", resource_slice("node-0", [gpu("gpu-0")]))
+    with replica(tmp_path, server, "feasibility: dryrun\n") as hook:
+        with caplog.at_level(logging.INFO, logger=LOGGER):
+            assert hook.answer(claim()) == {"uid": "u-1", "allowed": True}
+        text = hook.client.get("/metrics").get_data(as_text=True)
+        assert 'dralint_webhook_would_deny_total{rule="DRA703",enforcement="dryrun"} 1' in text
+        (line,) = [r for r in caplog.records if r.getMessage() == "would deny"]
+        fields = line.fields   # type: ignore[attr-defined]
+        assert (fields["uid"], fields["namespace"], fields["name"], fields["rules"]) == \
+            ("u-1", "default", "train", ["DRA703"])
+
+
 def test_a_device_without_an_attribute_does_not_turn_valid_claims_into_denials(tmp_path, cluster, server, policy,
                                                                                 caplog):
     cluster.create("deviceclasses", device_class())
