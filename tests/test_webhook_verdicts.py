@@ -133,6 +133,12 @@ def test_a_class_and_a_claim_applied_together_are_admitted_at_once(tmp_path, clu
         first = hook.answer(claim())
         assert first["allowed"] is True, first
         assert any("DRA703" in w for w in first["warnings"])
+        # A template of the same chart, whose class is not there yet either: admitted with a warning too.
+        template = hook.answer({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                                "metadata": {"name": "gpus", "namespace": "default"},
+                                "spec": {"spec": claim()["spec"]}})
+        assert template["allowed"] is True, template
+        assert any(CLASS_NAME in w for w in template["warnings"])
         assert hook.answer({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
                             **device_class()})["allowed"] is True
         cluster.create("deviceclasses", device_class())
@@ -188,3 +194,51 @@ def test_feasibility_deny_still_refuses_the_selector_that_fails(tmp_path, cluste
     with replica(tmp_path, server, "feasibility: deny\n") as hook:
         refused = hook.answer(claim(selectors=(SELECTOR,)))
         assert refused["allowed"] is False and "DRA702" in json.dumps(refused["status"])
+
+
+def test_severities_dra_warning_means_every_rule_against_the_live_cluster(tmp_path, cluster, server):
+    # The warn-only rollout written with a severity: every rule, cluster-state and organisation ones included,
+    # even under `feasibility: deny` (enforcement acts on errors, and there are none left).
+    cluster.create("resourceslices", resource_slice("node-0", [gpu("gpu-0")]))
+    policy = "severities: {DRA: warning}\nfeasibility: deny\norganization: {maxDevicesPerClaim: 1}\n"
+    with replica(tmp_path, server, policy) as hook:
+        bad = claim()
+        bad["spec"]["devices"]["requests"][0]["exactly"].update(allocationMode="ExactCount", count=2)
+        bad["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [{"cel": {"expression": "device.driver"}}]
+        answered = hook.answer(bad)
+        assert answered["allowed"] is True, answered
+        rules = {w.rsplit("(", 1)[1].split()[0] for w in answered["warnings"] if "(" in w}
+        # A selector the API server refuses (DRA501), a class not there yet (DRA703), an organisation rule (DRA951).
+        assert {"DRA501", "DRA703", "DRA951"} <= rules, answered["warnings"]
+
+
+def test_an_annotation_is_told_it_cannot_suppress_an_organisation_rule_under_the_shipped_policy(tmp_path, cluster,
+                                                                                                 server):
+    cluster.create("deviceclasses", device_class())
+    with replica(tmp_path, server, SHIPPED_POLICY) as hook:
+        for token in ("DRA950", "device-class-not-allowed"):
+            obj = claim()
+            obj["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = "fpga.example.com"
+            obj["metadata"]["annotations"] = {"dralint.io/ignore": token}
+            answered = hook.answer(obj)
+            assert answered["allowed"] is False and "DRA950" in answered["status"]["message"]
+            (told,) = [w for w in answered["warnings"] if "DRA910" in w]
+            assert "an organisation rule of the cluster's policy: an object cannot suppress it" in told, told
+            assert "did you mean" not in told
+
+
+def test_enforcement_by_name_and_prefix_against_the_live_cluster(tmp_path, cluster, server, caplog):
+    cluster.create("resourceslices", resource_slice("node-0", [gpu("bare", model=None), gpu("gpu-0")]))
+    policy = "enforcement: {DRA70: dryrun, allocation-device-class-missing: deny}\n"
+    with replica(tmp_path, server, policy) as hook:
+        refused = hook.answer(claim())
+        assert refused["allowed"] is False and "DRA703" in refused["status"]["message"]
+        cluster.create("deviceclasses", device_class())
+        wait_for(lambda: hook.answer(claim())["allowed"], seconds=10, what="the class to reach the webhook")
+        with caplog.at_level(logging.INFO, logger=LOGGER):
+            # The selector errs on the bare device (DRA702): admitted without a word, the would-be denial recorded.
+            assert hook.answer(claim("train-2", (SELECTOR,))) == {"uid": "u-1", "allowed": True}
+        text = hook.client.get("/metrics").get_data(as_text=True)
+        assert 'dralint_webhook_would_deny_total{rule="DRA702",enforcement="dryrun"} 1' in text
+        (line,) = [r for r in caplog.records if r.getMessage() == "would deny"]
+        assert line.fields["rules"] == ["DRA702"] and line.fields["name"] == "train-2"   # type: ignore[attr-defined]
