@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,15 @@ def test_the_readme_example_policy_loads():
     example = readme.split("### Example", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
     policy = parse_policy(yaml.safe_load(example))
     assert policy.enforcement.action("DRA101").value == "deny" and policy.enforcement.action("DRA301").value == "dryrun"
+
+
+def test_the_readme_rollout_policies_load():
+    readme = (EXAMPLE_POLICY.parents[2] / "README.md").read_text(encoding="utf-8")
+    rollout = readme.split("### Warn-only rollout: the policy", 1)[1].split("\n### ", 1)[0]
+    snippets = re.findall(r"`((?:enforcement|severities): \{[^`]*\})`", rollout)
+    assert len(snippets) >= 4
+    for snippet in snippets:
+        parse_policy(yaml.safe_load(snippet))
 
 
 # --- organisation rules -------------------------------------------------------------------------
