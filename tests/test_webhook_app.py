@@ -240,7 +240,7 @@ def test_dryrun_admits_without_a_warning_and_records_the_would_be_denial(caplog)
     bad = claim(count="5", device_class="fpga.example.com")
     with caplog.at_level(logging.INFO, logger="dralint_webhook"):
         assert answer(client, review(bad, uid="u-dry")) == {"uid": "u-dry", "allowed": True}
-    text = client.get("/metrics").get_data(as_text=True)
+    text = client.get("/metrics", environ_base={"dralint.health": True}).get_data(as_text=True)
     for rule in ("DRA102", "DRA950"):
         assert WOULD_DENY.format(rule=rule, action="dryrun", count=1) in text
     (line,) = would_deny_lines(caplog)
@@ -259,7 +259,8 @@ def test_warn_admits_with_the_findings_as_warnings_and_records_them(caplog):
     with caplog.at_level(logging.INFO, logger="dralint_webhook"):
         resp = answer(client, review(claim(count="5")))
     assert resp["allowed"] is True and any("DRA102 wrong-type" in w for w in resp["warnings"])
-    assert WOULD_DENY.format(rule="DRA102", action="warn", count=1) in client.get("/metrics").get_data(as_text=True)
+    text = client.get("/metrics", environ_base={"dralint.health": True}).get_data(as_text=True)
+    assert WOULD_DENY.format(rule="DRA102", action="warn", count=1) in text
     assert would_deny_lines(caplog)[0].fields["enforcement"] == {"DRA102": "warn"}   # type: ignore[attr-defined]
 
 

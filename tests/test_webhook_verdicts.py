@@ -88,6 +88,10 @@ class Replica:
         assert resp.status_code == 200, resp.get_data(as_text=True)
         return resp.get_json()["response"]
 
+    def metrics(self) -> str:
+        """``/metrics`` as the monitoring reads it (the health port's requests are marked so)."""
+        return self.client.get("/metrics", environ_base={"dralint.health": True}).get_data(as_text=True)
+
     def close(self) -> None:
         assert self.hook.live is not None
         self.hook.live.stop()
@@ -163,7 +167,7 @@ def test_feasibility_dryrun_admits_silently_and_counts_what_it_would_refuse(tmp_
     with replica(tmp_path, server, "feasibility: dryrun\n") as hook:
         with caplog.at_level(logging.INFO, logger=LOGGER):
             assert hook.answer(claim()) == {"uid": "u-1", "allowed": True}
-        text = hook.client.get("/metrics").get_data(as_text=True)
+        text = hook.metrics()
         assert 'dralint_webhook_would_deny_total{rule="DRA703",enforcement="dryrun"} 1' in text
         (line,) = [r for r in caplog.records if r.getMessage() == "would deny"]
         fields = line.fields   # type: ignore[attr-defined]
@@ -182,7 +186,7 @@ def test_a_device_without_an_attribute_does_not_turn_valid_claims_into_denials(t
         assert all(a["allowed"] for a in answers), answers
         assert all(any("DRA702" in w for w in a["warnings"]) for a in answers)
         # Recorded as would-be denials of DRA702, under warn.
-        text = hook.client.get("/metrics").get_data(as_text=True)
+        text = hook.metrics()
         assert 'dralint_webhook_would_deny_total{rule="DRA702",enforcement="warn"} 5' in text
         lines = [r for r in caplog.records if r.getMessage() == "would deny"]
         assert len(lines) == 5 and lines[0].fields["enforcement"] == {"DRA702": "warn"}
@@ -238,7 +242,7 @@ def test_enforcement_by_name_and_prefix_against_the_live_cluster(tmp_path, clust
         with caplog.at_level(logging.INFO, logger=LOGGER):
             # The selector errs on the bare device (DRA702): admitted without a word, the would-be denial recorded.
             assert hook.answer(claim("train-2", (SELECTOR,))) == {"uid": "u-1", "allowed": True}
-        text = hook.client.get("/metrics").get_data(as_text=True)
+        text = hook.metrics()
         assert 'dralint_webhook_would_deny_total{rule="DRA702",enforcement="dryrun"} 1' in text
         (line,) = [r for r in caplog.records if r.getMessage() == "would deny"]
         assert line.fields["rules"] == ["DRA702"] and line.fields["name"] == "train-2"   # type: ignore[attr-defined]
