@@ -21,8 +21,8 @@ from .resources import data_path
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RULE_ID = re.compile(r"^DRA\d{3}$")
 RULE_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_FIELDS = {"id", "name", "category", "severity", "summary", "rationale", "fix", "autofix", "kubernetes", "api_server",
-           "examples"}
+_FIELDS = {"id", "name", "category", "severity", "cluster_state", "summary", "rationale", "fix", "autofix", "kubernetes",
+           "api_server", "examples"}
 _EXAMPLE_FIELDS = {"title", "verdict", "manifest", "old", "cluster", "kube_version", "feature_gates", "options", "fixed"}
 
 
@@ -57,6 +57,10 @@ class Rule:
     examples: tuple[Example, ...]
     source: str
     autofix: Safety | None = None  # the rule's findings may carry a fix this safe (None: the rule has no fix)
+    # Its findings exist only because other objects were given (the run's, the cluster's): they depend on
+    # a state the judged object's author does not own, which may change or arrive later. The webhook's
+    # `feasibility` switch governs these rules.
+    cluster_state: bool = False
 
 
 def _load_rule(path: Path) -> Rule:
@@ -85,6 +89,8 @@ def _load_rule(path: Path) -> Rule:
                                 fixed=ex.get("fixed")))
     if raw.get("autofix") not in (None, "safe", "unsafe"):
         raise CatalogError(f"{path}: autofix must be safe or unsafe")
+    if not isinstance(raw.get("cluster_state", False), bool):
+        raise CatalogError(f"{path}: cluster_state must be true or false")
     if any(ex.fixed is not None for ex in examples) and raw.get("autofix") is None:
         raise CatalogError(f"{path}: an example shows a fix (`fixed`), but the rule declares no autofix")
     try:
@@ -92,7 +98,8 @@ def _load_rule(path: Path) -> Rule:
                     summary=str(raw["summary"]).strip(), rationale=str(raw["rationale"]).strip(), fix=str(raw["fix"]).strip(),
                     kubernetes=raw.get("kubernetes") or {}, api_server=str(raw.get("api_server") or "").strip(),
                     examples=tuple(examples), source=path.name,
-                    autofix=Safety(raw["autofix"]) if raw.get("autofix") else None)
+                    autofix=Safety(raw["autofix"]) if raw.get("autofix") else None,
+                    cluster_state=raw.get("cluster_state", False))
     except ValueError as exc:
         raise CatalogError(f"{path}: {exc}") from exc
 

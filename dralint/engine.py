@@ -71,6 +71,9 @@ class Options:
     # (the webhook's policy outranks an object's own annotation).
     suppressions: bool = True
     protected: frozenset[str] = frozenset()
+    # Rules the caller judges beside the catalog's, id → name (the webhook's organisation rules): no
+    # suppression reaches them, and one that names them is told so rather than "no such rule".
+    policy_rules: Mapping[str, str] = field(default_factory=dict)
     fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property
@@ -536,7 +539,8 @@ def _suppress(emitter: _Emitter, result: RunResult, suppressions: list[suppress.
         return
     kept = [f for f in result.findings if f.rule in options.protected]
     outcome = suppress.apply([f for f in result.findings if f.rule not in options.protected], suppressions,
-                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores)
+                             emitter.catalog, emitter.rules, report_unused=options.report_unused_ignores,
+                             policy_rules=options.policy_rules)
     result.findings[:] = sorted(outcome.findings + kept, key=Finding.sort_key) if kept else outcome.findings
     result.suppressed = outcome.suppressed
 

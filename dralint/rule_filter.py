@@ -22,7 +22,8 @@ class RuleFilter:
     @classmethod
     def build(cls, catalog: Catalog, select: Iterable[str], ignore: Iterable[str],
               severities: Mapping[str, str]) -> "RuleFilter":
-        """Resolve ids, names and id prefixes (``DRA2`` = every 2xx rule); unknown ones are usage errors."""
+        """Resolve ids, names and id prefixes (``DRA2`` = every 2xx rule, ``DRA`` = every rule); unknown ones are
+        usage errors."""
         select = [t for t in select if t.strip()]
         sel = frozenset().union(*(resolve(catalog, t, "--select") for t in select)) if select else None
         ign = frozenset().union(*(resolve(catalog, t, "--ignore") for t in ignore if t.strip()))
@@ -46,13 +47,14 @@ class RuleFilter:
 
 
 def resolve(catalog: Catalog, token: str, option: str) -> frozenset[str]:
-    """Rule ids named by ``token``: an id, a name or an id prefix; a usage error otherwise."""
+    """Rule ids named by ``token``: an id, a name or an id prefix (``DRA`` itself: every rule); a usage error
+    otherwise."""
     token = token.strip()
     rule = catalog.resolve(token)
     if rule:
         return frozenset({rule.id})
     upper = token.upper()
-    if upper.startswith("DRA") and upper[3:].isdigit() and len(upper) < 6:
+    if upper.startswith("DRA") and (upper[3:].isdigit() or upper == "DRA") and len(upper) < 6:
         matched = frozenset(r for r in catalog.rules if r.startswith(upper))
         if matched:
             return matched

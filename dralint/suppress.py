@@ -145,10 +145,13 @@ class Outcome:
 
 
 def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], catalog: Catalog, rules: RuleFilter,
-          *, report_unused: bool = False) -> Outcome:
+          *, report_unused: bool = False, policy_rules: Mapping[str, str] | None = None) -> Outcome:
     """The findings no suppression covers, plus a DRA910 finding for every rule named in a
     suppression that is no rule, and (with ``report_unused``) for every suppression, or rule named
     in one, that matched nothing. Order is kept; new findings are sorted in.
+
+    ``policy_rules`` (id → name) are rules judged beside the catalog's that no suppression reaches:
+    a suppression naming one is told so.
     """
     resolved = [_resolve(s, catalog) for s in suppressions]
     used: set[tuple[int, str]] = set()
@@ -166,7 +169,7 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
         return Outcome(kept, suppressed)
     # A rule name that names no rule is a typo that never worked: reported on every run. Stale
     # suppressions of real rules only when asked (``--report-unused-ignores``).
-    unused = [_unused(sup, token, rule_id, catalog, rules)
+    unused = [_unused(sup, token, rule_id, catalog, rules, policy_rules or {})
               for i, (sup, ids) in enumerate(zip(suppressions, resolved, strict=True))
               for token, rule_id in (ids.items() if sup.tokens else [("", "*")])
               if (i, rule_id) not in used and (report_unused or not rule_id)]
@@ -184,9 +187,14 @@ def _resolve(sup: Suppression, catalog: Catalog) -> dict[str, str]:
     return out
 
 
-def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules: RuleFilter) -> Finding | None:
+def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules: RuleFilter,
+            policy_rules: Mapping[str, str]) -> Finding | None:
     where = {Scope.LINE: f"line {sup.covers}", Scope.FILE: "this file", Scope.OBJECT: sup.object}[sup.scope]
-    if not rule_id:
+    policy_rule = _policy_rule(token, policy_rules) if not rule_id else None
+    if policy_rule is not None:
+        message = (f"`{sup.spelling}` names {policy_rule[0]} ({policy_rule[1]}), an organisation rule of the "
+                   "cluster's policy: an object cannot suppress it (the cluster's admins decide it in the policy)")
+    elif not rule_id:
         # A letter O for a zero is the commonest slip in an id; else the closest id or name.
         zero = catalog.resolve(token.upper().replace("O", "0")) if token.upper().startswith("DRA") else None
         close = [zero.id] if zero else difflib.get_close_matches(token, list(catalog.rules) + [r.name for r in catalog], n=1)
@@ -202,6 +210,14 @@ def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules:
     return Finding(rule=unused.id, name=unused.name, severity=rules.severity(unused, None), category=unused.category,
                    message=message, file=sup.file, line=sup.line, column=sup.column, object=sup.object,
                    field=_ANNOTATION_PATH.render() if sup.scope is Scope.OBJECT else "")
+
+
+def _policy_rule(token: str, policy_rules: Mapping[str, str]) -> tuple[str, str] | None:
+    """(id, name) of the policy rule ``token`` names by id (any case) or name; None when it names none."""
+    for rule_id, name in policy_rules.items():
+        if token.upper() == rule_id or token == name:
+            return rule_id, name
+    return None
 
 
 def _next_content_line(lines: Sequence[str], number: int) -> int:

@@ -39,6 +39,9 @@ def render() -> str:
                 out += ["", f"**Autofix ({r.autofix.value}).** Some findings carry a fix: {how} (docs/migrate.md)."]
             if r.api_server:
                 out += ["", f"**API server.** `{r.api_server}`"]
+            if r.cluster_state:
+                out += ["", "**Cluster state.** Judged against the other objects of the run (`--cluster`, the "
+                        "webhook's cluster state); in the webhook it follows the policy's `feasibility`."]
             if r.kubernetes:
                 concerns = ", ".join(f"{k}: {v}" for k, v in r.kubernetes.items())
                 out += ["", f"**Kubernetes.** {concerns}"]

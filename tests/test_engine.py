@@ -75,6 +75,19 @@ def test_severity_override():
     assert f.severity.value == "warning"
 
 
+def test_the_prefix_dra_names_every_rule_and_nothing_else_passes_for_one():
+    from dralint.catalog import load_catalog
+    from dralint.rule_filter import UsageError, resolve
+
+    catalog = load_catalog()
+    assert resolve(catalog, "dra", "--ignore") == frozenset(catalog.rules)
+    findings = lint_text(CLAIM_V1, Options(severities={"DRA": "warning"}))
+    assert findings and {f.severity.value for f in findings} == {"warning"}
+    for token in ("DRAX", "DRA-", "DR"):
+        with pytest.raises(UsageError, match="unknown rule"):
+            resolve(catalog, token, "--ignore")
+
+
 def test_lists_are_expanded_with_item_positions():
     text = ("apiVersion: v1\nkind: List\nitems:\n"
             "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass\n  metadata: {name: a}\n  spec: {}\n"

@@ -115,6 +115,25 @@ def test_denial_lists_each_error_with_its_field():
     assert resp["warnings"] == ["spec.y: check the label (DRA217 request-count-positive)"]
 
 
+def test_enforcement_answers_errors_as_warnings_or_info_and_withholds_them():
+    from dralint_webhook.enforcement import Action, Enforcement
+
+    enforcement = Enforcement({"DRA201": Action.WARN, "DRA208": Action.DRYRUN})
+    findings = [finding(), finding("DRA208", message="bad class", field="spec.x"),
+                finding("DRA102", message="wrong type", field="spec.z"),
+                finding("DRA208", Severity.WARNING, "only a warning", "spec.y")]
+    verdict = from_findings(findings, enforcement=enforcement)
+    assert not verdict.allowed and [f.rule for f in verdict.errors] == ["DRA102"]
+    assert [(w.finding.rule, w.finding.severity, w.action) for w in verdict.withheld] == \
+        [("DRA201", Severity.ERROR, Action.WARN), ("DRA208", Severity.ERROR, Action.DRYRUN)]
+    resp = review_response(parse_review(review_body()), verdict)["response"]
+    # The warn rule's error is a warning; the dryrun one says nothing; a warning stays a warning.
+    assert [w.split(" (")[1] for w in resp["warnings"]] == ["DRA201 request-count-positive)",
+                                                             "DRA208 request-count-positive)"]
+    assert "bad class" not in json.dumps(resp)
+    assert from_findings(findings[:2], enforcement=enforcement).allowed
+
+
 def test_allowed_answer_has_no_status():
     req = parse_review(review_body())
     resp = review_response(req, from_findings([]))["response"]

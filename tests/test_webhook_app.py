@@ -207,6 +207,86 @@ def test_unknown_namespace_labels_give_a_warning():
     assert resp["allowed"] is True and any("DRA953" in w for w in resp["warnings"])
 
 
+def test_an_annotation_naming_an_organisation_rule_is_told_it_cannot_suppress_it():
+    client = make_client(ORG_POLICY)
+    for token in ("DRA950", "device-class-not-allowed"):
+        obj = claim(device_class="fpga.example.com")
+        obj["metadata"]["annotations"] = {"dralint.io/ignore": token}
+        resp = answer(client, review(obj))
+        assert resp["allowed"] is False and "DRA950" in resp["status"]["message"]
+        (told,) = [w for w in resp["warnings"] if "DRA910" in w]
+        assert "an organisation rule of the cluster's policy: an object cannot suppress it" in told
+        assert "did you mean" not in told
+
+
+# --- severities and enforcement: one token, every rule it names -----------------------------------
+
+WOULD_DENY = 'dralint_webhook_would_deny_total{{rule="{rule}",enforcement="{action}"}} {count}'
+
+
+def test_severities_dra_warning_makes_every_rule_warn():
+    client = make_client(ORG_POLICY + "severities: {DRA: warning}\n")
+    resp = answer(client, review(claim(count="5", device_class="fpga.example.com")))
+    assert resp["allowed"] is True
+    assert {rule for rule in ("DRA102", "DRA950") if any(rule in w for w in resp["warnings"])} == {"DRA102", "DRA950"}
+
+
+def would_deny_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.getMessage() == "would deny"]
+
+
+def test_dryrun_admits_without_a_warning_and_records_the_would_be_denial(caplog):
+    client = make_client(ORG_POLICY + "enforcement: {DRA: dryrun}\n")
+    bad = claim(count="5", device_class="fpga.example.com")
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        assert answer(client, review(bad, uid="u-dry")) == {"uid": "u-dry", "allowed": True}
+    text = client.get("/metrics", environ_base={"dralint.health": True}).get_data(as_text=True)
+    for rule in ("DRA102", "DRA950"):
+        assert WOULD_DENY.format(rule=rule, action="dryrun", count=1) in text
+    (line,) = would_deny_lines(caplog)
+    fields = line.fields   # type: ignore[attr-defined]
+    assert (fields["uid"], fields["kind"], fields["namespace"], fields["name"]) == \
+        ("u-dry", "ResourceClaim.resource.k8s.io/v1", NS, "train")
+    assert fields["rules"] == ["DRA102", "DRA950"] and fields["enforcement"] == {"DRA102": "dryrun", "DRA950": "dryrun"}
+    assert fields["denial"].startswith("ResourceClaim ml/train is invalid: ")
+    # The review line says the same request was allowed.
+    (reviewed,) = [r for r in caplog.records if r.getMessage() == "review"]
+    assert reviewed.fields["allowed"] is True   # type: ignore[attr-defined]
+
+
+def test_warn_admits_with_the_findings_as_warnings_and_records_them(caplog):
+    client = make_client("enforcement: {wrong-type: warn}\n")
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        resp = answer(client, review(claim(count="5")))
+    assert resp["allowed"] is True and any("DRA102 wrong-type" in w for w in resp["warnings"])
+    text = client.get("/metrics", environ_base={"dralint.health": True}).get_data(as_text=True)
+    assert WOULD_DENY.format(rule="DRA102", action="warn", count=1) in text
+    assert would_deny_lines(caplog)[0].fields["enforcement"] == {"DRA102": "warn"}   # type: ignore[attr-defined]
+
+
+def test_the_rollout_switches_rule_groups_to_deny_one_at_a_time():
+    bad = claim(count="5", device_class="fpga.example.com")
+    steps = [("{DRA: dryrun}", True, set()),
+             ("{DRA: dryrun, DRA1: deny}", False, {"DRA102"}),
+             ("{DRA: dryrun, DRA1: deny, DRA95: deny}", False, {"DRA102", "DRA950"})]
+    for enforcement, allowed, denying in steps:
+        resp = answer(make_client(ORG_POLICY + f"enforcement: {enforcement}\n"), review(bad))
+        assert resp["allowed"] is allowed
+        causes = {c["message"].rsplit("(", 1)[1].split()[0] for c in resp.get("status", {}).get("details", {})
+                  .get("causes", [])}
+        assert causes == denying
+    # The last step: no enforcement entry, every rule denies as it did before the rollout.
+    assert answer(make_client(ORG_POLICY), review(bad))["allowed"] is False
+
+
+def test_internal_errors_follow_on_internal_error_not_enforcement(monkeypatch):
+    broken = Finding(rule="DRA000", name="internal-error", severity=Severity.ERROR, category=Category.INPUT,
+                     message="internal error in check claims", file="<request>", line=0, column=0)
+    monkeypatch.setattr(judge_module, "review", lambda *a, **k: [broken])
+    resp = answer(make_client("onInternalError: deny\nenforcement: {DRA: dryrun}\n"), review(claim()))
+    assert resp["allowed"] is False and "DRA000" in resp["status"]["message"]
+
+
 # --- internal errors ----------------------------------------------------------------------------
 
 def _boom(*args: Any, **kwargs: Any) -> list:
@@ -269,6 +349,22 @@ def test_an_organisation_denial_stands_when_judging_fails(monkeypatch):
     out = answer(client, review(claim(device_class="fpga.example.com")))
     assert out["allowed"] is False and "DRA950 device-class-not-allowed" in out["status"]["message"]
     assert "secret internal detail" not in json.dumps(out)
+
+
+@pytest.mark.parametrize("enforcement, allowed", [("{DRA: dryrun, DRA95: deny}", False), ("{DRA95: dryrun}", True),
+                                                  ("{DRA95: warn}", True)])
+def test_the_organisation_rules_stand_as_their_enforcement_says_when_the_rest_is_not_judged(monkeypatch, caplog,
+                                                                                          enforcement, allowed):
+    client = make_client(ORG_POLICY + f"onInternalError: allow\nenforcement: {enforcement}\n")
+    monkeypatch.setattr(judge_module, "review", _boom)
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        out = answer(client, review(claim(device_class="fpga.example.com")))
+    assert out["allowed"] is allowed
+    if allowed:
+        assert ("DRA950" in json.dumps(out["warnings"])) is ("warn" in enforcement)
+        assert would_deny_lines(caplog)[0].fields["rules"] == ["DRA950"]   # type: ignore[attr-defined]
+    else:
+        assert "DRA950 device-class-not-allowed" in out["status"]["message"]
 
 
 def test_an_organisation_warning_is_kept_when_the_rest_is_not_judged(monkeypatch):

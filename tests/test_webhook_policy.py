@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,89 @@ def test_bad_policies_name_the_key(text, fragment):
     assert fragment in str(info.value)
 
 
+# --- one token, every rule it names; enforcement and its refusals ---------------------------------
+
+def test_a_token_names_the_same_rules_in_every_key():
+    from dralint.catalog import load_catalog
+    from dralint.rule_filter import RuleFilter
+
+    policy = parse_policy({"severities": {"DRA": "warning"}, "ignore": ["DRA95"]})
+    catalog = load_catalog()
+    engine = RuleFilter.build(catalog, (), policy.options.ignore, policy.options.severities)
+    assert {engine.severity(rule, None) for rule in catalog} == {Severity.WARNING}
+    assert set(policy.org_filter.severities) == set(org_rules.RULES)
+    assert policy.org_filter.ignored == set(org_rules.RULES) and not engine.ignored_ids
+    # A token names every rule it names, or nothing at all: then it is refused, as the CLI refuses it.
+    for key in ("ignore", "severities", "enforcement"):
+        value = ["DRAX"] if key == "ignore" else {"DRAX": "warning" if key == "severities" else "warn"}
+        with pytest.raises(PolicyError, match=rf"^{key}(\.DRAX)?: unknown rule 'DRAX'"):
+            parse_policy({key: value})
+
+
+def test_enforcement_by_id_name_and_prefix_a_later_entry_overriding_an_earlier_one():
+    from dralint_webhook.enforcement import Action
+
+    policy = parse_policy(yaml.safe_load("enforcement: {DRA: dryrun, DRA2: deny, too-many-devices: warn, "
+                                         "DRA702: warn}"))
+    action = policy.enforcement.action
+    assert (action("DRA101"), action("DRA201"), action("DRA951"), action("DRA950")) == \
+        (Action.DRYRUN, Action.DENY, Action.WARN, Action.DRYRUN)
+    # An entry names cluster-state rules too, over `feasibility`; internal errors are never enforcement's.
+    assert (action("DRA702"), action("DRA703"), action("DRA000")) == (Action.WARN, Action.DRYRUN, Action.DENY)
+
+
+@pytest.mark.parametrize("feasibility, expected", [("deny", "deny"), ("warn", "warn"), ("dryrun", "dryrun"),
+                                                   ("off", "deny")])
+def test_feasibility_is_the_enforcement_of_the_cluster_state_rules_no_entry_names(feasibility, expected):
+    from dralint.catalog import load_catalog
+
+    entry = "\nenforcement: {DRA604: dryrun}" if feasibility != "off" else ""
+    policy = parse_policy(yaml.safe_load(f"feasibility: {feasibility}{entry}"))
+    cluster = [r.id for r in load_catalog() if r.cluster_state]
+    assert {"DRA216", "DRA506", "DRA600", "DRA701", "DRA702", "DRA703"} <= set(cluster)
+    # Under off they are not judged at all (no cluster state is used): nothing to enforce.
+    assert {policy.enforcement.action(r).value for r in cluster if r != "DRA604" or not entry} == {expected}
+    assert policy.enforcement.action("DRA604").value == ("dryrun" if entry else "deny")
+    assert policy.enforcement.action("DRA101").value == "deny"
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("enforcement: {DRA1: block}", "enforcement.DRA1: expected one of deny, warn, dryrun"),
+    ("enforcement: [DRA1]", "enforcement: expected a mapping"),
+    ("enforcement: {DRA000: warn}", "enforcement.DRA000: internal errors (DRA000) follow onInternalError"),
+    ("ignore: [DRA7]\nenforcement: {DRA701: deny}", "enforcement.DRA701: none of the rules it names is judged "
+                                                       "(they are all in `ignore`)"),
+    ("feasibility: off\nenforcement: {DRA7: warn}", "enforcement.DRA7: none of the rules it names is judged (they "
+                                                     "are cluster-state rules, which `feasibility: off` does not judge)"),
+    ("severities: {DRA: warning}\nenforcement: {DRA: dryrun}", "enforcement.DRA: every rule it names reports "
+                                                                  "warnings or info (severities.DRA)"),
+    ("enforcement: {DRA600: deny}", "enforcement.DRA600: every rule it names reports warnings or info (their "
+                                    "default severity)"),
+    ("severities: {DRA953: info}\nenforcement: {namespace-labels-unknown: deny}", "severities.DRA953"),
+])
+def test_enforcement_that_can_never_act_is_refused_naming_the_key(text, fragment):
+    with pytest.raises(PolicyError) as info:
+        parse_policy(yaml.safe_load(text))
+    assert fragment in str(info.value)
+
+
+def test_enforcement_beside_what_leaves_some_of_its_rules_judged_is_accepted():
+    parse_policy(yaml.safe_load("feasibility: off\nignore: [DRA101]\nenforcement: {DRA: dryrun, DRA1: deny}"))
+    parse_policy(yaml.safe_load("severities: {DRA953: error}\nenforcement: {DRA953: warn}"))
+
+
+@pytest.mark.parametrize("text, protected, open_", [
+    ("feasibility: warn", set(), {"DRA701", "DRA506"}),
+    ("feasibility: deny", {"DRA701", "DRA703", "DRA604"}, {"DRA506", "DRA709", "DRA101"}),
+    ("feasibility: dryrun", {"DRA701"}, {"DRA506"}),
+    ("enforcement: {DRA1: dryrun}", {"DRA101"}, {"DRA701", "DRA201"}),
+    ("enforcement: {DRA1: dryrun}\nannotationSuppressions: all", set(), {"DRA101"}),
+])
+def test_an_objects_annotation_cannot_hide_the_rules_the_policy_enforces(text, protected, open_):
+    hidden_from_annotations = parse_policy(yaml.safe_load(text)).options.protected
+    assert protected <= hidden_from_annotations and not open_ & hidden_from_annotations
+
+
 def test_load_policy_reports_unreadable_and_invalid_files(tmp_path):
     with pytest.raises(PolicyError, match="cannot read"):
         load_policy(str(tmp_path / "missing.yaml"))
@@ -121,6 +205,22 @@ def test_load_policy_reports_unreadable_and_invalid_files(tmp_path):
 def test_the_shipped_example_policy_loads():
     policy = load_policy(str(EXAMPLE_POLICY))
     assert policy.org.active
+
+
+def test_the_readme_example_policy_loads():
+    readme = (EXAMPLE_POLICY.parents[2] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("### Example", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    policy = parse_policy(yaml.safe_load(example))
+    assert policy.enforcement.action("DRA101").value == "deny" and policy.enforcement.action("DRA301").value == "dryrun"
+
+
+def test_the_readme_rollout_policies_load():
+    readme = (EXAMPLE_POLICY.parents[2] / "README.md").read_text(encoding="utf-8")
+    rollout = readme.split("### Warn-only rollout: the policy", 1)[1].split("\n### ", 1)[0]
+    snippets = re.findall(r"`((?:enforcement|severities): \{[^`]*\})`", rollout)
+    assert len(snippets) >= 4
+    for snippet in snippets:
+        parse_policy(yaml.safe_load(snippet))
 
 
 # --- organisation rules -------------------------------------------------------------------------
@@ -245,3 +345,14 @@ def test_check_policy_command(tmp_path, capsys):
     bad.write_text("feasibility: maybe\n")
     assert main(["check-policy", str(bad)]) == 2
     assert "feasibility" in capsys.readouterr().err
+
+
+def test_check_policy_accepts_a_token_for_every_rule_and_refuses_what_contradicts_it(tmp_path, capsys):
+    from dralint_webhook.cli import main
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("severities: {DRA: warning}\n")
+    assert main(["check-policy", str(policy)]) == 0
+    policy.write_text("severities: {DRA: warning}\nenforcement: {DRA7: deny}\n")
+    assert main(["check-policy", str(policy)]) == 2
+    assert "enforcement.DRA7: every rule it names reports warnings or info (severities.DRA)" in capsys.readouterr().err

@@ -145,6 +145,20 @@ def test_command_line_overrides_the_file(tmp_path, monkeypatch):
     assert [f["severity"] for f in report["findings"] if f["rule"] == "DRA201"] == ["error"]
 
 
+def test_the_token_dra_names_every_rule_on_the_command_line_and_in_the_file(tmp_path, monkeypatch):
+    # The same token, with the same meaning, as the webhook's policy (`severities: {DRA: warning}`).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "claim.yaml").write_text(BAD_CLAIM)
+    code, report, _ = run("--no-config", "--severity", "DRA=warning", "claim.yaml")
+    assert report["findings"] and {f["severity"] for f in report["findings"]} == {"warning"} and code == 0
+    (tmp_path / ".dralint.yaml").write_text("severity: {DRA: info}\n")
+    code, report, _ = run("claim.yaml")
+    assert {f["severity"] for f in report["findings"]} == {"info"} and code == 0
+    code, report, _ = run("--no-config", "--ignore", "DRA", "claim.yaml")
+    assert report["findings"] == [] and code == 0
+
+
 def test_per_path_ignores_from_the_command(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".git").mkdir()

@@ -116,6 +116,18 @@ def test_unused_suppressions_are_reported_once_asked():
     assert reported[0].field == "metadata.annotations.dralint.io/ignore"
 
 
+def test_a_suppression_naming_a_policy_rule_is_told_it_cannot_hide_it():
+    sups = [Suppression("f.yaml", 5, 5, Scope.OBJECT, ("dra950", "too-many-devices"), object="ResourceClaim default/c")]
+    policy_rules = {"DRA950": "device-class-not-allowed", "DRA951": "too-many-devices"}
+    told = suppress.apply([finding()], sups, CATALOG, ALL, policy_rules=policy_rules).findings
+    assert [f.rule for f in told] == ["DRA910", "DRA910", "DRA201"]
+    assert "DRA950 (device-class-not-allowed), an organisation rule of the cluster's policy: an object cannot " \
+           "suppress it" in told[0].message and "DRA951 (too-many-devices)" in told[1].message
+    # Without policy rules (the command line), the same names are no dralint rule.
+    plain = suppress.apply([finding()], sups, CATALOG, ALL).findings
+    assert "which is no dralint rule" in plain[0].message and "no dralint rule" in plain[1].message
+
+
 def test_rules_that_did_not_run_are_not_called_stale():
     sups = [Suppression("f.yaml", 11, 9, Scope.LINE, ("DRA202",), covers=12)]
     only_2xx_but_202 = RuleFilter.build(CATALOG, ("DRA2", "DRA910"), ("DRA202",), {})

@@ -21,7 +21,7 @@ from dralint import gojson
 from dralint.findings import Finding
 
 from .admission import MAX_BODY_BYTES, AdmissionRequest, BadReview, parse_review
-from .answers import review_response
+from .answers import denial_message, review_response
 from .cluster import ClusterState, load_state
 from .collector import Collector
 from .fleet import FleetView
@@ -31,7 +31,7 @@ from .live import LiveCluster
 from .logs import LOGGER, log
 from .manifests import TIMEOUT_SECONDS
 from .metrics import Metrics
-from .policy import Policy, load_policy
+from .policy import Policy, load_policy, parse_policy
 from .relief import memory_guard
 from .reloading import Reloading
 from .timeouts import review_deadline
@@ -77,7 +77,8 @@ class Webhook:
     tls: ServingTLS | None = None
     live: LiveCluster | None = None
     warmed: bool = False
-    default_policy: Policy = field(default_factory=Policy)
+    # Without a policy file, what the file `{}` says.
+    default_policy: Policy = field(default_factory=lambda: parse_policy({}))
     guard: Guard = field(default_factory=Guard)
     collector: Collector = field(default_factory=Collector)
     # Reviews of large bodies take memory in proportion: one at a time per worker.
@@ -258,6 +259,7 @@ def create_app(hook: Webhook) -> Flask:
         kind = review.kind.kind if review.kind.kind in METRIC_KINDS else "other"
         hook.metrics.observe_review(elapsed, kind, review.operation, verdict.allowed,
                                     ((f.rule, f.severity.value) for f in verdict.findings))
+        _record_withheld(hook, review, verdict)
         _log_review(review, verdict, elapsed)
         return Response(body, mimetype="application/json")
 
@@ -363,6 +365,19 @@ def _cut(text: str, limit: int) -> str:
 
 def _error(status: int, message: str) -> Response:
     return Response(json.dumps({"error": message}), status=status, mimetype="application/json")
+
+
+def _record_withheld(hook: Webhook, review: AdmissionRequest, verdict: Verdict) -> None:
+    """The denial a review would have met but for its rules' enforcement (warn, dryrun): counted once per
+    rule and logged with what the request was and what it would have been told, for a warn-only rollout."""
+    if not verdict.withheld:
+        return
+    actions = {w.finding.rule: w.action.value for w in verdict.withheld}
+    for rule, action in sorted(actions.items()):
+        hook.metrics.count("would_deny", rule, action)
+    log(_log, logging.INFO, "would deny", uid=review.uid, kind=review.kind.render(), namespace=review.namespace,
+        name=review.name, operation=review.operation, dry_run=review.dry_run, rules=sorted(actions),
+        enforcement=actions, denial=denial_message(review, tuple(w.finding for w in verdict.withheld)))
 
 
 def _log_review(review: AdmissionRequest, verdict: Verdict, elapsed: float) -> None:

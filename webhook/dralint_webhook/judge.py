@@ -4,7 +4,8 @@ Two steps, so that the organisation's rules hold whatever happens to the rest: :
 (cheap, bounded by the size of the request, needing no cluster state but a namespace's labels) is
 judged first, then :func:`judge` adds the engine's findings to them. When the engine's part is not
 judged (its deadline, the memory ceiling, an exception), :func:`aborted` still denies on the
-organisation's errors. Pure: a request, a policy and the cluster state in, a :class:`Verdict` out.
+organisation's errors that the policy enforces as deny. Pure: a request, a policy and the cluster
+state in, a :class:`Verdict` out.
 """
 from __future__ import annotations
 
@@ -12,17 +13,17 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from dralint.engine import review
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Finding
 from dralint.index import Index
 
 from . import org_rules
 from .admission import AdmissionRequest, with_identity
 from .cluster import ClusterState
+from .enforcement import INTERNAL_ERROR_RULE
 from .policy import Policy
 from .verdict import ALLOWED, Verdict, from_findings
 
 JUDGED_OPERATIONS = frozenset({"CREATE", "UPDATE"})
-INTERNAL_ERROR_RULE = "DRA000"
 # Settled by the API server before any validating webhook is called: it refuses adminAccess in a
 # namespace without the admin-access label itself, so "cannot see the namespace's labels" is noise here.
 SETTLED_BY_SERVER = frozenset({"DRA217"})
@@ -80,8 +81,6 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
         findings = review(obj, old, request.operation, request.sub_resource, options, cluster=use_cluster,
                           name=request.display)
     findings = [f for f in findings if f.rule not in SETTLED_BY_SERVER]
-    if policy.feasibility == "warn":
-        findings = [_as_warning(f) if f.category is Category.FEASIBILITY else f for f in findings]
     findings += org
 
     if policy.on_internal_error == "allow" and any(f.rule == INTERNAL_ERROR_RULE for f in findings):
@@ -89,8 +88,8 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
         findings = [f for f in findings if f.rule != INTERNAL_ERROR_RULE]
         notes += (f"dralint: a check failed on {request.display}; judged without it (the webhook's policy: "
                   "onInternalError allow)",)
-        return replace(from_findings(findings, notes), internal_error=True)
-    verdict = from_findings(findings, notes)
+        return replace(from_findings(findings, notes, enforcement=policy.enforcement), internal_error=True)
+    verdict = from_findings(findings, notes, enforcement=policy.enforcement)
     return replace(verdict, internal_error=any(f.rule == INTERNAL_ERROR_RULE for f in findings))
 
 
@@ -102,18 +101,18 @@ def internal_error(request: AdmissionRequest, policy: Policy, org: list[Finding]
 def aborted(request: AdmissionRequest, policy: Policy, reason: str, org: list[Finding] | None = None) -> Verdict:
     """The answer when ``request`` was not judged (an internal error, its deadline, the memory ceiling).
 
-    ``org`` are the organisation rules' findings, judged before: their errors deny whatever the
-    policy says about internal errors (they were judged), and their warnings are passed on.
+    ``org`` are the organisation rules' findings, judged before: their errors that the policy enforces
+    as deny deny whatever it says about internal errors (they were judged); the rest is answered as
+    their enforcement says, and their warnings are passed on.
     """
-    org = org or []
     what = f"dralint could not judge {request.display} ({reason})"
-    if any(f.severity is Severity.ERROR for f in org):
-        return replace(from_findings(org, (f"{what}; denied on the organisation's rules, which were judged",)),
-                       internal_error=True)
+    verdict = replace(from_findings(org or [], enforcement=policy.enforcement), internal_error=True)
+    if not verdict.allowed:
+        return replace(verdict, notes=(f"{what}; denied on the organisation's rules, which were judged",))
     if policy.on_internal_error == "allow":
-        return replace(from_findings(org, (f"{what}; allowed by the webhook's policy",)), internal_error=True)
-    return Verdict(allowed=False, code=500, reason="InternalError", message=f"{what}; refused by the webhook's policy",
-                   internal_error=True, warnings=tuple(f for f in org if f.severity is Severity.WARNING))
+        return replace(verdict, notes=(f"{what}; allowed by the webhook's policy",))
+    return replace(verdict, allowed=False, code=500, reason="InternalError",
+                   message=f"{what}; refused by the webhook's policy")
 
 
 def namespace_labels(namespace: str, policy: Policy, cluster: Index | None) -> Mapping[str, str] | None:
@@ -126,6 +125,3 @@ def namespace_labels(namespace: str, policy: Policy, cluster: Index | None) -> M
             return {str(k): str(v) for k, v in labels.items()}
     return None
 
-
-def _as_warning(f: Finding) -> Finding:
-    return replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f

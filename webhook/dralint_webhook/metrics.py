@@ -32,6 +32,9 @@ _COUNTERS = {
                  ("rule", "severity")),
     "rejected": ("dralint_webhook_invalid_requests_total",
                  "Request bodies that were not AdmissionReviews, by HTTP status.", ("code",)),
+    "would_deny": ("dralint_webhook_would_deny_total",
+                   "Reviews a rule would have denied had it been enforced as deny, by rule and the enforcement "
+                   "(warn or dryrun) that admitted them.", ("rule", "enforcement")),
     "internal_errors": ("dralint_webhook_internal_errors_total",
                         "Reviews dralint failed to judge, by the action the policy took.", ("action",)),
     "reloads": ("dralint_webhook_reloads_total", "Reloads of the policy, cluster state and certificate, by result.",

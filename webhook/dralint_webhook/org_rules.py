@@ -3,7 +3,8 @@
 They live here and not in the engine's catalog because they only exist with a policy file: the
 CLI could never raise them, so catalog examples could not run. Their ids (DRA950-DRA969, the
 best-practice group reserved for policy) and names never clash with the catalog's, and the
-policy's ``ignore`` and ``severities`` apply to them as to every other rule.
+policy's ``ignore``, ``severities`` and ``enforcement`` apply to them as to every other rule; an
+object's ``dralint.io/ignore`` annotation never does (the engine is told their names, to say so).
 
 They are judged on CREATE of ResourceClaims and ResourceClaimTemplates (every version that has
 ``spec.devices.requests``): claim and template specs are immutable, so judging updates would only

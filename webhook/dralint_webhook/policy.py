@@ -16,21 +16,25 @@ from dralint.catalog import load_catalog
 from dralint.engine import Options
 from dralint.findings import Finding, Severity
 from dralint.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
-from dralint.rule_filter import RuleFilter, UsageError, resolve
+from dralint.rule_filter import UsageError, resolve
 
 from . import org_rules
+from .enforcement import INTERNAL_ERROR_RULE, Action, Enforcement, cluster_rules
 from .org_rules import OrgPolicy
 
-_KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", "exemptNamespaces",
+_KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", "enforcement", "exemptNamespaces",
          "onInternalError", "feasibility", "namespaceLabels", "organization", "annotationSuppressions"}
 _ORG_KEYS = {"allowedDeviceClasses", "maxDevicesPerClaim", "adminAccessNamespaceLabels"}
 ON_INTERNAL_ERROR = ("allow", "deny")
 # The allocator's time budget per review: well inside the webhook's 5 s timeout, so that an
 # undecidable claim gets "undecided" from dralint rather than a timed-out call from the API server.
 FEASIBILITY_SECONDS = 1.0
-FEASIBILITY = ("deny", "warn", "off")
+# The cluster-state rules' enforcement when no `enforcement` entry names them, or off: not judged at all.
+FEASIBILITY = ("deny", "warn", "dryrun", "off")
+ENFORCEMENT = tuple(a.value for a in Action)
 # Whether an object's own ``dralint.io/ignore`` annotation hides findings: never for rules the policy
-# names (its severities, and feasibility when it denies), for every rule, or not at all.
+# names (its severities and enforcement, and the cluster-state rules feasibility denies), for every
+# rule, or not at all.
 ANNOTATION_SUPPRESSIONS = ("exceptPolicyRules", "all", "none")
 
 
@@ -66,6 +70,7 @@ class Policy:
     exempt_namespaces: frozenset[str] = frozenset()
     on_internal_error: str = "allow"
     feasibility: str = "warn"
+    enforcement: Enforcement = field(default_factory=lambda: Enforcement.build(Action.WARN, ()))
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # things worth logging once, e.g. gates that are not DRA gates
     digest: str = ""                   # sha256 of the file it was read from: which edit is in force
@@ -109,19 +114,12 @@ def parse_policy(raw: Any) -> Policy:
     except GateError as exc:
         raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
 
-    ignore = _strings(doc.get("ignore", []), "ignore")
-    severities_raw = _mapping(doc.get("severities", {}), "severities")
-    engine_ignore, org_ignore = _split_tokens(ignore, "ignore")
-    engine_sev: dict[str, str] = {}
-    org_sev: dict[str, Severity] = {}
-    for token, level in severities_raw.items():
-        try:
-            severity = Severity(level)
-        except ValueError:
-            raise PolicyError(f"severities.{token}: {level!r} is not error, warning or info") from None
-        engine_tokens, org_ids = _split_tokens([str(token)], f"severities.{token}")
-        engine_sev.update({t: severity.value for t in engine_tokens})
-        org_sev.update({i: severity for i in org_ids})
+    ignore = [_named(token, "ignore") for token in _strings(doc.get("ignore", []), "ignore")]
+    severities: list[tuple[_Named, Severity]] = []
+    for token, level in _mapping(doc.get("severities", {}), "severities").items():
+        if level not in [s.value for s in Severity]:
+            raise PolicyError(f"severities.{token}: {level!r} is not error, warning or info")
+        severities.append((_named(str(token), f"severities.{token}"), Severity(level)))
 
     on_error = doc.get("onInternalError", "allow")
     if on_error not in ON_INTERNAL_ERROR:
@@ -131,6 +129,14 @@ def parse_policy(raw: Any) -> Policy:
         feasibility = "off"
     if feasibility not in FEASIBILITY:
         raise PolicyError(f"feasibility: expected one of {', '.join(FEASIBILITY)}")
+    rules = _Rules(ignore, severities, feasibility)
+    enforcement: list[tuple[_Named, Action]] = []
+    for token, value in _mapping(doc.get("enforcement", {}), "enforcement").items():
+        if value not in ENFORCEMENT:
+            raise PolicyError(f"enforcement.{token}: expected one of {', '.join(ENFORCEMENT)}")
+        named = _named(str(token), f"enforcement.{token}")
+        rules.check_enforced(named)
+        enforcement.append((named, Action(value)))
     strict = doc.get("strictFields", True)
     if not isinstance(strict, bool):
         raise PolicyError("strictFields: expected true or false")
@@ -139,24 +145,103 @@ def parse_policy(raw: Any) -> Policy:
         raise PolicyError(f"annotationSuppressions: expected one of {', '.join(ANNOTATION_SUPPRESSIONS)}")
     protected: frozenset[str] = frozenset()
     if annotations == "exceptPolicyRules":
-        catalog = load_catalog()
-        protected = frozenset(i for token in engine_sev for i in resolve(catalog, token, "severities"))
-        if feasibility == "deny":
-            protected |= {rule for rule in catalog.rules if rule.startswith("DRA7")}
+        protected = frozenset().union(*(n.engine for n, _ in severities), *(n.engine for n, _ in enforcement))
+        if feasibility in ("deny", "dryrun"):
+            protected |= {rule for rule in cluster_rules() if rules.severity(rule) is Severity.ERROR}
 
     return Policy(
-        options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict, ignore=tuple(engine_ignore),
-                        severities=engine_sev, max_seconds=FEASIBILITY_SECONDS,
-                        suppressions=annotations != "none", protected=protected),
+        options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict,
+                        ignore=tuple(n.token for n in ignore if n.engine),
+                        severities={n.token: level.value for n, level in severities if n.engine},
+                        max_seconds=FEASIBILITY_SECONDS, suppressions=annotations != "none", protected=protected,
+                        policy_rules={r.id: r.name for r in org_rules.RULES.values()}),
         org=_org(doc.get("organization", {})),
-        org_filter=OrgRuleFilter(frozenset(org_ignore), org_sev),
+        org_filter=OrgRuleFilter(frozenset().union(*(n.org for n in ignore)),
+                                 {rule: level for n, level in severities for rule in n.org}),
         exempt_namespaces=frozenset(_strings(doc.get("exemptNamespaces", []), "exemptNamespaces")),
         on_internal_error=on_error,
         feasibility=feasibility,
+        enforcement=Enforcement.build(None if feasibility == "off" else Action(feasibility),
+                                      [(n.ids, action) for n, action in enforcement]),
         namespace_labels={ns: _labels(v, f"namespaceLabels.{ns}")
                           for ns, v in _mapping(doc.get("namespaceLabels", {}), "namespaceLabels").items()},
         notes=tuple(notes),
     )
+
+
+@dataclass(frozen=True)
+class _Named:
+    """The rules a policy token names: the catalog's (by the CLI's own resolution) and the organisation's."""
+
+    token: str
+    engine: frozenset[str]
+    org: frozenset[str]
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return self.engine | self.org
+
+
+def _named(token: str, where: str) -> _Named:
+    """What ``token`` (an id, a name or an id prefix; ``DRA``: every rule) names, in the engine and among the
+    organisation rules; a token naming neither is an error here, at load time, rather than a failing request later.
+    """
+    org = frozenset(r.id for r in org_rules.RULES.values() if _names(token, r.id, r.name))
+    try:
+        engine = resolve(load_catalog(), token, where)
+    except UsageError as exc:
+        if not org:
+            raise PolicyError(str(exc)) from None
+        engine = frozenset()
+    return _Named(token, engine, org)
+
+
+def _names(token: str, rule_id: str, name: str) -> bool:
+    """Whether ``token`` names the rule as the CLI's resolution would: its id, its name, or an id prefix."""
+    upper = token.strip().upper()
+    prefix = upper == "DRA" or (upper.startswith("DRA") and upper[3:].isdigit() and len(upper) < 6)
+    return rule_id == upper or name == token.strip() or (prefix and rule_id.startswith(upper))
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What ``ignore``, ``severities`` and ``feasibility`` make of each rule, to refuse the enforcement entries
+    they leave without effect."""
+
+    ignore: list[_Named]
+    severities: list[tuple[_Named, Severity]]
+    feasibility: str
+
+    def severity(self, rule: str) -> Severity:
+        """The severity ``rule`` reports at: the last severities entry naming it, else its default."""
+        for named, level in reversed(self.severities):
+            if rule in named.ids:
+                return level
+        return org_rules.RULES[rule].severity if rule in org_rules.RULES else load_catalog().get(rule).severity
+
+    def check_enforced(self, named: _Named) -> None:
+        """Refuse an enforcement entry that can never act: every rule it names is never judged or never an error."""
+        where = f"enforcement.{named.token}"
+        if named.ids <= {INTERNAL_ERROR_RULE}:
+            raise PolicyError(f"{where}: internal errors ({INTERNAL_ERROR_RULE}) follow onInternalError, not "
+                              "enforcement")
+        ignored = frozenset().union(*(n.ids for n in self.ignore))
+        judged = named.ids - ignored - {INTERNAL_ERROR_RULE}
+        if self.feasibility == "off":
+            judged -= cluster_rules()
+        if not judged:
+            why = "they are all in `ignore`" if named.ids - {INTERNAL_ERROR_RULE} <= ignored else \
+                "they are cluster-state rules, which `feasibility: off` does not judge" if not ignored & named.ids \
+                else "`ignore` drops some, and `feasibility: off` does not judge the others (cluster-state rules)"
+            raise PolicyError(f"{where}: none of the rules it names is judged ({why}); remove the entry or what "
+                              "switches them off")
+        if all(self.severity(rule) is not Severity.ERROR for rule in judged):
+            set_by = [f"severities.{n.token}" for n, level in self.severities
+                      if level is not Severity.ERROR and n.ids & judged]
+            source = ", ".join(set_by) if set_by else "their default severity"
+            raise PolicyError(f"{where}: every rule it names reports warnings or info ({source}), which never deny "
+                              f"(enforcement acts on errors): raise them with `severities: {{{named.token}: error}}` "
+                              "or remove the entry")
 
 
 def _org(raw: Any) -> OrgPolicy:
@@ -175,35 +260,6 @@ def _org(raw: Any) -> OrgPolicy:
     if admin_labels == {}:
         raise PolicyError("organization.adminAccessNamespaceLabels: name at least one label")
     return OrgPolicy(allowed_classes=classes, max_devices=maximum, admin_labels=admin_labels)
-
-
-def _split_tokens(tokens: list[str], where: str) -> tuple[list[str], list[str]]:
-    """Engine tokens and organisation rule ids a list of rule tokens names (ids, names or id prefixes).
-
-    A prefix such as ``DRA9`` may name rules of both; a token naming neither is an error here,
-    at load time, rather than a failing request later.
-    """
-    catalog = load_catalog()
-    engine: list[str] = []
-    org: list[str] = []
-    for token in tokens:
-        matched = _org_matches(token)
-        org.extend(matched)
-        try:
-            RuleFilter.build(catalog, (), [token], {})
-            engine.append(token)
-        except UsageError as exc:
-            if not matched:
-                raise PolicyError(f"{where}: {exc}".replace("--ignore: ", "")) from None
-    return engine, org
-
-
-def _org_matches(token: str) -> list[str]:
-    token = token.strip()
-    upper = token.upper()
-    prefix = upper.startswith("DRA") and len(upper) < 6
-    return [r.id for r in org_rules.RULES.values()
-            if r.id == upper or r.name == token or (prefix and r.id.startswith(upper))]
 
 
 def _with_severity(f: Finding, level: Severity) -> Finding:

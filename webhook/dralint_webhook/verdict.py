@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 from dralint.findings import Finding, Severity
 
+from .enforcement import DENY_EVERY_RULE, Enforcement, Withheld
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -13,7 +15,8 @@ class Verdict:
     ``errors`` deny the request; ``warnings`` and ``notes`` (plain sentences that are not findings,
     such as "allowed because dralint failed") become the response's warnings. ``code``/``reason``
     are the Status of a denial: 422 Invalid for findings, 500 InternalError when policy says to deny
-    on an internal error.
+    on an internal error. ``withheld`` are the errors that would have denied but for their rule's
+    enforcement (warn, dryrun): recorded, as a warn-only rollout reads them.
     """
 
     allowed: bool
@@ -25,6 +28,7 @@ class Verdict:
     message: str = ""
     internal_error: bool = False
     findings: tuple[Finding, ...] = field(default=(), compare=False)  # every finding, info included
+    withheld: tuple[Withheld, ...] = field(default=(), compare=False)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -32,11 +36,16 @@ class Verdict:
         return tuple(sorted({f.rule for f in self.findings}))
 
 
-def from_findings(findings: list[Finding], notes: tuple[str, ...] = ()) -> Verdict:
-    """Deny when any finding is an error; warnings pass on; info findings are only logged and counted."""
-    errors = tuple(f for f in findings if f.severity is Severity.ERROR)
-    warnings = tuple(f for f in findings if f.severity is Severity.WARNING)
-    return Verdict(allowed=not errors, errors=errors, warnings=warnings, notes=notes, findings=tuple(findings))
+def from_findings(findings: list[Finding], notes: tuple[str, ...] = (), *,
+                  enforcement: Enforcement = DENY_EVERY_RULE) -> Verdict:
+    """Deny when any finding is an error its rule's ``enforcement`` denies; the other errors are answered as
+    their enforcement says (warn: a warning, dryrun: info) and withheld; warnings pass on; info findings are
+    only logged and counted."""
+    answered, withheld = enforcement.apply(findings)
+    errors = tuple(f for f in answered if f.severity is Severity.ERROR)
+    warnings = tuple(f for f in answered if f.severity is Severity.WARNING)
+    return Verdict(allowed=not errors, errors=errors, warnings=warnings, notes=notes, findings=tuple(answered),
+                   withheld=tuple(withheld))
 
 
 ALLOWED = Verdict(allowed=True)
