@@ -4,7 +4,9 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -348,6 +350,19 @@ def test_the_review_line_says_who_sent_what_and_which_rules_refused_it(caplog):
     assert refused["user"]["username"] == "u" * (FIELD_MAX - 3) + "..."
     assert refused["user"]["groups"] == groups[:LIST_MAX] + ["... and 8 more"]
     assert allowed["user"] == {"username": "alice", "groups": []} and allowed["denied_by"] == []
+
+
+def test_the_review_line_is_documented_as_it_is(caplog):
+    """webhook/README.md's Logs names each key of the review line, nested ones in place, in order."""
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        answer(make_client(), review(claim()))
+    (fields,) = [r.fields for r in caplog.records if r.getMessage() == "review"]
+    logged = []
+    for key, value in fields.items():
+        logged += [key, *value] if isinstance(value, dict) else [key]
+    readme = (Path(__file__).resolve().parents[1] / "webhook" / "README.md").read_text()
+    documented = readme.split('`{"msg": "review", ', 1)[1].split("}`", 1)[0]
+    assert re.findall(r'"(\w+)"', documented) == logged
 
 
 def test_build_webhook_warms_and_reads_the_policy(tmp_path):
