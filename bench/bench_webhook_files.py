@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import http.client
 import ssl
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_webhook import (Connection, Sampler, fleet_bodies, free_port, percentile, run_step,  # noqa: E402
+from bench_webhook import (Sampler, fleet_bodies, free_port, percentile, run_step,  # noqa: E402
                            start_server, stop_server, wait_ready)
 
 
@@ -60,9 +61,9 @@ def write_slices(path: Path, indexes: range, devices: int = 8) -> None:
     tmp.rename(path)      # as a tool that replaces files would: one rename, never a half-written file
 
 
-def reloads(port: int, context: ssl.SSLContext) -> float:
-    """Successful cluster reloads counted by /metrics (every worker's, added up)."""
-    conn = Connection("127.0.0.1", port, timeout=10, context=context)
+def reloads(health_port: int) -> float:
+    """Successful cluster reloads counted by /metrics (every worker's, added up), on the health port."""
+    conn = http.client.HTTPConnection("127.0.0.1", health_port, timeout=10)
     try:
         conn.request("GET", "/metrics")
         text = conn.getresponse().read().decode()
@@ -77,16 +78,16 @@ def measure(nodes: int, rate: int, duration: float, workers: int) -> None:
         workdir = Path(tmp)
         folder = write_cluster(workdir / "cluster", nodes)
         (workdir / "policy.yaml").write_text("feasibility: deny\n")
-        port = free_port()
+        port, health_port = free_port(), free_port()
         started = time.perf_counter()
         proc = start_server(workdir, port, workers, 8, "--cluster", str(folder), "--config",
-                            str(workdir / "policy.yaml"))
+                            str(workdir / "policy.yaml"), "--health-port", str(health_port))
         sampler = Sampler(proc.pid, 0.25)
         try:
             context = ssl.create_default_context(cafile=str(workdir / "ca.crt"))
             wait_ready(port, context, proc, timeout=900)
             ready = time.perf_counter() - started
-            before = reloads(port, context)
+            before = reloads(health_port)
             changed: dict[str, float] = {}
 
             def change() -> None:
@@ -94,7 +95,7 @@ def measure(nodes: int, rate: int, duration: float, workers: int) -> None:
                 write_slices(folder / "nodes-00000.json", range(0, min(nodes, 1000)), devices=4)
                 changed["at"] = time.perf_counter()
                 while time.perf_counter() - changed["at"] < 600:
-                    if reloads(port, context) >= before + workers:
+                    if reloads(health_port) >= before + workers:
                         changed["served"] = time.perf_counter() - changed["at"]
                         return
                     time.sleep(0.1)

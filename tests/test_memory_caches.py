@@ -50,6 +50,8 @@ SHIPPED_KEYS = {
     ("dralint.schema.served", "_index"): "nothing",
     ("dralint.schema.validator", "compiled"): "a release, version and kind",
     ("dralint.source.templates", "in_chart_templates"): "a folder of the command line's files (one run)",
+    ("dralint_webhook.processes", "_boot_time"): "nothing (the host's boot time, for process_start_time_seconds)",
+    ("dralint_webhook.processes", "_proc"): "nothing (whether /proc exists)",
 }
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +16,13 @@ from dralint.findings import Category, Finding, Severity
 from dralint_webhook import judge as judge_module
 from dralint_webhook.admission import MAX_BODY_BYTES
 from dralint_webhook.app import Settings, Webhook, build_webhook, create_app
+from dralint_webhook.logs import FIELD_MAX, LIST_MAX
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.policy import parse_policy
 
 NS = "ml"
+# What our worker puts in the environ of a request that came in on the plain health port.
+HEALTH_PORT = {"dralint.health": True}
 
 
 def claim(count: Any = 1, device_class: str = "gpu.example.com", name: str = "train", **extra: Any) -> dict:
@@ -405,13 +410,55 @@ def test_metrics_count_requests_findings_and_latency():
     answer(client, review(claim()))
     answer(client, review(claim(count="2")))
     client.post("/validate", data=b"x")
-    text = client.get("/metrics").get_data(as_text=True)
+    text = client.get("/metrics", environ_base=HEALTH_PORT).get_data(as_text=True)
     assert 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="true"} 1' in text
     assert 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="false"} 1' in text
     assert 'dralint_webhook_findings_total{rule="DRA102",severity="error"} 1' in text
     assert 'dralint_webhook_invalid_requests_total{code="400"} 1' in text
     assert 'dralint_webhook_review_duration_seconds_count 2' in text
     assert 'dralint_webhook_review_duration_seconds_bucket{le="+Inf"} 2' in text
+
+
+def test_metrics_are_served_on_the_health_port_only():
+    client = make_client()
+    refused = client.get("/metrics")
+    assert refused.status_code == 404 and "--health-port" in refused.get_json()["error"]
+    served = client.get("/metrics", environ_base=HEALTH_PORT)
+    assert served.status_code == 200 and "dralint_webhook_build_info{" in served.get_data(as_text=True)
+    # The probes stay on both ports: the kubelet may probe either, the API server never calls them.
+    for path in ("/healthz", "/readyz"):
+        assert client.get(path).status_code == 200 and client.get(path, environ_base=HEALTH_PORT).status_code == 200
+
+
+def test_the_review_line_says_who_sent_what_and_which_rules_refused_it(caplog):
+    body = review(claim(count="2"), uid="refused-1")
+    groups = [f"team-{i}" for i in range(LIST_MAX + 8)]
+    body["request"]["userInfo"] = {"username": "u" * 5000, "uid": "7", "groups": groups + [{"not": "a group"}]}
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        assert answer(make_client(), body)["allowed"] is False
+        assert answer(make_client(), review(claim(), uid="allowed-1"))["allowed"] is True
+    lines = {r.fields["uid"]: r.fields for r in caplog.records if r.getMessage() == "review"}
+    refused, allowed = lines["refused-1"], lines["allowed-1"]
+    assert (refused["kind"], refused["namespace"], refused["name"], refused["operation"]) == \
+        ("ResourceClaim.resource.k8s.io/v1", NS, "train", "CREATE")
+    assert refused["allowed"] is False and refused["denied_by"] == ["DRA102"] and "DRA102" in refused["rules"]
+    # Bounded whatever the caller sends: the name cut, the groups' first ones kept and the rest counted.
+    assert refused["user"]["username"] == "u" * (FIELD_MAX - 3) + "..."
+    assert refused["user"]["groups"] == groups[:LIST_MAX] + ["... and 8 more"]
+    assert allowed["user"] == {"username": "alice", "groups": []} and allowed["denied_by"] == []
+
+
+def test_the_review_line_is_documented_as_it_is(caplog):
+    """webhook/README.md's Logs names each key of the review line, nested ones in place, in order."""
+    with caplog.at_level(logging.INFO, logger="dralint_webhook"):
+        answer(make_client(), review(claim()))
+    (fields,) = [r.fields for r in caplog.records if r.getMessage() == "review"]
+    logged = []
+    for key, value in fields.items():
+        logged += [key, *value] if isinstance(value, dict) else [key]
+    readme = (Path(__file__).resolve().parents[1] / "webhook" / "README.md").read_text()
+    documented = readme.split('`{"msg": "review", ', 1)[1].split("}`", 1)[0]
+    assert re.findall(r'"(\w+)"', documented) == logged
 
 
 def test_build_webhook_warms_and_reads_the_policy(tmp_path):

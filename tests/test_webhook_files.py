@@ -14,6 +14,7 @@ from dralint_webhook.app import Settings, build_webhook, create_app
 from dralint_webhook.cluster import ClusterError
 from dralint_webhook.guard import ReviewAborted
 from dralint_webhook.reloading import Reloading
+from test_webhook_app import HEALTH_PORT
 from test_webhook_server import claim, review_of
 from test_webhook_state import CLASS, slice_obj
 from test_webhook_watch import wait_for
@@ -126,17 +127,17 @@ def test_a_refused_policy_edit_is_visible_before_any_restart(tmp_path):
     client = create_app(hook).test_client()
     first = hook.policy().digest
     assert len(first) == 64
-    metrics = client.get("/metrics").get_data(as_text=True)
-    assert f'dralint_webhook_policy_info{{sha256="{first}"}} 1' in metrics
-    assert 'dralint_webhook_reload_success{what="policy"} 1' in metrics
+    metrics = client.get("/metrics", environ_base=HEALTH_PORT).get_data(as_text=True)
+    assert f'dralint_webhook_policy_info{{role="worker",slot="0",sha256="{first}"}} 1' in metrics
+    assert 'dralint_webhook_reload_success{role="worker",slot="0",what="policy"} 1' in metrics
 
     policy.write_text("organization:\n  maxDevicesPerClaim:\n")    # the file cut after a key: no limit?
     hook.policy()
     ready = client.get("/readyz")
     assert ready.status_code == 200 and "policy: the last edit was refused" in ready.get_data(as_text=True)
-    metrics = client.get("/metrics").get_data(as_text=True)
-    assert 'dralint_webhook_reload_success{what="policy"} 0' in metrics
-    assert f'dralint_webhook_policy_info{{sha256="{first}"}} 1' in metrics     # still the first one in force
+    metrics = client.get("/metrics", environ_base=HEALTH_PORT).get_data(as_text=True)
+    assert 'dralint_webhook_reload_success{role="worker",slot="0",what="policy"} 0' in metrics
+    assert f'dralint_webhook_policy_info{{role="worker",slot="0",sha256="{first}"}} 1' in metrics  # the first in force
     assert hook.policy().org.max_devices == 2
 
 

@@ -298,8 +298,8 @@ def rss_of(pid: int) -> int:
     return int(match.group(1)) * 1024 if match else 0
 
 
-def metric(client: Client, name: str) -> float:
-    text = client.request("GET", "/metrics")[1].decode()
+def metric(server: Server, name: str) -> float:
+    text = server.scrape()
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name))
 
 
@@ -340,8 +340,8 @@ def test_many_distinct_heavy_claims_stay_under_the_ceiling_without_stopping_a_re
         for probe in ORG_PROBES:
             answer = client.review(probe)
             assert answer["allowed"] is False and re.search(r"DRA95[01]", answer["status"]["message"])
-        assert metric(client, "dralint_webhook_cache_drops_total") >= 1      # the caches did fill
-        assert metric(client, "dralint_webhook_worker_retirements_total") == 0
+        assert metric(srv, "dralint_webhook_cache_drops_total") >= 1      # the caches did fill
+        assert metric(srv, "dralint_webhook_worker_retirements_total") == 0
         assert max(rss_of(pid) for pid in worker_pids(srv)) <= ceiling
     assert peak <= ceiling + (4 << 20)        # sampled between reviews: the guard looks every 20 ms
     stopped = [line for line in srv.log_lines() if line.get("msg") == "review aborted"]
@@ -357,7 +357,7 @@ def test_a_worker_over_its_ceiling_retires_while_the_other_serves(tmp_path, file
     certs = make_certs(tmp_path / "certs")
     srv = Server(tmp_path, certs / "tls.crt", certs / "tls.key", "--config", str(files / "policy.yaml"),
                  "--cluster", str(files / "cluster.yaml"), "--max-worker-memory", "1", "--threads", "2")
-    with serving(srv, certs) as client:
+    with serving(srv, certs):
         deadline = time.monotonic() + 30
         while len(worker_pids(srv)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -400,7 +400,7 @@ def test_a_worker_over_its_ceiling_retires_while_the_other_serves(tmp_path, file
         assert any(line["pid"] == gone for line in reviews)           # what it held, answered
         assert any(line["pid"] != gone for line in reviews)           # the others served on
         assert any("another worker is retiring" in line.get("msg", "") for line in lines if line["pid"] != gone)
-        assert metric(client, "dralint_webhook_worker_retirements_total") == 1
+        assert metric(srv, "dralint_webhook_worker_retirements_total") == 1
 
 
 def test_reading_a_request_is_never_stopped_for_memory():

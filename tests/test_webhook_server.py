@@ -9,9 +9,12 @@ SIGTERM by the test that started it.
 """
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
+import platform
+import re
 import signal
 import socket
 import ssl
@@ -26,12 +29,15 @@ from typing import Any, Iterator
 
 import pytest
 
+from dralint import __version__
 from dralint_webhook.admission import MAX_BODY_BYTES
 
 SERVICE, NAMESPACE = "dralint-webhook", "dralint"
 HOSTNAME = f"{SERVICE}.{NAMESPACE}.svc"
 START_TIMEOUT = 60.0
 REQUEST_TIMEOUT = 10.0
+# Who sends every review of these tests, as the API server would say.
+USER = {"username": "alice@example.com", "uid": "4f1c", "groups": ["ml-team", "system:authenticated"]}
 
 
 def make_certs(out: Path) -> Path:
@@ -106,7 +112,7 @@ def review_of(obj: dict | None, operation: str, old: dict | None, sub: str, dry_
             "request": {"uid": uid, "kind": {"group": group, "version": version, "kind": kind},
                         "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
                         "subResource": sub, "operation": operation, "namespace": "ml", "name": "train",
-                        "object": obj, "oldObject": old, "dryRun": dry_run}}
+                        "object": obj, "oldObject": old, "dryRun": dry_run, "userInfo": USER}}
 
 
 def claim(count: Any = 1, device_class: str = "gpu.example.com") -> dict:
@@ -121,6 +127,12 @@ class Server:
 
     def __init__(self, tmp: Path, cert: Path, key: Path, *extra: str) -> None:
         self.port = free_port()
+        # The plain port of probes and metrics, as the deployment has one: the test's, or one of its own.
+        if "--health-port" in extra:
+            self.health_port = int(extra[extra.index("--health-port") + 1])
+        else:
+            self.health_port = free_port()
+            extra = (*extra, "--health-port", str(self.health_port))
         self.log = tmp / f"server-{self.port}.log"
         cmd = [sys.executable, "-m", "dralint_webhook", "serve", "--cert", str(cert), "--key", str(key),
                "--bind", "127.0.0.1", "--port", str(self.port), "--workers", "2", "--reload-interval", "0.2", *extra]
@@ -140,6 +152,18 @@ class Server:
             except OSError:
                 time.sleep(0.1)
         raise AssertionError(f"server not ready: {self.log.read_text()}")
+
+    def scrape(self) -> str:
+        """``/metrics`` from the health port, as Prometheus reads it."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.health_port, timeout=REQUEST_TIMEOUT)
+        try:
+            conn.request("GET", "/metrics")
+            resp = conn.getresponse()
+            body = resp.read().decode()
+            assert resp.status == 200, body
+            return body
+        finally:
+            conn.close()
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -256,23 +280,74 @@ def test_oversized_bodies_get_413(client):
 def test_health_readiness_metrics_and_logs(client, server):
     assert client.request("GET", "/healthz")[0] == 200
     assert client.request("GET", "/readyz")[0] == 200
+    # What the API server reaches serves reviews and probes, never the metrics.
+    status, text = client.request("GET", "/metrics")
+    assert status == 404 and "--health-port" in json.loads(text)["error"]
     marker = client.review(claim(count="2"))
     assert marker["allowed"] is False
     # Snapshots of the other worker arrive within a second or so: poll, bounded.
     deadline = time.monotonic() + 15
     while True:
-        status, text = client.request("GET", "/metrics")
-        metrics = text.decode()
+        metrics = server.scrape()
         if 'dralint_webhook_findings_total{rule="DRA102",severity="error"}' in metrics or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    assert status == 200
     assert 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="false"}' in metrics
     assert "dralint_webhook_review_duration_seconds_bucket" in metrics
     reviews = [line for line in server.log_lines() if line.get("msg") == "review"]
-    keys = {"uid", "kind", "namespace", "name", "operation", "allowed", "duration_ms", "rules"}
+    keys = {"uid", "kind", "namespace", "name", "operation", "allowed", "duration_ms", "rules", "user", "denied_by"}
     assert reviews and keys <= set(reviews[-1])
-    assert any("DRA102" in line["rules"] for line in reviews)
+    refused = next(line for line in reversed(reviews) if line["uid"] == marker["uid"])
+    assert (refused["kind"], refused["namespace"], refused["name"], refused["operation"]) == \
+        ("ResourceClaim.resource.k8s.io/v1", "ml", "train", "CREATE")
+    assert refused["user"] == {"username": USER["username"], "groups": USER["groups"]}
+    assert refused["allowed"] is False and refused["denied_by"] == ["DRA102"] and "DRA102" in refused["rules"]
+    assert all(line["denied_by"] == [] for line in reviews if line["allowed"])
+
+
+def test_metrics_name_every_process_of_the_replica(server, certs):
+    """Build info once, and each process's numbers and what each worker serves, by role and slot."""
+    policy = hashlib.sha256((server.log.parent / "policy.yaml").read_bytes()).hexdigest()
+    expected = {("master", "0"), ("worker", "0"), ("worker", "1")}
+    deadline = time.monotonic() + 15
+    while True:     # both workers have written their first snapshot by the time they serve; bounded anyway
+        metrics = server.scrape()
+        if labelled(metrics, "process_resident_memory_bytes") == expected or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert labelled(metrics, "process_resident_memory_bytes") == expected
+    for family in ("process_cpu_seconds_total", "process_start_time_seconds", "process_open_fds",
+                   "process_max_fds", "process_virtual_memory_bytes"):
+        assert labelled(metrics, family) == expected, family
+    assert len(children(server)) == 2       # nothing else runs: the series are the replica's processes
+    (build,) = [line for line in metrics.splitlines() if line.startswith("dralint_webhook_build_info{")]
+    assert f'version="{__version__}"' in build and f'python="{platform.python_version()}"' in build
+    for slot in ("0", "1"):
+        assert f'dralint_webhook_policy_info{{role="worker",slot="{slot}",sha256="{policy}"}} 1' in metrics
+        assert f'dralint_webhook_reload_success{{role="worker",slot="{slot}",what="policy"}} 1' in metrics
+    assert 'role="master"' not in "".join(line for line in metrics.splitlines() if line.startswith("dralint_"))
+
+
+def labelled(metrics: str, family: str) -> set[tuple[str, str]]:
+    """The (role, slot) of each series of ``family``."""
+    return set(re.findall(rf'^{family}{{role="(\w+)",slot="(\d+)"}} [0-9.e+]+$', metrics, re.MULTILINE))
+
+
+def test_every_line_the_server_writes_is_json(server, client):
+    client.review(claim())
+    lines = server.log.read_text().splitlines()
+    assert lines and [line for line in lines if not _is_json_object(line)] == []
+    first = json.loads(lines[0])
+    assert first["role"] == "master" and first["level"] == "info"
+    roles = {(line.get("role"), line.get("slot")) for line in map(json.loads, lines)}
+    assert {("master", 0), ("worker", 0), ("worker", 1)} <= roles
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def test_metrics_add_up_across_workers(tmp_path, certs):
@@ -284,16 +359,14 @@ def test_metrics_add_up_across_workers(tmp_path, certs):
             c = Client(srv.port, certs / "ca.crt")
             c.review(claim())
             c.close()
-        scraper = Client(srv.port, certs / "ca.crt")
         line = 'dralint_webhook_requests_total{kind="ResourceClaim",operation="CREATE",allowed="true"} '
         deadline = time.monotonic() + 15
         while True:
-            text = scraper.request("GET", "/metrics")[1].decode()
+            text = srv.scrape()
             count = next((int(float(x[len(line):])) for x in text.splitlines() if x.startswith(line)), 0)
             if count == sent or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        scraper.close()
         assert count == sent
     finally:
         assert srv.stop() == 0

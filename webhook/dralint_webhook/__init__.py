@@ -9,6 +9,7 @@ Modules, one job each:
 * ``cluster`` holds the cluster state for feasibility; ``reloading`` re-reads changed files.
 * ``tls`` is the serving context with certificate reload; ``certs`` makes a CA and a certificate.
 * ``app`` is the Flask app and the webhook's state; ``warmup`` fills the engine's caches.
-* ``metrics`` (Prometheus text format), ``logs`` (JSON lines), ``manifests`` (the
+* ``metrics`` (Prometheus text format), ``processes`` (the replica's processes and their
+  ``process_*`` numbers), ``logs`` (JSON lines), ``manifests`` (the
   ValidatingWebhookConfiguration), ``gunicorn_conf`` (serving), ``cli`` (the command).
 """

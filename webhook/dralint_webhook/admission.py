@@ -49,6 +49,14 @@ class GroupVersionKind:
 
 
 @dataclass(frozen=True)
+class UserInfo:
+    """Who made the request, as the API server authenticated them (``request.userInfo``), for the log."""
+
+    username: str = ""
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AdmissionRequest:
     """The parts of ``AdmissionReview.request`` the webhook judges with."""
 
@@ -62,6 +70,7 @@ class AdmissionRequest:
     obj: Mapping[str, Any] | None
     old_obj: Mapping[str, Any] | None
     dry_run: bool
+    user: UserInfo = UserInfo()
 
     @property
     def display(self) -> str:
@@ -118,7 +127,17 @@ def parse_review(body: bytes) -> AdmissionRequest:
         obj=obj,
         old_obj=old,
         dry_run=request.get("dryRun") is True,
+        user=_user(request.get("userInfo")),
     )
+
+
+def _user(value: Any) -> UserInfo:
+    """``request.userInfo`` as far as it is well-formed (the log bounds its size; the verdict never reads it)."""
+    if not isinstance(value, dict):
+        return UserInfo()
+    groups = value.get("groups")
+    return UserInfo(_text(value.get("username")),
+                    tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ())
 
 
 def with_identity(request: AdmissionRequest, obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The Flask app: ``POST /validate``, ``/healthz``, ``/readyz``, ``/metrics``.
+"""The Flask app: ``POST /validate``, ``/healthz``, ``/readyz``, and ``/metrics`` on the health port.
 
 All state lives in one :class:`Webhook` object (policy, cluster state, certificate, metrics);
 the app only routes HTTP to it. Build it with :func:`build_webhook` (which warms the engine)
@@ -28,9 +28,9 @@ from .fleet import FleetView
 from .guard import Guard, ReviewAborted
 from .judge import aborted, internal_error, judge, org_findings
 from .live import LiveCluster
-from .logs import LOGGER, log
+from .logs import LOGGER, identify, log
 from .manifests import TIMEOUT_SECONDS
-from .metrics import Metrics
+from .metrics import Gauges, Metrics
 from .policy import Policy, load_policy, parse_policy
 from .relief import memory_guard
 from .reloading import Reloading
@@ -84,6 +84,9 @@ class Webhook:
     # Reviews of large bodies take memory in proportion: one at a time per worker.
     large_reviews: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(1))
 
+    def __post_init__(self) -> None:
+        self.metrics.gauges = self.gauges
+
     def policy(self) -> Policy:
         """The policy in force (reloaded first if its file changed)."""
         return self.policy_source.current() if self.policy_source else self.default_policy
@@ -112,9 +115,11 @@ class Webhook:
             problems += self.live.readiness()
         return problems
 
-    def start_worker(self) -> None:
-        """In each gunicorn worker after fork: its metrics snapshot and its view of the live state."""
-        self.metrics.bind_process()
+    def start_worker(self, slot: int = 0) -> None:
+        """In each gunicorn worker after fork (``slot``: its place among the workers, for metrics and logs):
+        its metrics snapshot and its view of the live state."""
+        identify("worker", slot)
+        self.metrics.bind_process("worker", slot)
         if self.live is not None:
             self.live.start()
         if self.cluster_source is not None:
@@ -129,8 +134,9 @@ class Webhook:
                 state.fleet.update(state.index, [])
 
     def exposition(self) -> str:
-        """``/metrics``: the reviews of every worker, the files in force, and the watch of the live cluster."""
-        text = self.metrics.exposition() + "\n".join(self.reload_lines()) + "\n"
+        """``/metrics``: the reviews of every worker, what each running process serves and uses, and the
+        watch of the live cluster."""
+        text = self.metrics.exposition()
         if self.live is not None:
             text += "\n".join(self.live.metric_lines()) + "\n"
         return text
@@ -140,26 +146,21 @@ class Webhook:
         return [s for s in (self.policy_source, self.cluster_source, self.tls.source if self.tls else None)
                 if s is not None]
 
-    def reload_lines(self) -> list[str]:
-        """Gauges of the files in force, as this worker sees them (each worker re-reads them on its own):
-        whether the last attempt to re-read each succeeded and when, when the value in force was read,
-        and which policy that is (the sha256 of its file)."""
+    def gauges(self) -> Gauges:
+        """This worker's gauges (the gauge table of :mod:`.metrics`): the files in force as it sees them
+        (each worker re-reads them on its own): whether the last attempt to re-read each succeeded and
+        when, when the value in force was read, which policy that is (the sha256 of its file), and with
+        ``--watch`` the generation of the cluster state it judges with."""
         sources = self.sources()
-        lines = ["# HELP dralint_webhook_reload_success 1 when the last attempt to re-read the file succeeded; 0 "
-                 "while a broken edit is refused and the previous one stays in force.",
-                 "# TYPE dralint_webhook_reload_success gauge"]
-        lines += [f'dralint_webhook_reload_success{{what="{s.what}"}} {0 if s.error else 1}' for s in sources]
-        lines += ["# HELP dralint_webhook_reload_attempt_timestamp_seconds When the file was last read, "
-                  "successfully or not.", "# TYPE dralint_webhook_reload_attempt_timestamp_seconds gauge"]
-        lines += [f'dralint_webhook_reload_attempt_timestamp_seconds{{what="{s.what}"}} {s.attempted_at:.3f}'
-                  for s in sources]
-        lines += ["# HELP dralint_webhook_loaded_timestamp_seconds When the value in force was read.",
-                  "# TYPE dralint_webhook_loaded_timestamp_seconds gauge"]
-        lines += [f'dralint_webhook_loaded_timestamp_seconds{{what="{s.what}"}} {s.loaded_at:.3f}' for s in sources]
         policy = self.policy_source.loaded() if self.policy_source else self.default_policy
-        lines += ["# HELP dralint_webhook_policy_info The policy in force: sha256 of its file (empty: the defaults).",
-                  "# TYPE dralint_webhook_policy_info gauge", f'dralint_webhook_policy_info{{sha256="{policy.digest}"}} 1']
-        return lines
+        out: Gauges = {"reload_success": {(s.what,): 0.0 if s.error else 1.0 for s in sources},
+                       "reload_attempt": {(s.what,): round(s.attempted_at, 3) for s in sources},
+                       "loaded": {(s.what,): round(s.loaded_at, 3) for s in sources},
+                       "policy": {(policy.digest,): 1.0}}
+        if self.live is not None:
+            state = self.live.loaded()
+            out["state_generation"] = {(): float(state.generation if state is not None else 0)}
+        return out
 
     def on_reload(self, what: str, ok: bool, message: str) -> None:
         """Log and count a reload of the policy, cluster state or certificate."""
@@ -280,6 +281,10 @@ def create_app(hook: Webhook) -> Flask:
 
     @app.get("/metrics")
     def metrics() -> Response:
+        # The port the API server reaches serves reviews and probes only: what the replica runs and how
+        # is for the monitoring, over the plain health port the NetworkPolicy opens to it alone.
+        if not request.environ.get("dralint.health"):
+            return _error(404, "/metrics is served on the health port (--health-port), not the webhook's TLS port")
         return Response(hook.exposition(), mimetype="text/plain; version=0.0.4")
 
     @app.errorhandler(HTTPException)
@@ -376,13 +381,17 @@ def _record_withheld(hook: Webhook, review: AdmissionRequest, verdict: Verdict) 
     for rule, action in sorted(actions.items()):
         hook.metrics.count("would_deny", rule, action)
     log(_log, logging.INFO, "would deny", uid=review.uid, kind=review.kind.render(), namespace=review.namespace,
-        name=review.name, operation=review.operation, dry_run=review.dry_run, rules=sorted(actions),
+        name=review.name, operation=review.operation, dry_run=review.dry_run,
+        user={"username": review.user.username, "groups": list(review.user.groups)}, rules=sorted(actions),
         enforcement=actions, denial=denial_message(review, tuple(w.finding for w in verdict.withheld)))
 
 
 def _log_review(review: AdmissionRequest, verdict: Verdict, elapsed: float) -> None:
+    """One line per answered review: what (kind, namespace/name, operation), who (the API server's
+    ``userInfo``), the verdict, and the rules that refused it (``denied_by``) among all that reported."""
     log(_log, logging.INFO, "review", uid=review.uid, kind=review.kind.render(), resource=review.resource,
         namespace=review.namespace, name=review.name, operation=review.operation, subresource=review.sub_resource,
-        dry_run=review.dry_run,
+        dry_run=review.dry_run, user={"username": review.user.username, "groups": list(review.user.groups)},
         allowed=verdict.allowed, duration_ms=round(elapsed * 1000, 3), rules=list(verdict.rules),
+        denied_by=[] if verdict.allowed else sorted({f.rule for f in verdict.errors}),
         internal_error=verdict.internal_error)

@@ -2,22 +2,32 @@
 from __future__ import annotations
 
 import argparse
-import logging.config
+import logging
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
-from .logs import logconfig_dict
+from .logs import LOGGER, identify, install, log
 
 EXIT_USAGE = 2
+_log = logging.getLogger(LOGGER)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dralint-webhook",
-                                     description="dralint's ValidatingAdmissionWebhook for DRA objects and Pods.")
+class _JsonErrors(argparse.ArgumentParser):
+    """argparse whose usage errors are a JSON log line, as everything ``serve`` writes to stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        log(_log, logging.ERROR, f"{self.prog}: error: {message}", usage=self.format_usage().strip())
+        self.exit(EXIT_USAGE)
+
+
+def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
+    """The command line; with ``json_errors``, usage errors are logged as JSON (subcommands included)."""
+    parser = (_JsonErrors if json_errors else argparse.ArgumentParser)(
+        prog="dralint-webhook", description="dralint's ValidatingAdmissionWebhook for DRA objects and Pods.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve admission reviews over HTTPS (gunicorn)")
@@ -34,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--kubeconfig", metavar="FILE", help="with --watch: reach the API server with this kubeconfig")
     serve.add_argument("--context", metavar="NAME", help="with --kubeconfig: the context to use")
     serve.add_argument("--health-port", type=int, default=0, metavar="PORT",
-                       help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)")
+                       help="serve /metrics, and /healthz and /readyz too, over plain HTTP on this port (0: off, and "
+                            "no /metrics)")
     serve.add_argument("--max-worker-memory", type=int, default=0, metavar="MIB",
                        help="over this resident memory a worker drops its caches, then stops the reviews in flight "
                             "and retires if still over (0: off)")
@@ -78,7 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # A server's stderr is read by a log collector: JSON from its first line, before the arguments are
+    # even read. The other commands are run by people and write plain text.
+    serving = argv[:1] == ["serve"]
+    if serving:
+        install()
+        identify("master")
+    args = build_parser(json_errors=serving).parse_args(argv)
     if args.command == "certs":
         return _certs(args)
     if args.command == "configuration":
@@ -140,13 +158,13 @@ def _serve(args: argparse.Namespace) -> int:
     from .policy import PolicyError
     from .watcher import WatchSettings
 
-    logging.config.dictConfig(logconfig_dict(args.log_level))
+    install(args.log_level)
     if args.workers < 1 or args.threads < 1:
-        sys.stderr.write("dralint-webhook: error: --workers and --threads must be at least 1\n")
+        log(_log, logging.ERROR, "dralint-webhook: error: --workers and --threads must be at least 1")
         return EXIT_USAGE
     problem = _watch_problem(args)
     if problem:
-        sys.stderr.write(f"dralint-webhook: error: {problem}\n")
+        log(_log, logging.ERROR, f"dralint-webhook: error: {problem}")
         return EXIT_USAGE
     # The workers' metrics snapshots and the watcher's state; /tmp is an emptyDir in the Pod (read-only root).
     run_dir = tempfile.mkdtemp(prefix="dralint-webhook-")
@@ -162,13 +180,13 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             hook = build_webhook(settings)
         except (PolicyError, ClusterError, OSError, ValueError) as exc:
-            sys.stderr.write(f"dralint-webhook: error: {exc}\n")
+            log(_log, logging.ERROR, f"dralint-webhook: error: {exc}")
             return EXIT_USAGE
         options = ServeOptions(bind=args.bind, port=args.port, workers=args.workers, threads=args.threads,
                                log_level=args.log_level, health_port=args.health_port or None)
         watcher_memory = args.max_worker_memory if args.max_watcher_memory is None else args.max_watcher_memory
         watch = WatchSettings(folder=state_dir, kubeconfig=args.kubeconfig, context=args.context,
-                              max_memory=watcher_memory * 2**20) if args.watch else None
+                              max_memory=watcher_memory * 2**20, metrics_dir=metrics_dir) if args.watch else None
         WebhookServer(hook, options, watch).run()
         return 0
     finally:

@@ -44,6 +44,8 @@ from gunicorn.arbiter import Arbiter
 from .app import Webhook, create_app
 from .logs import LOGGER, log, logconfig_dict
 from .manifests import TIMEOUT_SECONDS
+from .metrics import Metrics
+from .processes import assign_slot
 from .watcher import WatchSettings
 from .worker import worker_class
 
@@ -99,10 +101,10 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
         "proc_name": "dralint-webhook",
         "logconfig_dict": logconfig_dict(options.log_level),
         "accesslog": None,
-        # The warmed catalog, schemas and CEL programs live for the whole process: freezing them before
-        # fork keeps the collector from walking them (shorter pauses) and their pages shared.
-        "when_ready": lambda server: gc.freeze(),
-        "post_fork": lambda server, worker: hook.start_worker(),
+        "when_ready": lambda server: _master_ready(hook),
+        # A worker's metrics and logs are labelled by a slot, not its pid: replacements reuse slots.
+        "pre_fork": lambda server, worker: assign_slot(server.WORKERS.values(), worker),
+        "post_fork": lambda server, worker: hook.start_worker(worker.slot),
         "worker_exit": lambda server, worker: hook.metrics.close(),
     }
     if hook.tls is not None:
@@ -110,6 +112,17 @@ def settings(options: ServeOptions, hook: Webhook) -> dict[str, Any]:
         out["keyfile"] = hook.tls.key
         out["ssl_context"] = _ssl_context_hook(hook.tls.context)
     return out
+
+
+def _master_ready(hook: Webhook) -> None:
+    """In the master, once it listens and before the first fork."""
+    if hook.settings.metrics_dir:
+        # Listed among the replica's processes (the scrapes read its process_* numbers from /proc); it
+        # serves nothing, so its listing has no gauges: a Metrics of its own, not the workers'.
+        Metrics(hook.settings.metrics_dir).bind_process("master", follow=False)
+    # The warmed catalog, schemas and CEL programs live for the whole process: freezing them before
+    # fork keeps the collector from walking them (shorter pauses) and their pages shared.
+    gc.freeze()
 
 
 def _ssl_context_hook(current: Callable[[], ssl.SSLContext]) -> Callable[[Any, Any], ssl.SSLContext]:
@@ -223,7 +236,7 @@ class WebhookServer(BaseApplication):
         try:
             WebhookArbiter(self, self._watch).run()
         except RuntimeError as exc:
-            sys.stderr.write(f"\nError: {exc}\n")
+            log(_log, logging.ERROR, f"gunicorn: {exc}")
             sys.exit(1)
 
     def load_config(self) -> None:

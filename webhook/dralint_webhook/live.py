@@ -267,6 +267,10 @@ class LiveCluster:
                 r = resources.get(resource)
                 if isinstance(r, dict):
                     lines.append(f'{name}{{resource="{resource}"}} {value(r)}')
+        lines += ["# HELP dralint_webhook_cluster_published_generation Generation of the last cluster state the "
+                  "watcher published to the workers (each worker's own: dralint_webhook_cluster_state_generation).",
+                  "# TYPE dralint_webhook_cluster_published_generation gauge",
+                  f"dralint_webhook_cluster_published_generation {int(status.get('published') or 0)}"]
         heartbeat = status.get("time")
         lines += ["# HELP dralint_webhook_cluster_watcher_heartbeat_age_seconds Seconds since the watcher's last "
                   "heartbeat.", "# TYPE dralint_webhook_cluster_watcher_heartbeat_age_seconds gauge",

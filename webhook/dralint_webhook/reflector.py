@@ -125,6 +125,7 @@ class Reflector:
         self.stop = stop or threading.Event()
         self._rand = rand
         self.backoff = Backoff(timing.backoff_initial, timing.backoff_max, timing.backoff_reset, rand)
+        self.lists = 0      # full lists done, the first included
 
     def _use(self, version: str | None) -> None:
         self.version = version                # the API version listed and watched (v1, or v1 of the group)
@@ -169,6 +170,7 @@ class Reflector:
     def list(self) -> str:
         """Every object, page by page; the resourceVersion to watch from."""
         # Each page is kept as the store keeps it as soon as it arrives: never a whole list of parsed objects.
+        started = time.monotonic()
         items: dict[str, tuple[str, bytes]] = {}
         unstorable: list[Unstorable] = []
         params: dict[str, Any] = {"limit": PAGE_SIZE}
@@ -189,6 +191,10 @@ class Reflector:
             if not token:
                 version = str(meta.get("resourceVersion") or "")
                 self.store.replace(self.resource, items, version, self.api_version)
+                # Every list is logged, relists above all: each is the whole resource again from the API server.
+                log(_log, logging.INFO, "cluster watch listed", resource=self.resource, relist=self.lists > 0,
+                    objects=len(items), resource_version=version, seconds=round(time.monotonic() - started, 3))
+                self.lists += 1
                 for problem in unstorable:
                     self._skip(problem.key, f"cannot be stored: {problem.reason}")
                 return version

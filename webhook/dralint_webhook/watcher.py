@@ -27,7 +27,8 @@ from dralint import gojson
 
 from .guard import resident_bytes
 from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
-from .logs import LOGGER, log
+from .logs import LOGGER, identify, log
+from .metrics import Metrics
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
 from .snapshot import Publisher, write_status
 from .store import GROUP_OF, OPTIONAL, RESOURCES, Store, settled
@@ -46,6 +47,7 @@ class WatchSettings:
     interval: float = 0.5
     timing: Timing = Timing()
     max_memory: int = 0         # bytes of resident memory; over it the watcher exits to be started again (0: none)
+    metrics_dir: str | None = None   # the replica's metrics folder: the watcher is listed there among its processes
 
 
 def run(settings: WatchSettings, stop: threading.Event,
@@ -114,7 +116,7 @@ def _publish(store: Store, publisher: Publisher, settings: WatchSettings, stop: 
                 publisher.snapshot(drained.rows)
         now = time.monotonic()
         if published or now - beat >= HEARTBEAT_SECONDS:
-            _heartbeat(folder, store, "", synced_at)
+            _heartbeat(folder, store, "", synced_at, publisher.generation)
             beat = now
             if settings.max_memory and _over(settings.max_memory):
                 return
@@ -151,9 +153,11 @@ def _endpoint(settings: WatchSettings) -> Endpoint:
     return load_endpoint(settings.kubeconfig, settings.context)
 
 
-def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0) -> None:
+def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0, published: int = 0) -> None:
+    """The status the workers read: ``published`` is the generation of the last state published to them."""
     write_status(folder, {"pid": os.getpid(), "time": time.time(), "generation": store.generation,
-                          "synced_at": synced_at, "problem": problem, "resources": store.status()})
+                          "synced_at": synced_at, "published": published, "problem": problem,
+                          "resources": store.status()})
 
 
 def main(settings: WatchSettings) -> None:
@@ -163,6 +167,10 @@ def main(settings: WatchSettings) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    identify("watcher")
+    if settings.metrics_dir:
+        # Listed once: its process_* numbers are read from /proc by the scrapes, its watch from status.json.
+        Metrics(settings.metrics_dir).bind_process("watcher", follow=False)
     try:
         run(settings, stop)
     except Exception:  # logged for the admin; the master starts a new watcher
