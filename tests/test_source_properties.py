@@ -243,3 +243,13 @@ def test_indicator_prefilter_drops_only_what_the_close_look_would(body: str) -> 
 def test_block_scalar_at_the_end_without_a_line_break(text: str) -> None:
     # rapidyaml ends such a scalar with a line break that libyaml's clipping leaves out.
     assert_fast_agrees(text)
+
+
+@pytest.mark.parametrize("text", [
+    "m:\n  f:\n  f: [x]\n  g: ':h'\n",
+    "- f:\n  f: [x]\n- :h: 2\n",
+])
+def test_a_duplicate_key_beside_a_string_starting_with_a_colon_goes_to_the_exact_reader(text: str) -> None:
+    # Found by test_block_positions' mutations: such a string read as one more key to the key count,
+    # which then missed the key the duplicate collapsed.
+    assert fastpath.fast_values(text) is None

@@ -68,6 +68,9 @@ _SPECIAL_FLOAT = re.compile(r"\.(?:nan|NaN|NAN|inf|Inf|INF)")
 # A key that starts or ends with a space, looked for in orjson's compact output: rapidyaml
 # makes such keys out of some mis-indented lines that libyaml refuses.
 _SPACED_KEYS = ('{" ', '," ', ' ":')
+# A string that starts with ":" (an opening quote is always after one of "[{,:" in compact JSON)
+# reads as the end of a key to the count below, and can hide a duplicate key from it.
+_COLON_FIRST = re.compile(r'[\[{,:]":')
 _NUMERIC_TOKEN = re.compile(r" ([-+.0-9][^ ]*)")
 _EXPLICIT_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*[?:](?:[ \t]|$)", re.MULTILINE)
 # Where libyaml refuses a ":" in flow context (before a flow indicator) and empty flow keys
@@ -136,7 +139,7 @@ def _emit_values(body: str) -> list[Any] | None:
     except orjson.JSONDecodeError:  # rapidyaml wrote something that is not JSON: not ours to judge
         return None
     compact = orjson.dumps(value).decode("utf-8")
-    if any(spaced in compact for spaced in _SPACED_KEYS):
+    if any(spaced in compact for spaced in _SPACED_KEYS) or _COLON_FIRST.search(compact):
         return None
     if _keys(written, ": ", body) != _keys(compact, ":", body):
         return None  # a duplicate key collapsed
