@@ -53,7 +53,8 @@ class LiveCluster:
         self._warm = warm
         self._collector = collector
         # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
-        self.fleet = FleetView(release_of) if release_of is not None else None
+        # The watch lists every Node: a slice naming a node that has none gives no capacity.
+        self.fleet = FleetView(release_of, nodes_listed=True) if release_of is not None else None
         self.interval = interval
         self._state: ClusterState | None = None
         # (resource, key) → (resourceVersion, Canonical or None for an object that is not one dralint reads):
