@@ -645,7 +645,8 @@ def test_after_a_30_s_outage_the_replica_stays_ready_and_catches_up(tmp_path, cl
 # --- judging against the live state ------------------------------------------------------------------
 
 def claim_review(count: int) -> AdmissionRequest:
-    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "train", "namespace": "ml"},
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+           "metadata": {"name": "train", "namespace": "ml"},
            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
                                                                          "count": count}}]}}}
     return parse_review(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
@@ -713,6 +714,7 @@ def test_replayed_lists_watch_and_expiry(tmp_path, replayed):
         assert [bool(p.get("continue")) for p in pages[:3]] == [False, True, True]
         live = LiveCluster(str(running.folder))
         live.refresh()
+        assert live.server_release() == 36                  # its /version: the release reviews judge as
         assert live.current().index.namespace_labels("ml") == {"kubernetes.io/metadata.name": "ml",
                                                                "resource.kubernetes.io/admin-access": "true"}
     finally:
@@ -752,7 +754,9 @@ def test_serve_watch_judges_against_the_live_cluster(tmp_path, cluster):
             "users": [{"name": "fake", "user": {"token": TOKEN}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
         policy = tmp_path / "policy.yaml"
-        policy.write_text("feasibility: deny\n")
+        # The server (1.36, its /version) serves DeviceTaintRules: its DRADeviceTaintRules gate (beta, off by
+        # default in 1.36) is on, and the policy says so.
+        policy.write_text("feasibility: deny\nfeatureGates: {DRADeviceTaintRules: true}\n")
         health = free_port()
         srv = Server(tmp_path, certs / "tls.crt", certs / "tls.key", "--config", str(policy), "--watch",
                      "--kubeconfig", str(config), "--health-port", str(health))

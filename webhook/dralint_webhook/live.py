@@ -184,6 +184,12 @@ class LiveCluster:
             self._status = (now, value)
         return value
 
+    def server_release(self) -> int | None:
+        """The API server's minor release, as the watcher last read it (None: not read yet, or unreadable)."""
+        server = (self.status() or {}).get("server")
+        minor = server.get("minor") if isinstance(server, dict) else None
+        return minor if isinstance(minor, int) and not isinstance(minor, bool) else None
+
     def readiness(self) -> list[str]:
         """Why reviews cannot yet be judged against the cluster; empty when they can.
 
