@@ -13,7 +13,8 @@ Two ways to answer, both over real HTTP(S) on 127.0.0.1:
 * **Replay**: the captured responses of that folder, served as they were recorded (list pages
   chained by their ``continue`` tokens, the recorded watch streams in order).
 
-Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
+``/version`` answers as kube-apiserver v1.36.2 (:data:`VERSION_1_36`; ``server.version`` changes it,
+None answers 404). Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
 their gate on. Faults on demand (:class:`Faults`): a bearer token other than the expected one
 (401), resources the caller may not list (403, the real Status wording), a delay before each
 answer, a watch stream cut in the middle of an event, and DeviceTaintRules not served (the gate
@@ -50,6 +51,22 @@ TAINT_RULES_VERSION = "v1alpha3"
 KINDS = {"namespaces": ("", "Namespace"), "nodes": ("", "Node"), "deviceclasses": (GROUP, "DeviceClass"),
          "resourceslices": (GROUP, "ResourceSlice"), "resourceclaims": (GROUP, "ResourceClaim"),
          "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate"), "devicetaintrules": (GROUP, "DeviceTaintRule")}
+
+
+# GET /version as kube-apiserver v1.36.2 (the fixtures' server) answers it, emulating its own release; the
+# commit and build fields are placeholders (nothing reads them).
+VERSION_1_36 = {"major": "1", "minor": "36", "emulationMajor": "1", "emulationMinor": "36",
+                "minCompatibilityMajor": "1", "minCompatibilityMinor": "35", "gitVersion": "v1.36.2",
+                "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+                "buildDate": "2026-06-10T00:00:00Z", "goVersion": "go1.25.6", "compiler": "gc",
+                "platform": "linux/amd64"}
+
+
+def version_info(git_version: str) -> dict:
+    """The ``/version`` body of a server of ``git_version`` (e.g. "v1.34.3"), emulating its own release."""
+    minor = git_version.lstrip("v").split(".")[1]
+    return {**VERSION_1_36, "minor": minor, "emulationMinor": minor, "minCompatibilityMinor": str(int(minor) - 1),
+            "gitVersion": git_version}
 
 
 def version_of(resource: str) -> str:
@@ -168,6 +185,7 @@ class FakeApiServer:
         self.cluster = cluster or FakeCluster()
         self.replay = Replay(replay) if replay is not None else None
         self.faults = Faults()
+        self.version: dict | None = dict(VERSION_1_36)                # the body of GET /version (None: 404)
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.times: list[float] = []                              # time.monotonic() of each request
         self.lock = threading.Lock()
@@ -262,6 +280,11 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                     recorded = server.replay.load("list-resourceslices-unauthorized.json")
                     return self.send_json(recorded["status"], recorded["body"])
                 return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+            if url.path == "/version":
+                if server.version is None:
+                    return self.send_json(404, status(404, "NotFound", "the server could not find the requested "
+                                                      "resource"))
+                return self.send_json(200, server.version)
             served = {r: version_of(r) for r, (g, _) in KINDS.items()
                       if g == GROUP and (r != "devicetaintrules" or server.faults.taint_rules_served)}
             if url.path == f"/apis/{GROUP}":

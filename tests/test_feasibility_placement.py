@@ -4,7 +4,10 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from dralint.cli import main
+from dralint.feasibility.judge import UnknownNode
 from test_feasibility_search import CLASS, claim, gpus, messages, node_slice, req, run
 
 
@@ -146,3 +149,46 @@ def test_trace_of_a_claim_not_in_the_run_says_so(tmp_path):
                         "other", "--format", "json", tmp_path=tmp_path)
     traces = json.loads(out)["traces"]
     assert traces["other"] == ["no claim 'other' is judged in this run (claims judged: default/c)"]
+
+
+# --- slices of nodes that have no Node object ------------------------------------------------------
+
+GHOSTED = [CLASS, node("node-1"), node_slice("node-1", gpus(1)), node_slice("ghost", gpus(4))]
+
+
+def test_slices_of_a_node_without_a_node_object_count_for_nothing_once_nodes_are_known():
+    (msg,) = messages(run(GHOSTED, [claim("c", [req(count=2)])]))
+    assert "the class matches 1 device on 1 node; no node has 2" in msg
+    assert "4 matching devices are published for node ghost, which has no Node object" in msg
+    (on_template, _) = messages(run(GHOSTED, [template("gpu", count=2), workload("p", {})]))
+    assert "node ghost, which has no Node object" in on_template
+    report = run(GHOSTED, [claim("c", [req(count=2)])])
+    (details,) = [p.details for _, p in report.problems]
+    assert details["requests"]["gpu"]["absent_nodes"] == {"ghost": 4}
+
+
+def test_several_absent_nodes_are_named_with_their_devices():
+    cluster = [CLASS, node("node-1"), node_slice("ghost", gpus(4)), node_slice("gone", gpus(1))]
+    (msg,) = messages(run(cluster, [claim("c", [req(count=2)])]))
+    assert "5 matching devices are published for nodes ghost (4), gone (1), which have no Node object" in msg
+
+
+def test_without_node_objects_the_nodes_slices_name_still_count():
+    # A cluster dump without Nodes says nothing about which nodes exist: its slices' nodes are the nodes.
+    cluster = [CLASS, node_slice("node-1", gpus(1)), node_slice("ghost", gpus(4))]
+    assert not run(cluster, [claim("c", [req(count=2)])]).problems
+
+
+def test_node_flag_naming_a_node_without_a_node_object_says_so():
+    with pytest.raises(UnknownNode, match="slices name it, but it has no Node object"):
+        run(GHOSTED, [claim("c", [req()])], node="ghost")
+
+
+def test_a_known_empty_node_list_gives_no_node_to_any_claim():
+    # The webhook's watch lists every Node: a cluster without one places nothing, whatever its slices say.
+    cluster = [CLASS, node_slice("ghost", gpus(4))]
+    (msg,) = messages(run(cluster, [claim("c", [req(count=2)])], nodes_listed=True))
+    assert msg.startswith("claim default/c cannot be allocated: the cluster state has no nodes; 4 matching devices "
+                          "are published for node ghost, which has no Node object")
+    (msg,) = messages(run(cluster, [template("gpu"), workload("p", {})], nodes_listed=True))
+    assert msg.startswith("Pod default/p cannot run on any node: the cluster state has no nodes; 4 matching")

@@ -13,6 +13,7 @@ from dralint.convert import to_canonical
 from dralint.feasibility import FeasibilityOptions, judge
 from dralint.feasibility.model import Device, nanos
 from dralint.feasibility.selection import SelectorError, names_read
+from dralint.feasibility.world import World
 from dralint.index import Index
 from dralint.manifest import NotAnObject, identify
 from dralint.releases import Release
@@ -104,7 +105,9 @@ def pod(name: str, claims: list[str], templates: tuple[str, ...] = ()) -> str:
                        "spec": {"containers": [{"name": "c", "image": "x"}], "resourceClaims": entries}})
 
 
-def run(cluster: list[str], linted: list[str], gates: dict | None = None, **options):
+def run(cluster: list[str], linted: list[str], gates: dict | None = None, *, nodes_listed: bool = False, **options):
+    """Judge ``linted`` against ``cluster``; ``nodes_listed``: in a world that knows the whole node list
+    (the webhook's watch), even when the cluster has no Node."""
     objs, mine = [], set()
     for texts, is_cluster in ((cluster, True), (linted, False)):
         for doc in source.load_text("\n---\n".join(texts), "x.yaml").documents:
@@ -114,8 +117,10 @@ def run(cluster: list[str], linted: list[str], gates: dict | None = None, **opti
                     objs.append(c)
                     if not is_cluster:
                         mine.add(id(c))
-    return judge(Index.build(objs), Release(37, gates or {}), FeasibilityOptions(**options),
-                 lambda o: id(o) in mine, evaluate=mini_cel)
+    index, release = Index.build(objs), Release(37, gates or {})
+    world = World.from_index(index, release, mini_cel, by_name=True, nodes_listed=True) if nodes_listed else None
+    return judge(index, release, FeasibilityOptions(**options), lambda o: id(o) in mine, evaluate=mini_cel,
+                 world=world)
 
 
 def messages(report, rule: str = "DRA701") -> list[str]:

@@ -365,11 +365,11 @@ def _kept_like_fresh(tmp: Path, changes: list) -> None:
         kept = live.fleet.world(POLICY.options.release)
         release = POLICY.options.release
         built = World.from_index(fresh, release, cel_evaluator(release), None, cel_required_driver(release),
-                                 by_name=True)
+                                 by_name=True, nodes_listed=True)    # the watch lists every Node
         assert _world_facts(kept) == _world_facts(built)
     state = live.current()
     fresh_index = Index.build(state.index.all_objects() + state.index.context_objects)
-    fresh_fleet = FleetView(lambda: POLICY.options.release)
+    fresh_fleet = FleetView(lambda: POLICY.options.release, nodes_listed=True)
     fresh_fleet.update(fresh_index, [])              # built from the objects as they are now
     fresh_state = ClusterState(fresh_index, (), context=LIVE_CONTEXT, fleet=fresh_fleet)
     for count in (1, 3):

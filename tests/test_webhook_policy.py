@@ -11,7 +11,8 @@ import yaml
 from dralint.findings import Severity
 from dralint_webhook import org_rules
 from dralint_webhook.org_rules import OrgPolicy
-from dralint_webhook.policy import Policy, PolicyError, load_policy, parse_policy
+from dralint.releases import DEFAULT_MINOR
+from dralint_webhook.policy import Policy, PolicyError, at_release, load_policy, parse_policy
 from dralint_webhook.reloading import Reloading
 
 EXAMPLE_POLICY = Path(__file__).resolve().parents[1] / "webhook" / "deploy" / "base" / "policy.yaml"
@@ -223,6 +224,21 @@ def test_the_readme_rollout_policies_load():
         parse_policy(yaml.safe_load(snippet))
 
 
+def test_the_shipped_policy_follows_the_servers_release_and_grants_no_namespace_labels():
+    policy = load_policy(str(EXAMPLE_POLICY))
+    assert policy.pinned_minor is None and policy.namespace_labels == {}
+
+
+def test_a_policy_without_kube_version_is_not_pinned_and_reads_its_gates_again_for_another_release():
+    policy = parse_policy({"featureGates": {"DRAConsumableCapacity": True}})
+    assert policy.pinned_minor is None and policy.options.kube_version == f"1.{DEFAULT_MINOR}"
+    at_34 = at_release(policy, 34)
+    assert at_34.options.kube_version == "1.34" and at_34.options.feature_gates == {"DRAConsumableCapacity": True}
+    assert parse_policy({"kubeVersion": "1.35"}).pinned_minor == 35
+    with pytest.raises(PolicyError, match="featureGates"):   # a gate 1.30 does not have yet
+        at_release(policy, 30)
+
+
 # --- organisation rules -------------------------------------------------------------------------
 
 ORG = OrgPolicy(allowed_classes={"ml": ("gpu.example.com", "*.fpga.example.com"), "*": ("cpu.example.com",)},
@@ -340,7 +356,11 @@ def test_check_policy_command(tmp_path, capsys):
     from dralint_webhook.cli import main
 
     assert main(["check-policy", str(EXAMPLE_POLICY)]) == 0
-    assert "ok (Kubernetes 1.34)" in capsys.readouterr().out
+    assert "ok (Kubernetes: the API server's release;" in capsys.readouterr().out
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text('kubeVersion: "1.34"\n')
+    assert main(["check-policy", str(pinned)]) == 0
+    assert "ok (Kubernetes 1.34, pinned by kubeVersion)" in capsys.readouterr().out
     bad = tmp_path / "bad.yaml"
     bad.write_text("feasibility: maybe\n")
     assert main(["check-policy", str(bad)]) == 2

@@ -472,6 +472,8 @@ def test_the_fleet_view_follows_changes_in_place_and_judges_like_a_fresh_one(tmp
     store.replace("deviceclasses", [cls], "5", "resource.k8s.io/v1")
     slices = [dict(slice_obj(f"node-{i}"), metadata={"name": f"node-{i}-gpu", "resourceVersion": "2"}) for i in range(3)]
     store.replace("resourceslices", slices, "5", "resource.k8s.io/v1")
+    # The watch lists every Node: the slices' nodes exist (a slice of a node without one gives nothing).
+    store.replace("nodes", [{"metadata": {"name": f"node-{i}", "resourceVersion": "3"}} for i in range(3)], "5", "v1")
     policy = parse_policy({"feasibility": "deny"})
     live = LiveCluster(str(folder), release_of=lambda: policy.options.release)
     publish = Published(folder, store)

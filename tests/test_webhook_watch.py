@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -17,13 +18,17 @@ import pytest
 import yaml
 
 from dralint import gojson
+from dralint_webhook.admission import AdmissionRequest, parse_review
 from dralint_webhook.jsonscan import identity, split_items
+from dralint_webhook.judge import judge
 from dralint_webhook.kube import Api, load_endpoint
 from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import LOGGER
+from dralint_webhook.policy import Policy, parse_policy
 from dralint_webhook.reflector import PAGE_SIZE, STALL_FACTOR, Backoff, Reflector, Timing
 from dralint_webhook.snapshot import Follower
 from dralint_webhook.store import RESOURCES, Store
+from dralint_webhook.verdict import Verdict
 from dralint_webhook.watcher import WatchSettings, run
 from fakeapi import FakeApiServer, FakeCluster, raw
 
@@ -637,6 +642,48 @@ def test_after_a_30_s_outage_the_replica_stays_ready_and_catches_up(tmp_path, cl
         running.close()
 
 
+# --- judging against the live state ------------------------------------------------------------------
+
+def claim_review(count: int) -> AdmissionRequest:
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+           "metadata": {"name": "train", "namespace": "ml"},
+           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com",
+                                                                         "count": count}}]}}}
+    return parse_review(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u-1", "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
+        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "resourceclaims"},
+        "operation": "CREATE", "namespace": "ml", "name": "train", "object": obj}}).encode())
+
+
+@contextmanager
+def judging(folder: Path, policy: Policy) -> Iterator[Callable[[AdmissionRequest], Verdict]]:
+    """A worker's live state with its feasibility view, and the verdict on a request against it."""
+    live = LiveCluster(str(folder), interval=0.05, release_of=lambda: policy.options.release)
+    live.start()
+    try:
+        wait_for(lambda: live.readiness() == [], what="the worker's feasibility view")
+        yield lambda request: judge(request, policy, live.current())
+    finally:
+        live.stop()
+
+
+def test_slices_of_nodes_without_a_node_object_never_make_a_claim_pass_under_deny(watching, cluster):
+    # node-0 has 2 GPUs; a slice names node "ghost", which no Node object stands for (never registered).
+    cluster.create("resourceslices", slice_of("ghost", 8))
+    wait_for(watching.synced, what="first full sync")
+    policy = parse_policy({"feasibility": "deny"})
+    with judging(watching.folder, policy) as verdict:
+        wait_for(lambda: "ghost-gpu" in watching.objects("resourceslices"), what="the ghost's slice")
+        denied = wait_for(lambda: (v := verdict(claim_review(4))) and not v.allowed and v, what="a denial")
+        (error,) = denied.errors
+        assert error.rule == "DRA701" and "8 matching devices are published for node ghost, which has no Node object" \
+            in error.message
+        cluster.create("nodes", {"metadata": {"name": "ghost"}})        # the node registers: its GPUs count
+        wait_for(lambda: verdict(claim_review(4)).allowed, what="the node's GPUs to count")
+        cluster.delete("nodes", "ghost")                                 # and is deleted, its slice left behind
+        wait_for(lambda: not verdict(claim_review(4)).allowed, what="the deleted node's GPUs to stop counting")
+
+
 # --- replayed: the responses of a real kube-apiserver v1.36.2 ----------------------------------------
 
 @pytest.fixture
@@ -667,6 +714,7 @@ def test_replayed_lists_watch_and_expiry(tmp_path, replayed):
         assert [bool(p.get("continue")) for p in pages[:3]] == [False, True, True]
         live = LiveCluster(str(running.folder))
         live.refresh()
+        assert live.server_release() == 36                  # its /version: the release reviews judge as
         assert live.current().index.namespace_labels("ml") == {"kubernetes.io/metadata.name": "ml",
                                                                "resource.kubernetes.io/admin-access": "true"}
     finally:
@@ -706,7 +754,9 @@ def test_serve_watch_judges_against_the_live_cluster(tmp_path, cluster):
             "users": [{"name": "fake", "user": {"token": TOKEN}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
         policy = tmp_path / "policy.yaml"
-        policy.write_text("feasibility: deny\n")
+        # The server (1.36, its /version) serves DeviceTaintRules: its DRADeviceTaintRules gate (beta, off by
+        # default in 1.36) is on, and the policy says so.
+        policy.write_text("feasibility: deny\nfeatureGates: {DRADeviceTaintRules: true}\n")
         health = free_port()
         srv = Server(tmp_path, certs / "tls.crt", certs / "tls.key", "--config", str(policy), "--watch",
                      "--kubeconfig", str(config), "--health-port", str(health))
@@ -719,6 +769,7 @@ def test_serve_watch_judges_against_the_live_cluster(tmp_path, cluster):
 
             big = claim(count=4)
             assert verdict(big)["allowed"] is False                      # node-0 has 2 devices
+            cluster.create("nodes", {"metadata": {"name": "node-1"}})   # a slice counts on a node that exists
             cluster.create("resourceslices", slice_of("node-1", 8))
             wait_for(lambda: verdict(big)["allowed"], seconds=5, what="the new slice to count")
             cluster.create("devicetaintrules", TAINT_RULE)              # node-1's GPUs drained for maintenance

@@ -48,6 +48,7 @@ class Stages:
     blocked: Counter = field(default_factory=Counter)   # why free matching devices are unusable
     per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
     counters_note: str = ""                             # amounts, when shared counters block devices
+    absent: dict[str, int] = field(default_factory=dict)  # node without a Node object -> devices the selectors leave
 
     def fits_somewhere(self) -> bool:
         usable = self.counts[-1][1]
@@ -110,6 +111,10 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
                 seen.add(d.uid)
     st.counts = [(name, _per_node(position, mask, size))
                  for name, mask in zip(_STAGE_NAMES, (cls_ok, passed, free, usable))]
+    absent_uids, absent_nodes = world.absent_devices()
+    if len(absent_uids):
+        matched = counts.selected(alt, alt.selectors)[absent_uids] == TRUE
+        st.absent = dict(Counter(absent_nodes[int(i)] for i in np.nonzero(matched)[0]))
     return st
 
 
@@ -186,8 +191,27 @@ def _blocked(st: Stages) -> str:
     return "; ".join(parts)
 
 
+def absent_note(absent: dict[str, int]) -> str:
+    """What devices published for nodes without a Node object would have given, as a clause; "" for none."""
+    if not absent:
+        return ""
+    total = sum(absent.values())
+    names = sorted(absent, key=lambda n: (-absent[n], n))
+    if len(names) == 1:
+        where = f"node {names[0]}, which has"
+    else:
+        shown = ", ".join(f"{n} ({absent[n]})" for n in names[:_MAX_NAMED])
+        where = f"nodes {shown}{f' and {len(names) - _MAX_NAMED} more' if len(names) > _MAX_NAMED else ''}, which have"
+    return (f"; {total} matching device{'s are' if total != 1 else ' is'} published for {where} no Node object "
+            "(deleted, or never registered): the scheduler never places a pod there, so they count for nothing")
+
+
 def _stage_reason(st: Stages, pool_note: str) -> str:
-    """The first filter after which no node has enough devices."""
+    """The first filter after which no node has enough devices (and what nodes that do not exist publish)."""
+    return _stage_text(st, pool_note) + absent_note(st.absent)
+
+
+def _stage_text(st: Stages, pool_note: str) -> str:
     need = st.need or 1
     (_, cls), (_, sel), (_, free), (_, usable) = st.counts
     head = _describe(st.alt)
@@ -233,6 +257,8 @@ def _details(stages: list[Stages]) -> dict[str, Any]:
             "per_node": _top_nodes(st),
             "blocked": dict(st.blocked),
         }
+        if st.absent:
+            out[st.alt.full_name]["absent_nodes"] = dict(sorted(st.absent.items())[:_MAX_NODES])
     return out
 
 
@@ -306,6 +332,17 @@ class Explainer:
             position = place[slot]
             have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
         return have[2]
+
+    def absent_of(self, claims: list[ClaimSpec], nodes: "NodeSet") -> dict[str, int]:
+        """Per node without a Node object, the devices it publishes for the first request of ``claims``
+        whose selectors match some there (empty when none does)."""
+        for claim in claims:
+            for req in claim.requests:
+                for alt in req.alternatives:
+                    st = self.stages(alt, nodes)
+                    if st.absent:
+                        return st.absent
+        return {}
 
     def pool_note(self, nodes: "NodeSet") -> str:
         """Pools the nodes see but cannot allocate from, as a parenthesis for messages."""

@@ -24,7 +24,7 @@ from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
 from ..rule_filter import UsageError
-from .explain import Explainer, Explanation, explain_together
+from .explain import Explainer, Explanation, absent_note, explain_together
 from .fatal import FatalError
 from .groups import Group, Member, build_groups, replicas_path
 from .model import ClaimSpec, DeviceKey
@@ -153,6 +153,8 @@ def _check_node(world: World, node: str | None) -> None:
         return
     close = difflib.get_close_matches(node, known, n=1)
     hint = f"; did you mean {close[0]}?" if close else ""
+    if node in world.absent_devices()[1]:
+        hint = f" (slices name it, but it has no Node object: the scheduler never places a pod there){hint}"
     shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
     raise UnknownNode(f"--node: the cluster state has no node {node!r}{hint} (its nodes: {shown})")
 
@@ -494,14 +496,26 @@ class Judge:
         nodes = self.node_set(group)
         owner_linted = linted(group.owner)
         if not nodes.nodes:
+            # No node to try: the pod's placement refuses every one, or the cluster has none (its node
+            # list is known and empty); devices published for nodes that do not exist are said.
+            absent = {} if nodes.refused else self.explainer.absent_of([m.spec for m in group.members], nodes)
+            why = _refusals(nodes.refused) + absent_note(absent)
+            details: dict[str, Any] = {"nodes_refused": dict(nodes.refused)}
+            if absent:
+                details["absent_nodes"] = absent
             if group.is_workload and owner_linted:
                 spec = group.spec_path or FieldPath()
                 top = nodes.refused.most_common(1)[0][0] if nodes.refused else ""
                 field = _PLACEMENT_FIELDS.get(top.split(" ")[0], "")
                 self._add(report, group.owner, Problem(
                     RULE_INFEASIBLE, spec.child(field) if field else spec,
-                    f"{group.label} cannot run on any node{where}: {_refusals(nodes.refused)}",
-                    details={"nodes_refused": dict(nodes.refused)}))
+                    f"{group.label} cannot run on any node{where}: {why}", details=details))
+            elif not group.is_workload:
+                for m in group.members:
+                    if m.linted:
+                        self._add(report, m.obj, Problem(
+                            RULE_INFEASIBLE, m.spec.devices_path,
+                            f"claim {m.display} cannot be allocated{where}: {why}", details=details))
             return
         alone: dict[str, Explanation] = {}
         for m in group.members:

@@ -1,7 +1,10 @@
 """The nodes a claim could land on, and node selection as the scheduler matches it.
 
-Nodes come from Node objects (their labels feed node selectors) and from the node names that
-slices mention. When the run names no node at all, placeholders stand in: one that every
+When the node list is known (the webhook's watch lists every Node; a cluster state with Node
+objects), the nodes are exactly the Node objects: the scheduler filters only the nodes it has, so a
+slice whose ``nodeName`` has no Node object (a node deleted, a name nobody registered) gives
+nothing, and node selectors and ``allNodes`` reach only the nodes there are. Otherwise nodes come
+from the node names that slices mention, and placeholders stand in where no name is: one that every
 ``allNodes`` slice reaches, and one per distinct node selector that is assumed to match it (a
 cluster dump without Node objects should not make network-attached devices unreachable).
 """
@@ -118,17 +121,21 @@ def node_view(name: str, obj: Mapping[str, Any] | None) -> NodeView:
 
 
 def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Iterable[Slice],
-                    only: str | None, views: dict[str, tuple[Any, NodeView]] | None = None) -> list[NodeView]:
+                    only: str | None, views: dict[str, tuple[Any, NodeView]] | None = None,
+                    known: bool = False) -> list[NodeView]:
     """The nodes to judge on, sorted by name; ``only`` restricts to one (``--node``).
 
-    ``views``: each node's view with the object it was read from, reused while the object is the
-    same one and brought up to date here (a world kept current reads only the Nodes that changed).
+    ``known``: ``node_objects`` is the cluster's whole node list (none left out, none more): the
+    node names slices mention are not nodes by themselves, and no placeholder stands in, so an
+    empty list means no node at all. ``views``: each node's view with the object it was read from,
+    reused while the object is the same one and brought up to date here (a world kept current reads
+    only the Nodes that changed).
     """
     if only:
         return [node_view(only, node_objects.get(only))]
     names = set(node_objects)
     selectors: dict[str, Mapping[str, Any]] = {}
-    for s in slices:
+    for s in () if known else slices:
         if s.node_name:
             names.add(s.node_name)
         if s.node_selector is not None:
@@ -148,10 +155,10 @@ def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Itera
             have = kept.get(n)
             views[n] = have if have is not None and have[0] is obj else (obj, node_view(n, obj))
         nodes = [view for _, view in views.values()]
-    if not node_objects:
+    if not node_objects and not known:
         # Without Node objects nothing says which nodes a selector reaches: assume one node per selector.
         nodes += [NodeView(f"<a node matching selector {i + 1}>", assumed_selectors=frozenset({k}))
                   for i, k in enumerate(sorted(selectors))]
-    if not nodes:
+    if not nodes and not known:
         nodes.append(NodeView("<any node>"))
     return nodes

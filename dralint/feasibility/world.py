@@ -65,8 +65,11 @@ class World:
     """Everything a judgement is made against, kept current by ``put_*``/``drop_*``."""
 
     def __init__(self, release: Release, evaluate: Evaluator, only_node: str | None = None,
-                 driver_of: Callable[[str], str | None] | None = None) -> None:
+                 driver_of: Callable[[str], str | None] | None = None, *, nodes_listed: bool = False) -> None:
+        """``nodes_listed``: the Node objects given are the cluster's whole node list, even when there
+        are none (the webhook's watch lists them); else the list is known once there is one Node."""
         self.features = features_of(release)
+        self.nodes_listed = nodes_listed
         # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
         self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
         self.only_node = only_node
@@ -113,15 +116,19 @@ class World:
         self._facts: _NodeFacts | None = None
         # Each node's view with the Node object it was read from: an unchanged object is not read again.
         self._views: dict[str, tuple[Any, NodeView]] = {}
+        # Devices published for nodes that have no Node object, per node-log position (see absent_devices).
+        self._absent: tuple[int, np.ndarray, list[str]] | None = None
 
     # ------------------------------------------------------------------ building
 
     @classmethod
     def from_index(cls, index, release: Release, evaluate: Evaluator, only_node: str | None = None,
-                   driver_of: Callable[[str], str | None] | None = None, *, by_name: bool = False) -> "World":
+                   driver_of: Callable[[str], str | None] | None = None, *, by_name: bool = False,
+                   nodes_listed: bool = False) -> "World":
         """The world of ``index``; ``by_name``: slices are known by name (a cluster kept current with
-        ``put_slice``/``drop_slice``, the webhook's), else every object counts (a run's files)."""
-        world = cls(release, evaluate, only_node, driver_of)
+        ``put_slice``/``drop_slice``, the webhook's), else every object counts (a run's files);
+        ``nodes_listed``: its Nodes are the cluster's whole node list (see ``__init__``)."""
+        world = cls(release, evaluate, only_node, driver_of, nodes_listed=nodes_listed)
         world._rules = list(index.taint_rules)
         for obj in index.classes.values():
             world.classes[obj.name] = read_class(obj)
@@ -325,7 +332,8 @@ class World:
     def node_list(self) -> list[NodeView]:
         """The nodes to judge on, in the order they are tried (by name; placeholders last)."""
         if self._dirty_nodes_list:
-            self.nodes = candidate_nodes(self._node_objects, self.slices.all, self.only_node, self._views)
+            self.nodes = candidate_nodes(self._node_objects, self.slices.all, self.only_node, self._views,
+                                         self.nodes_known())
             kept = {n.name for n in self.nodes}
             changed = set()
             for name in list(self._states):
@@ -365,13 +373,45 @@ class World:
     def has_node_objects(self) -> bool:
         return bool(self._node_objects)
 
+    def nodes_known(self) -> bool:
+        """Whether the cluster's node list is known: listed as a whole (the webhook's watch), or given
+        as Node objects (a cluster state with at least one). Then the nodes are the Node objects,
+        and a name that only slices mention is no node."""
+        return self.nodes_listed or bool(self._node_objects)
+
     def known_node_names(self) -> list[str]:
-        """Names of the nodes the cluster state mentions (Node objects and slices' node names)."""
-        names = set(self._node_objects) | {s.node_name for s in self.slices.all if s.node_name}
+        """Names of the nodes of the cluster state: its Node objects when the node list is known, else
+        the node names its slices mention."""
+        if self.nodes_known():
+            return sorted(self._node_objects)
+        names = {s.node_name for s in self.slices.all if s.node_name}
         for s in self.slices.all:
             if s.per_device:
                 names |= {d.node_name for d in s.devices if d.node_name}
         return sorted(names)
+
+    def absent_devices(self) -> tuple[np.ndarray, list[str]]:
+        """The devices published for nodes that have no Node object, while the node list is known
+        (they count nowhere: the scheduler never filters a node it does not have): their uids, and
+        per uid the node each names."""
+        pos = len(self.node_log)
+        if self._absent is None or self._absent[0] != pos:
+            uids: list[int] = []
+            names: list[str] = []
+            if self.nodes_known():
+                present = self._node_objects
+                for name, slices in self.slices.on_node.items():
+                    if name not in present:
+                        for s in slices:
+                            uids += [d.uid for d in s.devices]
+                            names += [name] * len(s.devices)
+                for s in self.slices.shared:
+                    for d in s.devices if s.per_device else ():
+                        if d.node_name and d.node_name not in present:
+                            uids.append(d.uid)
+                            names.append(d.node_name)
+            self._absent = (pos, np.array(uids, np.int64), names)
+        return self._absent[1], self._absent[2]
 
     def state(self, node: NodeView) -> NodeState:
         """The node's pools and entries, worked out again if something changed."""

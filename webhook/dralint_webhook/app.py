@@ -27,6 +27,7 @@ from .collector import Collector
 from .fleet import FleetView
 from .guard import Guard, ReviewAborted
 from .judge import aborted, internal_error, judge, org_findings
+from .kubeversion import ReleaseCheck, metric_lines, release_in_force
 from .live import LiveCluster
 from .logs import LOGGER, identify, log
 from .manifests import TIMEOUT_SECONDS
@@ -83,13 +84,34 @@ class Webhook:
     collector: Collector = field(default_factory=Collector)
     # Reviews of large bodies take memory in proportion: one at a time per worker.
     large_reviews: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(1))
+    # The policy file's value and the server's release it was put beside, with the outcome (release_in_force).
+    _in_force: tuple[Policy, int | None, Policy, ReleaseCheck] | None = None
 
     def __post_init__(self) -> None:
         self.metrics.gauges = self.gauges
 
     def policy(self) -> Policy:
-        """The policy in force (reloaded first if its file changed)."""
-        return self.policy_source.current() if self.policy_source else self.default_policy
+        """The policy in force (reloaded first if its file changed), judging as the release in force:
+        its ``kubeVersion``, else the API server's with ``--watch`` (:mod:`.kubeversion`)."""
+        return self._release_in_force()[0]
+
+    def release_check(self) -> ReleaseCheck:
+        """The release reviews are judged as, and whether the policy's pin differs from the server's."""
+        return self._release_in_force()[1]
+
+    def _release_in_force(self) -> tuple[Policy, ReleaseCheck]:
+        base = self.policy_source.current() if self.policy_source else self.default_policy
+        server = self.live.server_release() if self.live is not None else None
+        held = self._in_force
+        if held is not None and held[0] is base and held[1] == server:
+            return held[2], held[3]
+        policy, check = release_in_force(base, server)
+        if check.message() and (held is None or held[3] != check):
+            # Once per change (a policy edit, a server upgraded), not per review.
+            log(_log, check.level(), f"kubeVersion: {check.message()}", in_force=f"1.{check.in_force}",
+                server=f"1.{check.server}" if check.server is not None else "unknown")
+        self._in_force = (base, server, policy, check)
+        return policy, check
 
     def cluster(self) -> ClusterState | None:
         """The cluster state a review judges against (the live one with ``--watch``)."""
@@ -134,9 +156,9 @@ class Webhook:
                 state.fleet.update(state.index, [])
 
     def exposition(self) -> str:
-        """``/metrics``: the reviews of every worker, what each running process serves and uses, and the
-        watch of the live cluster."""
-        text = self.metrics.exposition()
+        """``/metrics``: the reviews of every worker, what each running process serves and uses, the
+        release in force beside the API server's, and the watch of the live cluster."""
+        text = self.metrics.exposition() + "\n".join(metric_lines(self.release_check())) + "\n"
         if self.live is not None:
             text += "\n".join(self.live.metric_lines()) + "\n"
         return text
@@ -277,6 +299,9 @@ def create_app(hook: Webhook) -> Flask:
         kept = "".join(f"{s.what}: the last edit was refused ({_cut(s.error, 300)}); the one read at "
                        f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(s.loaded_at))} stays in force\n"
                        for s in hook.sources() if s.error)
+        # A pinned release that is not the API server's: ready (the pin is honoured), and said.
+        release = hook.release_check().message()
+        kept += f"kubeVersion: {release}\n" if release else ""
         return Response("ok\n" + kept, mimetype="text/plain")
 
     @app.get("/metrics")

@@ -37,9 +37,13 @@ class Change:
 class FleetView:
     """The world for one release, or none while it is being built."""
 
-    def __init__(self, release_of: Callable[[], Release | None]) -> None:
+    def __init__(self, release_of: Callable[[], Release | None], *, nodes_listed: bool = False) -> None:
+        """``nodes_listed``: the state's Nodes are the cluster's whole node list (the watch lists them),
+        so a slice of a node that has none gives nothing, even when there are no Nodes at all; else
+        (files) the list is known once they hold a Node."""
         self.lock = threading.Lock()
         self._release_of = release_of
+        self._nodes_listed = nodes_listed
         self._world: Any = None
         self._release: Release | None = None
         self.builds = 0
@@ -105,7 +109,7 @@ class FleetView:
             return
         if self._world is None or self._release != release or len(changes) > REBUILD_CHANGES or \
                 any(change.resource == "devicetaintrules" for change in changes):
-            world = _build(index, release)
+            world = _build(index, release, self._nodes_listed)
             with self.lock:
                 self._world, self._release = world, release
             self.builds += 1
@@ -122,11 +126,12 @@ class FleetView:
                 raise
 
 
-def _build(index: Index, release: Release) -> Any:
+def _build(index: Index, release: Release, nodes_listed: bool) -> Any:
     from dralint.feasibility.selection import cel_evaluator, cel_required_driver
     from dralint.feasibility.world import World
 
-    world = World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True)
+    world = World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True,
+                             nodes_listed=nodes_listed)
     world.warm()
     return world
 

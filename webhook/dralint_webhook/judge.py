@@ -35,7 +35,7 @@ def org_findings(request: AdmissionRequest, policy: Policy, cluster: Index | Non
     """The organisation rules' findings on ``request`` (the policy's ignore and severities applied).
 
     They judge the CREATE of a claim or template; ``cluster`` (the last state the worker loaded, or
-    None) only lends the namespace's labels when the policy does not name them.
+    None) lends the namespace's labels (see :func:`namespace_labels`).
     """
     if request.operation != "CREATE" or request.sub_resource or request.obj is None:
         return []
@@ -116,12 +116,14 @@ def aborted(request: AdmissionRequest, policy: Policy, reason: str, org: list[Fi
 
 
 def namespace_labels(namespace: str, policy: Policy, cluster: Index | None) -> Mapping[str, str] | None:
-    """Labels of ``namespace``: the policy's ``namespaceLabels``, else a Namespace in the cluster state."""
-    if namespace in policy.namespace_labels:
-        return policy.namespace_labels[namespace]
+    """Labels of ``namespace``: its Namespace object's in the cluster state, else the policy's
+    ``namespaceLabels``, else None (unknown).
+
+    A real Namespace wins: a static entry must not grant what the namespace's own labels do not
+    (adminAccess in a namespace whose admin-access label was removed, or never set)."""
     if cluster is not None:
         labels: Any = cluster.namespace_labels(namespace)
         if labels is not None:
             return {str(k): str(v) for k, v in labels.items()}
-    return None
+    return policy.namespace_labels.get(namespace)
 

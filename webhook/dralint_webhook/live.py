@@ -53,7 +53,8 @@ class LiveCluster:
         self._warm = warm
         self._collector = collector
         # The feasibility view of the state, for the release reviews judge with (None: feasibility off).
-        self.fleet = FleetView(release_of) if release_of is not None else None
+        # The watch lists every Node: a slice naming a node that has none gives no capacity.
+        self.fleet = FleetView(release_of, nodes_listed=True) if release_of is not None else None
         self.interval = interval
         self._state: ClusterState | None = None
         # (resource, key) → (resourceVersion, Canonical or None for an object that is not one dralint reads):
@@ -182,6 +183,12 @@ class LiveCluster:
             value = read_status(self.folder)
             self._status = (now, value)
         return value
+
+    def server_release(self) -> int | None:
+        """The API server's minor release, as the watcher last read it (None: not read yet, or unreadable)."""
+        server = (self.status() or {}).get("server")
+        minor = server.get("minor") if isinstance(server, dict) else None
+        return minor if isinstance(minor, int) and not isinstance(minor, bool) else None
 
     def readiness(self) -> list[str]:
         """Why reviews cannot yet be judged against the cluster; empty when they can.

@@ -74,6 +74,24 @@ class Policy:
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # things worth logging once, e.g. gates that are not DRA gates
     digest: str = ""                   # sha256 of the file it was read from: which edit is in force
+    # The release the file pins (``kubeVersion``), None when it leaves it to the API server's; the options
+    # judge with the pin, else with dralint's default until the server's release is known (at_release).
+    pinned_minor: int | None = None
+    gates_text: str = ""               # featureGates as "Name=true,...": read again for another release
+
+
+def at_release(policy: Policy, minor: int) -> Policy:
+    """``policy`` judging as Kubernetes ``1.<minor>`` (its feature gates read for that release).
+
+    Raises :class:`PolicyError` when its gates do not fit that release (a gate turned on that it
+    does not have)."""
+    if policy.options.kube_version == f"1.{minor}":
+        return policy
+    try:
+        gates, _ = parse_gates(policy.gates_text, minor)
+    except GateError as exc:
+        raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
+    return replace(policy, options=replace(policy.options, kube_version=f"1.{minor}", feature_gates=gates))
 
 
 def load_policy(path: str) -> Policy:
@@ -102,15 +120,17 @@ def parse_policy(raw: Any) -> Policy:
     if isinstance(doc.get("kubeVersion"), float):
         raise PolicyError('kubeVersion: quote the version, e.g. "1.30" (YAML reads 1.30 as the number 1.3)')
     try:
-        minor = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else DEFAULT_MINOR
+        pinned = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else None
     except ValueError as exc:
         raise PolicyError(f"kubeVersion: {exc}") from None
+    minor = DEFAULT_MINOR if pinned is None else pinned
     gates_raw = _mapping(doc.get("featureGates", {}), "featureGates")
     for name, value in gates_raw.items():
         if not isinstance(value, bool):
             raise PolicyError(f"featureGates.{name}: expected true or false")
+    gates_text = ",".join(f"{k}={str(v).lower()}" for k, v in gates_raw.items())
     try:
-        gates, notes = parse_gates(",".join(f"{k}={str(v).lower()}" for k, v in gates_raw.items()), minor)
+        gates, notes = parse_gates(gates_text, minor)
     except GateError as exc:
         raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
 
@@ -166,6 +186,8 @@ def parse_policy(raw: Any) -> Policy:
         namespace_labels={ns: _labels(v, f"namespaceLabels.{ns}")
                           for ns, v in _mapping(doc.get("namespaceLabels", {}), "namespaceLabels").items()},
         notes=tuple(notes),
+        pinned_minor=pinned,
+        gates_text=gates_text,
     )
 
 

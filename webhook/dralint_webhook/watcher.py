@@ -2,14 +2,16 @@
 
 gunicorn's master starts it as a child process (:class:`.gunicorn_conf.WebhookArbiter`) and starts
 it again if it ever exits; the workers never talk to the API server. :func:`run` is its whole
-life: load the endpoint, find the served version of ``resource.k8s.io``, start one reflector
-thread per resource, then write ``status.json`` every second and publish the state (:mod:`.snapshot`):
-a first snapshot once every resource is listed, then each interval's changed objects as a batch
-of the log, compacted into a new snapshot now and then. A failure to reach or to be allowed by the
-API server is written into the status (the workers' ``/readyz`` shows it). Nothing ends the loop
-but ``stop``, or the watcher's resident memory over ``max_memory``: then it returns, the process
-exits and gunicorn's master starts a new one; the workers judge with the last state they read
-until the new watcher has listed everything again and published its first snapshot.
+life: load the endpoint, find the served version of ``resource.k8s.io``, read the API server's
+release (``/version``, read again every ``Timing.rediscover``; :mod:`.kubeversion` says what the
+workers do with it), start one reflector thread per resource, then write ``status.json`` every
+second and publish the state (:mod:`.snapshot`): a first snapshot once every resource is listed,
+then each interval's changed objects as a batch of the log, compacted into a new snapshot now and
+then. A failure to reach or to be allowed by the API server is written into the status (the
+workers' ``/readyz`` shows it). Nothing ends the loop but ``stop``, or the watcher's resident
+memory over ``max_memory``: then it returns, the process exits and gunicorn's master starts a new
+one; the workers judge with the last state they read until the new watcher has listed everything
+again and published its first snapshot.
 """
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from dralint import gojson
 
 from .guard import resident_bytes
 from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
+from .kubeversion import server_minor
 from .logs import LOGGER, identify, log
 from .metrics import Metrics
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
@@ -48,6 +51,35 @@ class WatchSettings:
     timing: Timing = Timing()
     max_memory: int = 0         # bytes of resident memory; over it the watcher exits to be started again (0: none)
     metrics_dir: str | None = None   # the replica's metrics folder: the watcher is listed there among its processes
+
+
+class ServerVersion:
+    """The API server's release, as its ``/version`` says; read by one thread, shown in the heartbeat."""
+
+    def __init__(self, api: Api) -> None:
+        self._api = api
+        self.seen: dict[str, Any] = {}      # {"minor": 36, "gitVersion": "v1.36.2"}; empty until read
+
+    def read(self) -> None:
+        """Read ``/version`` again; a failure keeps what was read before (logged: the workers then judge
+        with the policy's release, or dralint's default)."""
+        try:
+            info = self._api.get("/version", timeout=10.0)
+        except (ApiError, Unreachable) as exc:
+            log(_log, logging.WARNING, "cannot read the API server's /version; its release stays unknown",
+                error=str(exc)[:300])
+            return
+        minor = server_minor(info) if isinstance(info, dict) else None
+        seen = {"minor": minor, "gitVersion": str(info.get("gitVersion") or "") if isinstance(info, dict) else ""}
+        if seen != self.seen:
+            log(_log, logging.INFO, "API server release", git_version=seen["gitVersion"],
+                release=f"1.{minor}" if minor is not None else "unknown")
+        self.seen = seen
+
+    def follow(self, every: float, stop: threading.Event) -> None:
+        """Read it again every ``every`` seconds until ``stop`` (a control plane upgraded under the watcher)."""
+        while not stop.wait(every):
+            self.read()
 
 
 def run(settings: WatchSettings, stop: threading.Event,
@@ -81,19 +113,23 @@ def run(settings: WatchSettings, stop: threading.Event,
             stop.wait(backoff.next())
     if api is None:
         return store
+    server = ServerVersion(api)
+    server.read()
+    threading.Thread(target=server.follow, args=(timing.rediscover, stop), name="watch-version", daemon=True).start()
     reflectors = [_reflector(api, store, name, version, timing, stop) for name, *_ in RESOURCES]
     for r in reflectors:
         threading.Thread(target=r.run, name=f"watch-{r.resource}", daemon=True).start()
     log(_log, logging.INFO, "cluster watcher started", host=api.endpoint.host, version=version)
     publisher = Publisher(folder)
     try:
-        _publish(store, publisher, settings, stop)
+        _publish(store, publisher, settings, stop, server)
     finally:
         publisher.close()
     return store
 
 
-def _publish(store: Store, publisher: Publisher, settings: WatchSettings, stop: threading.Event) -> None:
+def _publish(store: Store, publisher: Publisher, settings: WatchSettings, stop: threading.Event,
+             server: ServerVersion) -> None:
     """Publish the store until ``stop`` is set, or until the watcher is over its memory ceiling."""
     folder = Path(settings.folder)
     beat, synced_at = 0.0, 0
@@ -116,7 +152,7 @@ def _publish(store: Store, publisher: Publisher, settings: WatchSettings, stop: 
                 publisher.snapshot(drained.rows)
         now = time.monotonic()
         if published or now - beat >= HEARTBEAT_SECONDS:
-            _heartbeat(folder, store, "", synced_at, publisher.generation)
+            _heartbeat(folder, store, "", synced_at, publisher.generation, server.seen)
             beat = now
             if settings.max_memory and _over(settings.max_memory):
                 return
@@ -153,11 +189,13 @@ def _endpoint(settings: WatchSettings) -> Endpoint:
     return load_endpoint(settings.kubeconfig, settings.context)
 
 
-def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0, published: int = 0) -> None:
-    """The status the workers read: ``published`` is the generation of the last state published to them."""
+def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0, published: int = 0,
+               server: dict[str, Any] | None = None) -> None:
+    """The status the workers read: ``published`` is the generation of the last state published to
+    them, ``server`` what the API server's ``/version`` said."""
     write_status(folder, {"pid": os.getpid(), "time": time.time(), "generation": store.generation,
                           "synced_at": synced_at, "published": published, "problem": problem,
-                          "resources": store.status()})
+                          "resources": store.status(), "server": server or {}})
 
 
 def main(settings: WatchSettings) -> None:
