@@ -57,9 +57,9 @@ CONFIGURATION_0_4_0 = REPO / "tests" / "data" / "webhook-0.4.0-configuration.yam
 NAMES = {hook["name"] for hook in webhook_configuration(SERVICE, NAMESPACE)["webhooks"]}
 
 
-def sh_blocks(markdown: Path, heading: str) -> list[str]:
-    """The ``sh`` blocks of the section ``heading`` of ``markdown`` (up to the next heading of its level
-    or above; the comment lines inside blocks are not headings)."""
+def sh_blocks(markdown: Path, heading: str, language: str = "sh") -> list[str]:
+    """The ``sh`` (or ``language``) blocks of the section ``heading`` of ``markdown`` (up to the next
+    heading of its level or above; the comment lines inside blocks are not headings)."""
     lines = markdown.read_text(encoding="utf-8").splitlines(keepends=True)
     level = len(heading.split()[0])
     start = lines.index(heading + "\n") + 1
@@ -71,7 +71,7 @@ def sh_blocks(markdown: Path, heading: str) -> list[str]:
             break
     else:
         end = len(lines)
-    return re.findall(r"```sh\n(.*?)```", "".join(lines[start:end]), flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", "".join(lines[start:end]), flags=re.DOTALL)
 
 
 def documented(first_line: str) -> list[str]:
