@@ -260,16 +260,6 @@ def test_the_opt_in_component_judges_status_and_slices_and_can_never_block_them(
         SERVICE, NAMESPACE, inject_ca_from=f"{NAMESPACE}/dralint-webhook-ca", controllers=True))
 
 
-def test_the_component_refuses_a_kustomization_without_the_configuration(tmp_path):
-    # On the base alone (the configuration comes from certs/webhook.yaml) it would have nothing to add to:
-    # the build fails, rather than leave the admin believing status and slices are judged.
-    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": [str(BASE)], "components": [str(COMPONENT)]}))
-    with pytest.raises(ValueError, match="no resource matches strategic merge patch"):
-        render(tmp_path)
-
-
 def test_rbac_reads_exactly_what_the_watch_lists():
     role = [d for d in docs(BASE / "rbac.yaml") if d["kind"] == "ClusterRole"][0]
     granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]

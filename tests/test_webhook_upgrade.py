@@ -411,6 +411,34 @@ def test_no_applied_file_carries_a_ca_bundle(folder):
     assert (VWC in kinds) is (folder != BASE)
 
 
+def rendered(folder: Path, renderer: str) -> list[dict[str, Any]]:
+    """``folder`` rendered by the model or by ``kubectl kustomize`` (ValueError with its message if refused)."""
+    if renderer == "model":
+        return render(folder)
+    assert KUBECTL is not None
+    done = subprocess.run([KUBECTL, "kustomize", str(folder)], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise ValueError(done.stderr)
+    return [d for d in yaml.safe_load_all(done.stdout) if d is not None]
+
+
+@pytest.mark.parametrize("renderer", ["model", pytest.param("kubectl", marks=needs_kubectl)])
+def test_the_component_adds_its_webhook_once_and_only_to_the_configuration(tmp_path, renderer):
+    (tmp_path / "webhook").symlink_to(REPO / "webhook")
+    component = "../webhook/deploy/components/judge-status-and-slices"
+    for name, resource, components in (("twice", "../webhook/deploy/overlays/cert-manager", [component] * 2),
+                                       ("on-the-base", "../webhook/deploy/base", [component])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": [resource],
+            "components": components}))
+    [configuration] = [o for o in rendered(tmp_path / "twice", renderer) if o["kind"] == VWC]
+    assert sorted(h["name"] for h in configuration["webhooks"]) == sorted(NAMES | {CONTROLLER_WEBHOOK_NAME})
+    # Without the configuration (certs/webhook.yaml carries it) the build fails rather than leave it out.
+    with pytest.raises(ValueError, match="no resource matches strategic merge patch"):
+        rendered(tmp_path / "on-the-base", renderer)
+
+
 def test_the_deployment_guide_gives_the_commands_the_readme_gives_and_these_tests_run():
     readme = sh_blocks(REPO / "webhook" / "README.md", "### Install and upgrade")
     assert [b.splitlines()[0] for b in readme] == [INSTALL, UPGRADE + " (with the new release's checkout and "
