@@ -104,6 +104,17 @@ def test_the_readme_shows_these_files():
     assert set(files()) == {*KUSTOMIZATIONS, KUBECONFIG, TOKEN_SECRET}
 
 
+def test_the_readme_shows_only_commands_these_tests_run():
+    # A block added to these sections must be added here too, and to a test that runs it.
+    shown = {heading: [b.splitlines()[0] for b in sh_blocks(README, heading)]
+             for heading in (IMAGE, JUDGE, ROLLOUT, TOKENS)}
+    assert shown == {IMAGE: ["# build and push the image"], JUDGE: [],
+                     ROLLOUT: ["# step 3, without cert-manager (give every later upgrade's `configuration` "
+                               "--failure-policy Fail too)", "# step 3, with cert-manager"],
+                     TOKENS: ["# a bound token for the webhook's ServiceAccount, renewed before it ends",
+                              "# serve outside the cluster", "# a long-lived token, in the same tokenFile"]}
+
+
 def test_every_kustomization_points_the_deployment_at_the_pushed_image(workdir):
     image = pushed_image()
     assert image.endswith(f"/dralint-webhook:{__version__}")
@@ -248,10 +259,11 @@ def test_the_documented_tokens_reach_the_watcher_through_the_kubeconfig(tmp_path
             run_lines(long_lived[:2], tmp_path, admin)                 # the Secret applied...
             secret = server.get("Secret", "dralint-webhook-token", "dralint")
             assert secret is not None and secret["type"] == "kubernetes.io/service-account-token"
-            assert secret["metadata"]["annotations"]["kubernetes.io/service-account.name"] == account["metadata"]["name"]
+            annotations = secret["metadata"]["annotations"]
+            assert annotations["kubernetes.io/service-account.name"] == account["metadata"]["name"]
             secret["data"] = {"token": base64.b64encode(b"a-long-lived-token").decode()}
             server.update(secret)                                      # ...filled by the token controller
-            run_lines(long_lived[2:], tmp_path, admin)
+            run_lines(long_lived[2:], tmp_path, admin)                 # waited for, and read
             endpoint.reload(endpoint.config)
             assert endpoint.authorization() == "Bearer a-long-lived-token"
             assert api.get("/version", timeout=10)["major"] == "1"
