@@ -154,14 +154,30 @@ def _merge_patches(first: dict[str, Any], second: dict[str, Any], kind: str, pat
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge_patches(out[key], value, kind, (*path, key))
         elif mkey and isinstance(value, list) and isinstance(out.get(key), list):
-            merged = {item[mkey]: item for item in out[key]}
-            for item in value:
-                merged[item[mkey]] = _merge_patches(merged[item[mkey]], item, kind, (*path, key)) \
-                    if item[mkey] in merged else copy.deepcopy(item)
-            out[key] = list(merged.values())
+            out[key] = _merge_keyed_lists(out[key], value, mkey, kind, (*path, key))
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def _merge_keyed_lists(first: list[dict[str, Any]], second: list[dict[str, Any]], mkey: str, kind: str,
+                       path: FieldPath) -> list[dict[str, Any]]:
+    """apimachinery's ``mergeSlice`` of two patches' lists: ``second``'s elements (each merged with
+    ``first``'s of its key) in their order and ``first``'s others in theirs, interleaved as its
+    ``mergeSortedSlice`` does: one of ``first``'s goes ahead only of an element that ``first`` has
+    too, and placed after it. (kubectl sends a deletion after the changes it comes with.)"""
+    before = {item[mkey]: item for item in first}
+    changed = [_merge_patches(before[item[mkey]], item, kind, path) if item[mkey] in before else copy.deepcopy(item)
+               for item in second]
+    keys = {item[mkey] for item in second}
+    only_first = [copy.deepcopy(item) for item in first if item[mkey] not in keys]
+    rank = {item[mkey]: i for i, item in enumerate(first)}
+    merged: list[dict[str, Any]] = []
+    while only_first or changed:
+        ahead = only_first and (not changed or (changed[0][mkey] in rank
+                                                and rank[only_first[0][mkey]] < rank[changed[0][mkey]]))
+        merged.append((only_first if ahead else changed).pop(0))
+    return merged
 
 
 # --- what the API server does with a patch ---------------------------------------------------------------

@@ -1,12 +1,15 @@
 """A fake API server that the real ``kubectl apply`` and ``kubectl replace`` talk to, over HTTP on 127.0.0.1.
 
 It serves what those commands ask for: ``/version``; discovery (``/api``, ``/apis`` and one
-resource list per group version, in the plain format kubectl falls back to); and for each kind
-of :data:`KINDS` GET, POST (create; 409 when the object exists), PUT (``kubectl replace``) and
-PATCH: a strategic merge patch for built-in kinds, a JSON merge patch for custom resources (what
-kubectl sends for them), each applied as ``apply_model`` says the real server does. Bodies are
-JSON only: ``kubectl create secret`` sends protobuf, so tests run it with ``--dry-run=client -o
-json`` and create what it prints. No OpenAPI document: kubectl runs with ``--validate=false`` and
+resource list per group version, in the plain format kubectl falls back to); for each kind
+of :data:`KINDS` GET (an object, or a list narrowed by name: ``kubectl wait``), POST (create; 409
+when the object exists), PUT (``kubectl replace``) and PATCH: a strategic merge patch for built-in
+kinds, a JSON merge patch for custom resources (what kubectl sends for them), each applied as
+``apply_model`` says the real server does; and a ServiceAccount's ``token`` subresource (``kubectl
+create token``: a new token each time, for a ServiceAccount that exists; the protobuf request is
+not read). Bodies are otherwise JSON only:
+``kubectl create secret`` sends protobuf, so tests run it with ``--dry-run=client -o json`` and
+create what it prints. No OpenAPI document: kubectl runs with ``--validate=false`` and
 takes the patch strategy of built-in kinds from its own compiled-in types, as it does against a
 server without one. Every PATCH body is recorded, for comparing kubectl's three-way patches with
 the model's. Objects are plain dicts the test may also read and write (a controller's update).
@@ -21,6 +24,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from apply_model import json_merge, strategic_merge
 
@@ -56,6 +60,7 @@ class ApplyServer:
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.patches: list[dict[str, Any]] = []
+        self.tokens: list[str] = []   # issued by ``kubectl create token``, in order
         self._lock = threading.Lock()
         self._version = 1
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -125,6 +130,8 @@ class ApplyServer:
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
+        if (group, version, rest[0], rest[2:]) == ("", "v1", "serviceaccounts", ["token"]) and method == "POST":
+            return self._token(namespace, rest[1])
         kind = _BY_RESOURCE.get((group, version, rest[0]))
         if kind is None or len(rest) > 2:
             return 404, _status(404, "NotFound", f"the server could not find the requested resource ({path})")
@@ -137,6 +144,8 @@ class ApplyServer:
                 if namespace:
                     obj["metadata"]["namespace"] = namespace
                 return 201, self._store(obj)
+            if method == "GET" and len(rest) == 1:
+                return self._list(kind, namespace, path)
             if len(rest) != 2:
                 return 405, _status(405, "MethodNotAllowed", f"{method} {path}")
             live = self.objects.get((kind, namespace, rest[1]))
@@ -157,6 +166,30 @@ class ApplyServer:
                     return 200, self._store(json_merge(live, patch))
                 return 415, _status(415, "UnsupportedMediaType", f"{content_type} for {kind}")
         return 405, _status(405, "MethodNotAllowed", f"{method} {path}")
+
+    def _list(self, kind: str, namespace: str, path: str) -> tuple[int, dict[str, Any]]:
+        """A list of ``kind`` in ``namespace``, narrowed by a ``metadata.name`` field selector, for
+        ``kubectl wait``'s informer. Its watch is refused (400), as any other query is: a condition met
+        on the list ends the wait, one that is not times kubectl out (30 s) and fails the test."""
+        query = parse_qs(urlsplit(path).query)
+        selectors = [s.split("=", 1) for q in query.get("fieldSelector", []) for s in q.split(",")]
+        if any(key != "metadata.name" for key, _ in selectors) or set(query) - {"fieldSelector", "limit", "resourceVersion"}:
+            return 400, _status(400, "BadRequest", f"not served: {path}")
+        items = [copy.deepcopy(obj) for (k, ns, name), obj in self.objects.items()
+                 if k == kind and ns == namespace and all(name == value for _, value in selectors)]
+        group, version = KINDS[kind][:2]
+        return 200, {"kind": f"{kind}List", "apiVersion": f"{group}/{version}".lstrip("/"),
+                     "metadata": {"resourceVersion": str(self._version)}, "items": items}
+
+    def _token(self, namespace: str, account: str) -> tuple[int, dict[str, Any]]:
+        """A TokenRequest's answer: a new token for the ServiceAccount ``namespace/account``."""
+        with self._lock:
+            if ("ServiceAccount", namespace, account) not in self.objects:
+                return 404, _status(404, "NotFound", f'serviceaccounts "{account}" not found')
+            self.tokens.append(f"token-{len(self.tokens) + 1}-for-{namespace}-{account}")
+            return 201, {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                         "metadata": {"name": account, "namespace": namespace}, "spec": {"audiences": []},
+                         "status": {"token": self.tokens[-1], "expirationTimestamp": "2026-01-02T00:00:00Z"}}
 
     @staticmethod
     def _resource_list(group: str, version: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from dralint_webhook.certs import dns_names
-from dralint_webhook.cli import main
+from dralint_webhook.cli import build_parser, main
 
 SERVICE, NAMESPACE = "dralint-webhook", "dralint"
 
@@ -67,8 +67,19 @@ def test_webhook_configuration_carries_the_ca(tmp_path):
         assert base64.b64decode(hook["clientConfig"]["caBundle"]) == (out / "ca.crt").read_bytes()
         assert hook["clientConfig"]["service"] == {"name": SERVICE, "namespace": NAMESPACE, "path": "/validate",
                                                    "port": 443}
-        assert hook["failurePolicy"] == "Fail"
+    # --failure-policy is the claims' and Pods' only: DeviceClasses and DeviceTaintRules stay Ignore.
+    assert {h["name"]: h["failurePolicy"] for h in config["webhooks"]} == {
+        "resources.dralint.dev": "Fail", "pods.dralint.dev": "Fail", "classes-and-taints.dralint.dev": "Ignore"}
     assert "&id" not in (out / "webhook.yaml").read_text()   # plain YAML, no anchors
+
+
+def test_the_help_says_whom_the_failure_policy_is_for(capsys):
+    for command in ("certs", "configuration"):
+        with contextlib.suppress(SystemExit):
+            build_parser().parse_args([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--failure-policy {Ignore,Fail} failurePolicy of the webhooks for claims, templates and Pods" in text
+        assert "DeviceClasses and DeviceTaintRules are always judged with Ignore" in text
 
 
 def test_each_run_makes_a_new_ca(tmp_path):
@@ -112,9 +123,10 @@ def test_configuration_from_the_kept_ca_is_what_certs_wrote(tmp_path):
     # Byte for byte: the upgrade's `kubectl apply` of it changes nothing it need not, the bundle least of all.
     assert again.read_text() == (out / "webhook.yaml").read_text()
     hooks = yaml.safe_load(again.read_text())["webhooks"]
-    assert [h["name"] for h in hooks] == ["resources.dralint.dev", "pods.dralint.dev", "controllers.dralint.dev"]
+    assert [h["name"] for h in hooks] == ["resources.dralint.dev", "pods.dralint.dev", "classes-and-taints.dralint.dev",
+                                          "controllers.dralint.dev"]
     assert {base64.b64decode(h["clientConfig"]["caBundle"]) for h in hooks} == {(out / "ca.crt").read_bytes()}
-    assert hooks[2]["failurePolicy"] == "Ignore"   # what controllers write is never behind Fail
+    assert hooks[3]["failurePolicy"] == "Ignore"   # what controllers write is never behind Fail
 
 
 def test_configuration_trusts_every_ca_given_for_a_renewal(tmp_path):

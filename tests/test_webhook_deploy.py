@@ -11,7 +11,8 @@ from dralint.engine import Options, lint_paths
 from dralint.findings import Severity
 from dralint_webhook.certs import dns_names
 from dralint_webhook.cli import build_parser
-from dralint_webhook.manifests import INJECT_CA_FROM, controller_webhook, webhook_configuration
+from dralint_webhook.manifests import (CLASSES_WEBHOOK_NAME, INJECT_CA_FROM, controller_webhook,
+                                       webhook_configuration)
 from dralint_webhook.store import RESOURCES
 
 from kustomize_model import render
@@ -21,6 +22,7 @@ DEPLOY = WEBHOOK / "deploy"
 BASE = DEPLOY / "base"
 OVERLAY = DEPLOY / "overlays" / "cert-manager"
 CONTROLLERS = DEPLOY / "overlays" / "judge-status-and-slices"
+COMPONENT = DEPLOY / "components" / "judge-status-and-slices"
 NAMESPACE, SERVICE = "dralint", "dralint-webhook"
 
 
@@ -49,8 +51,10 @@ def test_every_yaml_parses_and_every_reference_exists():
         assert docs(path), path
     for kustomization in DEPLOY.rglob("kustomization.yaml"):
         k = docs(kustomization)[0]
-        for resource in k["resources"]:
+        for resource in k.get("resources", []):
             assert (kustomization.parent / resource).exists(), f"{kustomization}: {resource}"
+        for component in k.get("components", []):
+            assert docs(kustomization.parent / component / "kustomization.yaml")[0]["kind"] == "Component"
         for gen in k.get("configMapGenerator", []):
             for f in gen["files"]:
                 assert (kustomization.parent / f).is_file()
@@ -137,11 +141,41 @@ def test_webhook_configuration_is_the_one_the_code_builds():
         assert hook["matchConditions"] and "caBundle" not in hook["clientConfig"]
         assert hook["clientConfig"]["service"]["name"] == objects(BASE)["Service"]["metadata"]["name"]
     resources = {r for hook in vwc["webhooks"] for rule in hook["rules"] for r in rule["resources"]}
-    assert {"resourceclaims", "resourceclaimtemplates", "deviceclasses", "pods"} <= resources
+    assert {"resourceclaims", "resourceclaimtemplates", "deviceclasses", "devicetaintrules", "pods"} <= resources
     # What the scheduler and drivers write is judged only where the admin opts in.
     assert not {"resourceclaims/status", "resourceslices"} & resources
     ops = {o for hook in vwc["webhooks"] for rule in hook["rules"] for o in rule["operations"]}
     assert ops == {"CREATE", "UPDATE"}
+
+
+def by_name(configuration: dict) -> dict:
+    """``configuration`` with its webhooks by name."""
+    return {**configuration, "webhooks": {hook["name"]: hook for hook in configuration["webhooks"]}}
+
+
+def policies(configuration: dict) -> dict[str, str]:
+    """The failurePolicy each resource is judged under, by resource; each resource in one webhook only."""
+    found = [(r, hook["failurePolicy"]) for hook in configuration["webhooks"] for rule in hook["rules"]
+             for r in rule["resources"]]
+    assert len({r for r, _ in found}) == len(found), found   # judged twice, the stricter policy would win
+    return dict(found)
+
+
+@pytest.mark.parametrize("chosen", ["Ignore", "Fail"])
+def test_the_admins_failure_policy_never_reaches_what_an_incident_needs(chosen):
+    # DeviceTaintRules drain broken devices, DeviceClasses come with a driver: never behind Fail, and quick.
+    configuration = webhook_configuration(SERVICE, NAMESPACE, "QlVORExF", failure_policy=chosen, controllers=True)
+    assert policies(configuration) == {
+        "resourceclaims": chosen, "resourceclaimtemplates": chosen, "pods": chosen,
+        "deviceclasses": "Ignore", "devicetaintrules": "Ignore",
+        "resourceclaims/status": "Ignore", "resourceslices": "Ignore"}
+    hooks = {h["name"]: h for h in configuration["webhooks"]}
+    assert hooks[CLASSES_WEBHOOK_NAME]["timeoutSeconds"] <= 2
+    # The claims' webhooks keep 0.4.0's names: applies merge webhooks by name, so an upgrade changes them in
+    # place, and an admin's patch naming them still means claims and Pods.
+    assert list(hooks)[:2] == ["resources.dralint.dev", "pods.dralint.dev"]
+    # Cluster-scoped, both: no namespaceSelector exempts them, so only the failurePolicy keeps them writable.
+    assert all(rule["scope"] == "*" for rule in hooks[CLASSES_WEBHOOK_NAME]["rules"])
 
 
 def _condition(hook: dict) -> celpy.Runner:
@@ -155,8 +189,9 @@ def _matches(runner: celpy.Runner, operation: str, obj: dict, old: dict | None =
 
 
 def test_match_conditions_skip_what_need_not_be_checked():
-    dra, pods = webhook_configuration(SERVICE, NAMESPACE)["webhooks"]
-    skip = _condition(dra)
+    claims, pods, classes = webhook_configuration(SERVICE, NAMESPACE)["webhooks"]
+    assert classes["matchConditions"] == claims["matchConditions"]
+    skip = _condition(claims)
     spec = {"devices": {"requests": []}}
     labelled = {"metadata": {"labels": {"a": "b"}}, "spec": spec}
     assert _matches(skip, "CREATE", labelled)
@@ -200,21 +235,29 @@ def test_dockerfile_runs_the_same_command_as_non_root():
     assert "[webhook]" in text and ".whl" in text
 
 
-@pytest.mark.parametrize("folder", [BASE, OVERLAY, CONTROLLERS])
+@pytest.mark.parametrize("folder", [BASE, OVERLAY, CONTROLLERS, COMPONENT])
 def test_dralint_finds_no_errors_in_its_own_deployment(folder):
     result = lint_paths([str(folder)], Options())
     assert [f for f in result.findings if f.severity is Severity.ERROR] == []
 
 
-def test_the_opt_in_overlay_judges_status_and_slices_and_can_never_block_them():
-    patch = yaml.safe_load(docs(CONTROLLERS / "kustomization.yaml")[0]["patches"][0]["patch"])
-    assert patch == [{"op": "add", "path": "/webhooks/-", "value": controller_webhook(SERVICE, NAMESPACE)}]
-    hook = patch[0]["value"]
+def test_the_opt_in_component_judges_status_and_slices_and_can_never_block_them():
+    component = docs(COMPONENT / "kustomization.yaml")[0]
+    assert component["kind"] == "Component" and [set(p) for p in component["patches"]] == [{"patch"}]
+    # A strategic merge patch naming the configuration: merged by the webhook's name wherever it is listed.
+    patch = yaml.safe_load(component["patches"][0]["patch"])
+    assert patch == {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                     "metadata": {"name": "dralint"}, "webhooks": [controller_webhook(SERVICE, NAMESPACE)]}
+    hook = patch["webhooks"][0]
     assert hook["failurePolicy"] == "Ignore" and hook["timeoutSeconds"] <= 2
     assert set(hook["rules"][0]["resources"]) == {"resourceclaims/status", "resourceslices"}
-    # On top of the cert-manager overlay, its bundle injected too; `certs --judge-status-and-slices` otherwise.
-    assert objects(CONTROLLERS)["ValidatingWebhookConfiguration"] == webhook_configuration(
-        SERVICE, NAMESPACE, inject_ca_from=f"{NAMESPACE}/dralint-webhook-ca", controllers=True)
+    # The overlay is the cert-manager overlay and the component, its bundle injected too; without
+    # cert-manager, `certs --judge-status-and-slices`.
+    # (kustomize puts a patch's new list elements first: the API server calls validating webhooks in
+    # parallel, so their order means nothing.)
+    assert docs(CONTROLLERS / "kustomization.yaml")[0]["components"] == ["../../components/judge-status-and-slices"]
+    assert by_name(objects(CONTROLLERS)["ValidatingWebhookConfiguration"]) == by_name(webhook_configuration(
+        SERVICE, NAMESPACE, inject_ca_from=f"{NAMESPACE}/dralint-webhook-ca", controllers=True))
 
 
 def test_rbac_reads_exactly_what_the_watch_lists():

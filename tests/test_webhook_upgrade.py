@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from cryptography import x509
 from cryptography.x509.verification import PolicyBuilder, Store, VerificationError
 
 from dralint_webhook.cli import main
-from dralint_webhook.manifests import webhook_configuration
+from dralint_webhook.manifests import CONTROLLER_WEBHOOK_NAME, controller_webhook, webhook_configuration
 
 from apply_model import (ServerSideObject, client_side_apply, last_applied, leaves, three_way_patch,
                          with_last_applied)
@@ -51,11 +52,14 @@ INJECTOR = "cert-manager-cainjector"
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 NOW = dt.datetime.now(dt.timezone.utc)
+# 0.4.0's configuration: two webhooks, resources.dralint.dev judging DeviceClasses and DeviceTaintRules too.
+CONFIGURATION_0_4_0 = REPO / "tests" / "data" / "webhook-0.4.0-configuration.yaml"
+NAMES = {hook["name"] for hook in webhook_configuration(SERVICE, NAMESPACE)["webhooks"]}
 
 
-def sh_blocks(markdown: Path, heading: str) -> list[str]:
-    """The ``sh`` blocks of the section ``heading`` of ``markdown`` (up to the next heading of its level
-    or above; the comment lines inside blocks are not headings)."""
+def sh_blocks(markdown: Path, heading: str, language: str = "sh") -> list[str]:
+    """The ``sh`` (or ``language``) blocks of the section ``heading`` of ``markdown`` (up to the next
+    heading of its level or above; the comment lines inside blocks are not headings)."""
     lines = markdown.read_text(encoding="utf-8").splitlines(keepends=True)
     level = len(heading.split()[0])
     start = lines.index(heading + "\n") + 1
@@ -67,7 +71,7 @@ def sh_blocks(markdown: Path, heading: str) -> list[str]:
             break
     else:
         end = len(lines)
-    return re.findall(r"```sh\n(.*?)```", "".join(lines[start:end]), flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", "".join(lines[start:end]), flags=re.DOTALL)
 
 
 def documented(first_line: str) -> list[str]:
@@ -107,6 +111,41 @@ def hook_verifies(hook: dict[str, Any], served: bytes) -> bool:
     except VerificationError:
         return False
     return True
+
+
+def configuration_0_4_0(ca_pem: bytes | None = None, failure_policy: str = "Ignore",
+                        controllers: bool = False) -> dict[str, Any]:
+    """0.4.0's configuration as its cert-manager overlay applied it (``ca_pem`` None; ``controllers``: as
+    its judge-status-and-slices overlay did, with the opt-in webhook unchanged since), or as its ``certs
+    --failure-policy FAILURE_POLICY`` wrote it (the bundle of ``ca_pem``)."""
+    configuration = load_documents(CONFIGURATION_0_4_0)[0]
+    if controllers:
+        configuration["webhooks"].append(controller_webhook(SERVICE, NAMESPACE))
+    for hook in configuration["webhooks"]:
+        if hook["name"] != CONTROLLER_WEBHOOK_NAME:
+            hook["failurePolicy"] = failure_policy
+        if ca_pem is not None:
+            hook["clientConfig"]["caBundle"] = base64.b64encode(ca_pem).decode("ascii")
+    if ca_pem is not None:
+        del configuration["metadata"]["annotations"]
+    return configuration
+
+
+def judged_under(configuration: dict[str, Any] | None) -> dict[str, str]:
+    """The failurePolicy each resource is judged under (a resource in two webhooks: both policies)."""
+    assert configuration is not None
+    found: dict[str, str] = {}
+    for hook in configuration["webhooks"]:
+        for rule in hook["rules"]:
+            for resource in rule["resources"]:
+                found[resource] = "/".join(sorted({*found.get(resource, "").split("/"), hook["failurePolicy"]} - {""}))
+    return found
+
+
+def webhook_names(cluster: "Cluster") -> set[str]:
+    configuration = cluster.get(VWC, "dralint")
+    assert configuration is not None
+    return {hook["name"] for hook in configuration["webhooks"]}
 
 
 def tls_secret(cert: Path, key: Path) -> dict[str, Any]:
@@ -372,6 +411,34 @@ def test_no_applied_file_carries_a_ca_bundle(folder):
     assert (VWC in kinds) is (folder != BASE)
 
 
+def rendered(folder: Path, renderer: str) -> list[dict[str, Any]]:
+    """``folder`` rendered by the model or by ``kubectl kustomize`` (ValueError with its message if refused)."""
+    if renderer == "model":
+        return render(folder)
+    assert KUBECTL is not None
+    done = subprocess.run([KUBECTL, "kustomize", str(folder)], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise ValueError(done.stderr)
+    return [d for d in yaml.safe_load_all(done.stdout) if d is not None]
+
+
+@pytest.mark.parametrize("renderer", ["model", pytest.param("kubectl", marks=needs_kubectl)])
+def test_the_component_adds_its_webhook_once_and_only_to_the_configuration(tmp_path, renderer):
+    (tmp_path / "webhook").symlink_to(REPO / "webhook")
+    component = "../webhook/deploy/components/judge-status-and-slices"
+    for name, resource, components in (("twice", "../webhook/deploy/overlays/cert-manager", [component] * 2),
+                                       ("on-the-base", "../webhook/deploy/base", [component])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": [resource],
+            "components": components}))
+    [configuration] = [o for o in rendered(tmp_path / "twice", renderer) if o["kind"] == VWC]
+    assert sorted(h["name"] for h in configuration["webhooks"]) == sorted(NAMES | {CONTROLLER_WEBHOOK_NAME})
+    # Without the configuration (certs/webhook.yaml carries it) the build fails rather than leave it out.
+    with pytest.raises(ValueError, match="no resource matches strategic merge patch"):
+        rendered(tmp_path / "on-the-base", renderer)
+
+
 def test_the_deployment_guide_gives_the_commands_the_readme_gives_and_these_tests_run():
     readme = sh_blocks(REPO / "webhook" / "README.md", "### Install and upgrade")
     assert [b.splitlines()[0] for b in readme] == [INSTALL, UPGRADE + " (with the new release's checkout and "
@@ -429,9 +496,9 @@ def without_cert_manager(admin: Admin) -> None:
     # An upgrade whose rules change (here: the opt-in webhook added, then dropped) keeps the bundle in each.
     admin.run([line + " --judge-status-and-slices" if line.startswith("dralint-webhook configuration") else line
                for line in upgrade])
-    assert len(admin.cluster.get(VWC, "dralint")["webhooks"]) == 3
+    assert webhook_names(admin.cluster) == NAMES | {CONTROLLER_WEBHOOK_NAME}
     admin.run(upgrade)
-    assert len(admin.cluster.get(VWC, "dralint")["webhooks"]) == 2
+    assert webhook_names(admin.cluster) == NAMES
     for _ in range(2):
         ca = (admin.workdir / "certs" / "ca.crt").read_bytes()
         admin.run(documented(RENEW))
@@ -481,9 +548,9 @@ def with_cert_manager(admin: Admin) -> None:
     admin.run(block)
     admin.run(block)
     admin.run(["kubectl apply -k webhook/deploy/overlays/judge-status-and-slices"])
-    assert len(admin.cluster.get(VWC, "dralint")["webhooks"]) == 3
+    assert webhook_names(admin.cluster) == NAMES | {CONTROLLER_WEBHOOK_NAME}
     admin.run(block)
-    assert len(admin.cluster.get(VWC, "dralint")["webhooks"]) == 2
+    assert webhook_names(admin.cluster) == NAMES
     bundle = admin.cluster.get(VWC, "dralint")["webhooks"][0]["clientConfig"]["caBundle"]
     for _ in range(2):   # serving renewals: new key and certificate, the same bundle
         admin.renew("dralint-webhook-tls")
@@ -517,6 +584,82 @@ def test_server_side_apply_will_not_hand_the_injectors_bundle_to_a_file(tmp_path
     assert main(["certs", "--service", SERVICE, "--namespace", NAMESPACE, "--out", str(tmp_path / "certs")]) == 0
     with pytest.raises(ValueError, match=f"conflict with '{INJECTOR}'"):
         cluster.apply_file(tmp_path / "certs" / "webhook.yaml")
+
+
+# --- from 0.4.0: DeviceClasses and DeviceTaintRules leave the claims' webhook ------------------------------
+
+SPLIT = {"resourceclaims": "Fail", "resourceclaimtemplates": "Fail", "pods": "Fail",
+         "deviceclasses": "Ignore", "devicetaintrules": "Ignore"}
+
+
+def from_0_4_0_without_cert_manager(admin: Admin) -> None:
+    """0.4.0 installed with ``--failure-policy Fail``, then the documented upgrade with that option: the
+    claims' webhooks keep Fail, classes and taint rules are Ignore, no webhook is left over, and the
+    bundle verifies after every step."""
+    install = documented(INSTALL)
+    certs = next(i for i, line in enumerate(install) if line.startswith("dralint-webhook certs"))
+    admin.run(install[:certs + 1])
+    ca = (admin.workdir / "certs" / "ca.crt").read_bytes()
+    (admin.workdir / "certs" / "webhook.yaml").write_text(yaml.safe_dump(configuration_0_4_0(ca, "Fail")))
+    admin.run(install[certs + 1:])
+    assert admin.installed and judged_under(admin.cluster.get(VWC, "dralint")) == {
+        **SPLIT, "deviceclasses": "Fail", "devicetaintrules": "Fail"}
+    upgrade = [line + " --failure-policy Fail" if line.startswith("dralint-webhook configuration") else line
+               for line in documented(UPGRADE)]
+    for _ in range(2):
+        admin.run(upgrade)
+        assert webhook_names(admin.cluster) == NAMES
+        assert judged_under(admin.cluster.get(VWC, "dralint")) == SPLIT
+
+
+def from_0_4_0_with_cert_manager(admin: Admin) -> None:
+    """0.4.0's judge-status-and-slices overlay (its base and certificates are this release's), then this
+    release's, then the plain cert-manager overlay: the webhooks there keep their injected bundle
+    throughout, the one added gets it from the injector, none is left over."""
+    old = admin.workdir / "dralint-0.4.0.yaml"
+    old.write_text(yaml.safe_dump_all([*(o for o in render(CERT_MANAGER) if o["kind"] != VWC),
+                                       configuration_0_4_0(controllers=True)]))
+    admin.cluster.apply_file(old)
+    admin.controllers()
+    admin.check("0.4.0's install")
+    assert admin.installed
+    admin.run(["kubectl apply -k webhook/deploy/overlays/judge-status-and-slices"])
+    assert webhook_names(admin.cluster) == NAMES | {CONTROLLER_WEBHOOK_NAME}
+    admin.run(documented(WITH_CERT_MANAGER))
+    assert webhook_names(admin.cluster) == NAMES
+    assert judged_under(admin.cluster.get(VWC, "dralint")) == {resource: "Ignore" for resource in SPLIT}
+
+
+def test_an_upgrade_from_0_4_0_without_cert_manager_splits_the_webhooks_and_keeps_the_bundle(tmp_path, cluster):
+    from_0_4_0_without_cert_manager(Admin(cluster, tmp_path))
+
+
+def test_an_upgrade_from_0_4_0_with_cert_manager_splits_the_webhooks_and_keeps_the_bundle(tmp_path, cluster):
+    from_0_4_0_with_cert_manager(Admin(cluster, tmp_path, cert_manager=True))
+
+
+def renamed(configuration: dict[str, Any]) -> dict[str, Any]:
+    """``configuration`` had the claims' webhook been given a new name."""
+    out = copy.deepcopy(configuration)
+    out["webhooks"][0]["name"] = "claims.dralint.dev"
+    return out
+
+
+def test_a_renamed_webhook_would_linger_where_the_configuration_was_created_not_applied():
+    """Why the claims' webhook keeps 0.4.0's name: a client-side apply deletes a webhook only where the
+    last applied file named it. Over a configuration made by ``kubectl create -f certs/webhook.yaml``
+    (no such record), a renamed webhook would leave 0.4.0's behind, DeviceClasses and DeviceTaintRules
+    still under Fail in it; the kept names change it in place. (A server-side apply over it stops at a
+    conflict with kubectl-create's fields either way.)"""
+    bundle = base64.b64encode(b"a CA").decode("ascii")
+    new = webhook_configuration(SERVICE, NAMESPACE, bundle, failure_policy="Fail")
+    kept, lingering = ModelCluster(server_side=False), ModelCluster(server_side=False)
+    for target, upgrade in ((kept, new), (lingering, renamed(new))):
+        target.write(configuration_0_4_0(b"a CA", "Fail"), "kubectl-create")
+        target.apply([upgrade])
+    assert webhook_names(kept) == NAMES and judged_under(kept.get(VWC, "dralint")) == SPLIT
+    assert webhook_names(lingering) == NAMES | {"claims.dralint.dev"}
+    assert judged_under(lingering.get(VWC, "dralint"))["devicetaintrules"] == "Fail/Ignore"
 
 
 # --- the real kubectl ---------------------------------------------------------------------------------------
@@ -553,3 +696,39 @@ def test_real_kubectl_with_cert_manager(tmp_path):
         assert cluster.patches_checked >= 5
         # What kubectl sent for the configuration never named the bundle: nothing for it to delete.
         assert not [p for p in server.patches if p["kind"] == VWC and "caBundle" in json.dumps(p["patch"])]
+
+
+@needs_kubectl
+def test_real_kubectl_upgrades_from_0_4_0_without_cert_manager(tmp_path):
+    with ApplyServer() as server:
+        cluster = KubectlCluster(server, tmp_path)
+        from_0_4_0_without_cert_manager(Admin(cluster, tmp_path))
+        assert cluster.patches_checked >= 2
+
+
+@needs_kubectl
+def test_real_kubectl_upgrades_from_0_4_0_with_cert_manager(tmp_path):
+    with ApplyServer() as server:
+        cluster = KubectlCluster(server, tmp_path)
+        from_0_4_0_with_cert_manager(Admin(cluster, tmp_path, cert_manager=True))
+        assert cluster.patches_checked >= 2
+
+
+@needs_kubectl
+def test_real_kubectl_leaves_a_renamed_webhook_behind_as_the_model_says(tmp_path):
+    new = webhook_configuration(SERVICE, NAMESPACE, base64.b64encode(b"a CA").decode("ascii"), failure_policy="Fail")
+    created = tmp_path / "created.yaml"
+    created.write_text(json.dumps(configuration_0_4_0(b"a CA", "Fail")))
+    for name, upgrade in (("kept", new), ("renamed", renamed(new))):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        (workdir / "webhook.yaml").write_text(json.dumps(upgrade))
+        with ApplyServer() as server:
+            cluster = KubectlCluster(server, workdir)
+            cluster.kubectl("create", "--validate=false", "-f", str(created))
+            cluster.apply_file(workdir / "webhook.yaml")
+            assert cluster.patches_checked == 1   # kubectl's patch equals the model's
+            if name == "kept":
+                assert webhook_names(cluster) == NAMES and judged_under(cluster.get(VWC, "dralint")) == SPLIT
+            else:
+                assert "resources.dralint.dev" in webhook_names(cluster)   # left over

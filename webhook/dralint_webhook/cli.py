@@ -65,7 +65,8 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     certs.add_argument("--out", required=True, metavar="DIR", help="folder for ca.crt, tls.crt, tls.key, webhook.yaml")
     certs.add_argument("--days", type=int, default=365, help="validity in days (default: 365)")
     certs.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
-                       help="failurePolicy of the written configuration (default: Ignore)")
+                       help="failurePolicy of the webhooks for claims, templates and Pods (default: Ignore); "
+                            "DeviceClasses and DeviceTaintRules are always judged with Ignore")
     certs.add_argument("--judge-status-and-slices", action="store_true",
                        help="the configuration also judges claim status and ResourceSlices (always Ignore)")
 
@@ -78,7 +79,9 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
     config.add_argument("--namespace", required=True, metavar="NS", help="the Service's namespace")
     config.add_argument("--out", required=True, metavar="FILE", help="where to write it, e.g. certs/webhook.yaml")
     config.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
-                        help="failurePolicy (default: Ignore; give the one the install used)")
+                        help="failurePolicy of the webhooks for claims, templates and Pods (default: Ignore; give "
+                             "the one the install used); DeviceClasses and DeviceTaintRules are always judged "
+                             "with Ignore")
     config.add_argument("--judge-status-and-slices", action="store_true",
                         help="also judge claim status and ResourceSlices (always Ignore)")
 
