@@ -150,10 +150,11 @@ def apply_and_write(paths: Sequence[str], options: Options, *, unsafe: bool, dif
     code: int | None = None
     if diff:
         for name in run.changed():
-            out.write(unified_diff(name, run.originals[name].text or "", run.texts[name]))
+            original = run.originals[name]
+            out.write(unified_diff(name, original.with_bom(original.text or ""), original.with_bom(run.texts[name])))
         code = 1 if run.changed() else 0
     elif source.reader.STDIN_NAME in run.texts:
-        out.write(run.texts[source.reader.STDIN_NAME])
+        out.write(run.originals[source.reader.STDIN_NAME].with_bom(run.texts[source.reader.STDIN_NAME]))
         code = 1 if run.result is not None and run.result.errors else 0
     for name in run.changed():
         if code is None and name != source.reader.STDIN_NAME:

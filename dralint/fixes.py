@@ -65,6 +65,17 @@ def line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in _BREAK.finditer(text)]
 
 
+def split_lines(text: str) -> list[str]:
+    """``text`` cut into its lines, each with its line break, as :func:`line_starts` counts them.
+
+    ``str.splitlines`` also cuts at U+0085, U+2028, form feeds and other characters that editors,
+    LSP, ``patch`` and YAML 1.2 keep inside a line (a quoted YAML string may hold them).
+    """
+    starts = line_starts(text)
+    ends = starts[1:] + [len(text)]
+    return [text[start:end] for start, end in zip(starts, ends) if start < end]
+
+
 def edit_from_offsets(file: str, text: str, start: int, end: int, new_text: str,
                       starts: list[int] | None = None) -> TextEdit:
     """The edit replacing ``text[start:end]`` (character offsets) by ``new_text``.

@@ -81,12 +81,12 @@ def _one(path: str, args: argparse.Namespace, out: TextIO, err: TextIO, totals: 
     code = _report(name, file.text, outcome, err, totals)
     totals.changed += outcome.changed
     if stdin and not args.diff:
-        out.write(outcome.new_text)
+        out.write(file.with_bom(outcome.new_text))
         return code
     if not outcome.changed:
         return code
     if args.diff:
-        out.write(unified_diff(name, file.text, outcome.new_text))
+        out.write(unified_diff(name, file.with_bom(file.text), file.with_bom(outcome.new_text)))
         return code
     try:
         write_atomic(file, outcome.new_text)

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..fixes import TextEdit, edit_from_offsets
+from ..fixes import TextEdit, edit_from_offsets, split_lines
 from .layout import Layout, Node
 
 
@@ -79,20 +79,16 @@ def segment(layout: Layout, mapping: Node, index: int) -> tuple[int, int]:
     return layout.line_starts[line], end
 
 
-def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
-
-
 def _indent(text: str, step: int) -> str:
     """Every non-empty line of ``text`` moved right by ``step`` spaces (block scalars keep their content)."""
     pad = " " * step
-    return "".join(pad + line if line.strip("\r\n") else line for line in _lines(text))
+    return "".join(pad + line if line.strip("\r\n") else line for line in split_lines(text))
 
 
 def _dedent(text: str, step: int) -> str:
     """Every line moved left by up to ``step`` spaces."""
     out = []
-    for line in _lines(text):
+    for line in split_lines(text):
         spaces = len(line) - len(line.lstrip(" "))
         out.append(line[min(spaces, step):])
     return "".join(out)
@@ -153,7 +149,7 @@ def wrap_entries(layout: Layout, mapping: Node, keys: Iterable[str], wrapper: st
     if layout.starts_line(first_start):
         new = " " * column + head + ":" + newline + _indent(first, step)
     else:  # the first key shares its line with a list dash: the wrapper takes its place
-        lines = _lines(first)
+        lines = split_lines(first)
         new = head + ":" + newline + " " * (column + step) + lines[0] + _indent("".join(lines[1:]), step)
     splices = []
     for start, end, _ in ranges[1:]:

@@ -1,0 +1,96 @@
+"""``dralint migrate`` and ``--fix`` on text that trips naive line handling: Unicode line breaks
+inside strings, a byte-order mark on stdin."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from dralint.cli import main
+from dralint.migrate.rewrite import MIGRATED, migrate_text
+from dralint.source import load_text
+from dralint.textfiles import unified_diff
+
+# A LINE SEPARATOR, a NEL and a PARAGRAPH SEPARATOR inside quoted strings of fields that move.
+CLAIM_WITH_BREAKS = (
+    'apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata:\n  name: c\nspec:\n  devices:\n'
+    '    requests:\n    - name: gpu\n      deviceClassName: "gpu\u2028more.example.com"\n      selectors:\n'
+    '      - cel:\n          expression: "device.driver == \\"a\x85b\\" \u2029"\n')
+
+
+def _values(text: str) -> list:
+    return [d.value for d in load_text(text, "x.yaml").documents]
+
+
+def test_a_moved_string_with_unicode_line_breaks_keeps_its_characters():
+    outcome = migrate_text(CLAIM_WITH_BREAKS, "c.yaml", "v1")
+    assert outcome.objects[0].status == MIGRATED
+    assert '        deviceClassName: "gpu\u2028more.example.com"\n' in outcome.new_text
+    assert '            expression: "device.driver == \\"a\x85b\\" \u2029"\n' in outcome.new_text
+    request = _values(outcome.new_text)[0]["spec"]["devices"]["requests"][0]
+    assert request["exactly"] == {key: value for key, value in
+                                  _values(CLAIM_WITH_BREAKS)[0]["spec"]["devices"]["requests"][0].items()
+                                  if key != "name"}
+
+
+def _patched(old: str, diff: str) -> str:
+    """``old`` with a unified diff applied as ``patch`` reads it: every line of the diff ends at \\n."""
+    old_lines = old.split("\n")
+    out: list[str] = []
+    done = 0
+    lines = diff.split("\n")[2:-1]
+    for line in lines:
+        if line.startswith("@@"):
+            start = int(line.split()[1].split(",")[0].lstrip("-")) - 1
+            out += old_lines[done:start]
+            done = start
+        elif line[0] in " -":
+            assert old_lines[done] == line[1:], f"context {line!r} does not match"
+            done += 1
+            if line[0] == " ":
+                out.append(line[1:])
+        else:
+            assert line[0] == "+", f"a line no patch can read: {line!r}"
+            out.append(line[1:])
+    return "\n".join(out + old_lines[done:])
+
+
+def test_the_diff_cuts_lines_where_patch_does():
+    new = migrate_text(CLAIM_WITH_BREAKS, "c.yaml", "v1").new_text
+    diff = unified_diff("c.yaml", CLAIM_WITH_BREAKS, new)
+    assert "No newline at end of file" not in diff
+    assert '-      deviceClassName: "gpu\u2028more.example.com"\n' in diff
+    assert _patched(CLAIM_WITH_BREAKS, diff) == new
+
+
+BOM = b"\xef\xbb\xbf"
+CONFIG_MAP = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+CLASS_V1BETA1 = b"apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+CLAIM_TYPO = (b"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\nspec:\n"
+              b"  devices:\n    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.example.com\n"
+              b"        cout: 2\n")
+
+
+def _stdin(argv: list[str], data: bytes) -> bytes:
+    proc = subprocess.run([sys.executable, "-m", "dralint", *argv, "-"], input=data, capture_output=True)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout
+
+
+def test_migrate_of_stdin_keeps_the_byte_order_mark():
+    assert _stdin(["migrate", "--to", "v1"], BOM + CONFIG_MAP) == BOM + CONFIG_MAP
+    assert _stdin(["migrate", "--to", "v1"], BOM + CLASS_V1BETA1) == BOM + CLASS_V1BETA1.replace(b"v1beta1", b"v1")
+    assert _stdin(["migrate", "--to", "v1"], CLASS_V1BETA1) == CLASS_V1BETA1.replace(b"v1beta1", b"v1")
+
+
+def test_fix_of_stdin_keeps_the_byte_order_mark():
+    assert _stdin(["--fix", "--no-config"], BOM + CONFIG_MAP) == BOM + CONFIG_MAP
+    assert _stdin(["--fix", "--no-config"], BOM + CLAIM_TYPO) == BOM + CLAIM_TYPO.replace(b"cout", b"count")
+
+
+def test_a_diff_of_a_file_with_a_byte_order_mark_shows_it_on_the_first_line(tmp_path):
+    path = tmp_path / "class.yaml"
+    path.write_bytes(BOM + CLASS_V1BETA1)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["migrate", "--to", "v1", "--diff", str(path)], out, err) == 0
+    assert "-\ufeffapiVersion: resource.k8s.io/v1beta1\n+\ufeffapiVersion: resource.k8s.io/v1\n" in out.getvalue()
