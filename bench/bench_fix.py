@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """How long ``dralint --fix --diff`` takes on one large file full of fixable findings.
 
-The file is generated: ResourceClaims of ``resource.k8s.io/v1`` in turn with a misspelt field
-(``cout: 2``, DRA101: renamed), a request in v1beta1's flat shape (DRA206: moved under
-``exactly:``) and a constraint naming a request in the wrong case (DRA223: re-cased), until the
-file reaches ``--size`` kilobytes (default 500). The command runs in a new process each time,
+The file is generated: ResourceClaims of ``resource.k8s.io/v1`` in turn with two misspelt fields
+(``cout: 2``, DRA101: renamed), two requests in v1beta1's flat shape (DRA206: moved under
+``exactly:``) and three references to requests in the wrong case (DRA223, DRA227: re-cased),
+two fixes per claim on average, until the file reaches ``--size`` kilobytes (default 500). The command runs in a new process each time,
 as a user runs it; printed: the file's size and findings, and the median and best wall-clock
 time of ``--runs`` runs, plus the machine's load average (other processes share these cores)::
 
@@ -40,6 +40,10 @@ spec:
         deviceClassName: gpu.example.com
         allocationMode: ExactCount
         cout: 2
+    - name: nic
+      exactly:
+        deviceClassName: nic.example.com
+        alocationMode: All
 """
 _FLAT = """\
 apiVersion: resource.k8s.io/v1
@@ -54,6 +58,8 @@ spec:
       # the big ones
       deviceClassName: gpu.example.com
       count: 1
+    - name: nic
+      deviceClassName: nic.example.com
 """
 _CASED = """\
 apiVersion: resource.k8s.io/v1
@@ -71,8 +77,13 @@ spec:
       exactly:
         deviceClassName: nic.example.com
     constraints:
-    - requests: [GPU, nic]
+    - requests: [GPU, NIC]
       matchAttribute: dra.example.com/pcieRoot
+    config:
+    - requests: [Gpu]
+      opaque:
+        driver: gpu.example.com
+        parameters: {{sharing: time-slicing}}
 """
 
 

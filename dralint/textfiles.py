@@ -8,14 +8,13 @@ the file it named, which is the one rewritten.
 from __future__ import annotations
 
 import codecs
-import difflib
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Iterable
 
 from .fixes import split_lines
+from .linediff import unified_lines
 from .source.reader import ReadResult, decode_bytes, read_path
 from .source.limits import MAX_FILE_BYTES
 
@@ -80,9 +79,7 @@ def write_atomic(file: Editable, new_text: str) -> None:
 
 def unified_diff(name: str, old: str, new: str) -> str:
     """The change as a unified diff naming the file as given (``patch -p0`` applies it); '' when none."""
-    lines: Iterable[str] = difflib.unified_diff(split_lines(old), split_lines(new),
-                                                name, name)
     out = []
-    for line in lines:
+    for line in unified_lines(split_lines(old), split_lines(new), name):
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(out)
