@@ -1,5 +1,6 @@
-"""``dralint migrate`` and ``--fix`` on text that trips naive line handling: Unicode line breaks
-inside strings, a byte-order mark on stdin."""
+"""``dralint migrate`` and ``--fix`` on hostile input: Unicode line breaks inside strings, a
+byte-order mark on stdin, text shared through anchors, explicit keys, duplicate keys, empty
+wrappers: each object migrated faithfully or refused with where and why, never a silent change."""
 from __future__ import annotations
 
 import io
@@ -7,7 +8,7 @@ import subprocess
 import sys
 
 from dralint.cli import main
-from dralint.migrate.rewrite import MIGRATED, migrate_text
+from dralint.migrate.rewrite import MIGRATED, REFUSED, migrate_text
 from dralint.source import load_text
 from dralint.textfiles import unified_diff
 
@@ -94,3 +95,71 @@ def test_a_diff_of_a_file_with_a_byte_order_mark_shows_it_on_the_first_line(tmp_
     out, err = io.StringIO(), io.StringIO()
     assert main(["migrate", "--to", "v1", "--diff", str(path)], out, err) == 0
     assert "-\ufeffapiVersion: resource.k8s.io/v1beta1\n+\ufeffapiVersion: resource.k8s.io/v1\n" in out.getvalue()
+
+
+# -- anchors and aliases -------------------------------------------------------------------------
+
+SHARED_SPEC = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1beta1
+  kind: ResourceClaim
+  metadata:
+    name: c
+  spec: &spec
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.example.com
+- apiVersion: example.com/v1
+  kind: Widget
+  metadata:
+    name: w
+  spec: *spec
+"""
+
+
+def test_text_anchored_in_a_claim_and_repeated_by_a_custom_resource_is_left_alone():
+    outcome = migrate_text(SHARED_SPEC, "l.yaml", "v1")
+    assert outcome.new_text == SHARED_SPEC
+    (claim,) = outcome.objects
+    assert claim.status == REFUSED and claim.line == 4
+    assert "anchored as `&spec` and repeated by `*spec` at line 17, outside the object" in claim.reason
+
+
+def test_a_claim_repeating_text_anchored_elsewhere_is_refused_saying_where_it_comes_from():
+    text = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: example.com/v1
+  kind: Widget
+  metadata:
+    name: w
+  spec: &spec
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.example.com
+- apiVersion: resource.k8s.io/v1beta1
+  kind: ResourceClaim
+  metadata:
+    name: c
+  spec: *spec
+"""
+    outcome = migrate_text(text, "l.yaml", "v1")
+    assert outcome.new_text == text
+    (claim,) = outcome.objects
+    assert claim.status == REFUSED and claim.line == 13
+    assert "`*spec`, a repeat of `&spec` at line 8 outside the object" in claim.reason
+
+
+def test_an_anchor_used_only_inside_its_own_object_migrates():
+    text = ("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+            "    requests:\n    - name: a\n      deviceClassName: &class gpu.example.com\n"
+            "    - name: b\n      deviceClassName: *class\n")
+    outcome = migrate_text(text, "c.yaml", "v1")
+    assert outcome.objects[0].status == MIGRATED
+    requests = _values(outcome.new_text)[0]["spec"]["devices"]["requests"]
+    assert [r["exactly"]["deviceClassName"] for r in requests] == ["gpu.example.com"] * 2

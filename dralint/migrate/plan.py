@@ -134,6 +134,35 @@ def _pod_sources(ref: ObjectRef) -> Step:
     return step
 
 
+def shared_edit(layout: Layout, ref: ObjectRef, node: Node, splices: list[Splice]) -> str | None:
+    """Why ``splices`` (edits of ``ref``, whose node is ``node``) would change another object too: they
+    edit a node of ``ref`` that an alias outside it repeats (a ``kind: List`` whose items share text).
+    None when they change ``ref`` alone."""
+    for document, anchored, alias in layout.aliases:
+        if document != ref.document or not _within(anchored, node) or _within(alias, node):
+            continue
+        if any(max(s.start, anchored.start) < min(s.end, anchored.end) for s in splices):
+            return (f"its text from line {anchored.line + 1} is anchored as `&{anchored.anchor}` and repeated by "
+                    f"`*{alias.anchor}` at line {alias.line + 1}, outside the object: editing it would change "
+                    "that too (write the object out in full)")
+    return None
+
+
+def borrowed_text(layout: Layout, ref: ObjectRef) -> str:
+    """A hint for an object that repeats, by an alias, text anchored outside it (which no edit of the
+    object changes): '' when it does not."""
+    node = object_node(layout, ref)
+    for document, anchored, alias in layout.aliases if node is not None else ():
+        if document == ref.document and _within(alias, node) and not _within(anchored, node):
+            return (f"; its text at line {alias.line + 1} is `*{alias.anchor}`, a repeat of `&{anchored.anchor}` at "
+                    f"line {anchored.line + 1} outside the object, which migrate leaves as it is")
+    return ""
+
+
+def _within(inner: Node, outer: Node) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
+
+
 def object_node(layout: Layout, ref: ObjectRef) -> Node | None:
     """The node of ``ref`` in a layout of its text."""
     root = layout.roots[ref.document] if ref.document < len(layout.roots) else None

@@ -141,15 +141,22 @@ def _edit(original: Layout, plans: dict[ObjectRef, list[Step]], drops: dict[Obje
             return current, _culprits(original, plans, drops, f"the rewrite would not parse ({error})")
         splices: list[Splice] = []
         failed: dict[ObjectRef, str] = {}
+        indents: dict[int, int] = {}  # a document's indentation step, worked out once for all its objects
         for ref, steps in plans.items():
             node = plan.object_node(layout, ref)
             try:
                 if node is None:
                     raise EditRefused("the object was not found again after an earlier step")
                 if k < len(steps):
-                    splices += steps[k](layout, node, plan.document_step(layout, ref))
-                elif k == rounds:
-                    splices += _drop(layout, node, drops.get(ref, ()))
+                    if ref.document not in indents:
+                        indents[ref.document] = plan.document_step(layout, ref)
+                    mine = steps[k](layout, node, indents[ref.document])
+                else:
+                    mine = _drop(layout, node, drops.get(ref, ())) if k == rounds else []
+                shared = plan.shared_edit(layout, ref, node, mine)
+                if shared is not None:
+                    raise EditRefused(shared)
+                splices += mine
             except EditRefused as error:
                 failed[ref] = f"cannot be rewritten faithfully: {error}"
         if failed:
@@ -192,6 +199,13 @@ def _prove(run: _Run, new_text: str, plans: dict[ObjectRef, list[Step]]
     touched = {ref.document for ref in plans}
     if any(index not in touched and old != new for index, (old, new) in enumerate(zip(run.values, values))):
         return {ref: "the rewrite changed another document" for ref in plans}, {}
+    for document in touched:  # and, in a document of several objects (a List), nothing beside them
+        mine = [ref for ref in plans if ref.document == document]
+        bases = [ref.base for ref in mine]
+        difference = verify.first_difference(verify.outside(run.values[document], bases),
+                                             verify.outside(values[document], bases))
+        if difference is not None:
+            return {ref: f"the rewrite would change text outside the object (at {difference})" for ref in mine}, {}
     target_api = f"{DRA_GROUP}/{run.target}"
     failed: dict[ObjectRef, str] = {}
     drops: dict[ObjectRef, list[FieldPath]] = {}
@@ -208,7 +222,8 @@ def _prove(run: _Run, new_text: str, plans: dict[ObjectRef, list[Step]]
             expected = verify.without(expected, [verify.canonical_path(ref.kind, run.target, p) for p in dropped])
         difference = verify.first_difference(expected, verify.canonical(new, ref, new_api))
         if difference is not None:
-            failed[ref] = f"the rewrite would not round-trip (it differs at {difference})"
+            failed[ref] = (f"the rewrite would not round-trip (it differs at {difference})"
+                           f"{plan.borrowed_text(run.layout, ref)}")
             continue
         lost = verify.lost_fields(old, ref, new, target_api) if ref.is_dra else []
         if lost and run.force and not dropped:

@@ -84,6 +84,25 @@ def _unknown_everywhere(value: dict, api_version: str, kind: str) -> list[FieldP
     return [FieldPath(p) for p in sets[0] if tuple(p) in common]
 
 
+def outside(value: Any, paths: list[FieldPath]) -> Any:
+    """``value`` with what lies at each of ``paths`` replaced by None: the part of a document that
+    migrating the objects at those paths must leave as it was (the containers on the way are copied)."""
+    for path in paths:
+        value = _blanked(value, tuple(path))
+    return value
+
+
+def _blanked(value: Any, path: tuple) -> Any:
+    if not path:
+        return None
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and head in value:
+        return {**value, head: _blanked(value[head], rest)}
+    if isinstance(value, list) and isinstance(head, int) and 0 <= head < len(value):
+        return value[:head] + [_blanked(value[head], rest)] + value[head + 1:]
+    return value
+
+
 def canonical_path(kind: str, version: str, path: FieldPath) -> FieldPath:
     """The canonical (v1) spelling of a user's path (the reverse of ``Canonical.to_user``)."""
     segments = tuple(path)
