@@ -163,3 +163,50 @@ def test_an_anchor_used_only_inside_its_own_object_migrates():
     assert outcome.objects[0].status == MIGRATED
     requests = _values(outcome.new_text)[0]["spec"]["devices"]["requests"]
     assert [r["exactly"]["deviceClassName"] for r in requests] == ["gpu.example.com"] * 2
+
+
+# -- empty wrappers and explicit keys ------------------------------------------------------------
+
+SLICE_EMPTY_BASIC = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata:
+  name: s
+spec:
+  driver: gpu.example.com
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  nodeName: node-1
+  devices:
+  - name: a
+    basic:
+  - basic: ~
+    name: b
+  - {name: c, basic: }
+  - name: d
+    basic:
+      attributes:
+        model: {string: a100}
+"""
+
+
+def test_an_empty_basic_wrapper_is_removed():
+    outcome = migrate_text(SLICE_EMPTY_BASIC, "s.yaml", "v1")
+    assert outcome.objects[0].status == MIGRATED
+    assert outcome.new_text.split("  devices:\n")[1] == (
+        "  - name: a\n  - name: b\n  - {name: c}\n  - name: d\n    attributes:\n      model: {string: a100}\n")
+
+
+def test_a_wrapper_that_cannot_be_removed_is_refused_naming_the_device_and_its_line():
+    text = SLICE_EMPTY_BASIC.replace("  - name: d\n    basic:\n", "  - name: d\n    basic: &shared\n")
+    reason = migrate_text(text, "s.yaml", "v1").objects[0].reason
+    assert "device `d` at line 15: `basic` at line 16 is not a mapping" in reason
+
+
+def test_a_request_written_with_explicit_keys_is_refused_before_any_edit():
+    text = ("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+            "    requests:\n    - ? name\n      : gpu\n      ? deviceClassName\n      : gpu.example.com\n")
+    outcome = migrate_text(text, "c.yaml", "v1")
+    assert outcome.new_text == text
+    assert outcome.objects[0].reason == (
+        "cannot be rewritten faithfully: request `gpu` at line 7: `name` at line 7 is an explicit key "
+        "(`? name`); write it as `name: …`")
