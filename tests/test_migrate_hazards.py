@@ -165,6 +165,32 @@ def test_an_anchor_used_only_inside_its_own_object_migrates():
     assert [r["exactly"]["deviceClassName"] for r in requests] == ["gpu.example.com"] * 2
 
 
+# -- keys written twice ----------------------------------------------------------------------------
+
+def test_a_duplicate_key_in_an_unrelated_config_map_does_not_stop_the_migration():
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n  a: '1'\n  a: '2'\n---\n"
+            + CLASS_V1BETA1.decode())
+    outcome = migrate_text(text, "m.yaml", "v1")
+    assert not outcome.error and [o.status for o in outcome.objects] == [MIGRATED]
+    assert outcome.new_text == text.replace("resource.k8s.io/v1beta1", "resource.k8s.io/v1")
+
+
+def test_in_a_list_only_the_item_holding_a_duplicate_key_is_refused():
+    text = ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: resource.k8s.io/v1beta1\n  kind: DeviceClass\n"
+            "  metadata: {name: a}\n- apiVersion: resource.k8s.io/v1beta1\n  kind: DeviceClass\n"
+            "  metadata: {name: b, name: c}\n")
+    first, second = migrate_text(text, "l.yaml", "v1").objects
+    assert first.status == MIGRATED
+    assert second.status == REFUSED and second.reason.startswith('line 9: duplicate key "name"')
+
+
+def test_a_merge_key_override_is_not_said_to_be_rejected_by_kubectl():
+    text = "base: &b {name: x}\nobj:\n  <<: *b\n  name: y\n"
+    (problem,) = load_text(text, "m.yaml").problems
+    assert "overrides the value a merge key" in problem.message and "kubectl accepts this" in problem.message
+    assert "Kubernetes rejects" not in problem.message
+
+
 # -- empty wrappers and explicit keys ------------------------------------------------------------
 
 SLICE_EMPTY_BASIC = """\

@@ -23,6 +23,11 @@ from dralint.source.positions import NodeSpan, PositionIndex
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = getattr(yaml, "CParser", None)
 _MERGE_TAG = scalars.TAG_PREFIX + scalars.MERGE
+# kubectl resolves merge keys while turning YAML into JSON (sigs.k8s.io/yaml, not strict), so it sends
+# one value and `kubectl create` accepts the object; only YAML sent as is to a strict server
+# (YAMLToJSONStrict: goyaml.v2's strict mode, go-yaml/yaml#410) is refused.
+_MERGED = ("the last value is used (kubectl accepts this; an API server sent the YAML as is refuses it under "
+           "strict field validation)")
 
 
 @dataclass
@@ -406,10 +411,12 @@ class _DocumentState:
         path = parent.path + (key,)
         if key in parent.container:
             first = parent.key_lines.get(key, -1)
-            where = f" (first at line {first + self.line_offset + 1})" if first >= 0 else " (also set by a merge key)"
-            self.problems.append(ComposedProblem(
-                "duplicate-key", f'duplicate key "{key}"{where}; Kubernetes rejects duplicate fields; '
-                "the last value is used", key_mark[0], key_mark[1], path))
+            if first >= 0:
+                message = (f'duplicate key "{key}" (first at line {first + self.line_offset + 1}); Kubernetes '
+                           "rejects duplicate fields; the last value is used")
+            else:
+                message = f'key "{key}" overrides the value a merge key "<<" gave it; {_MERGED}'
+            self.problems.append(ComposedProblem("duplicate-key", message, key_mark[0], key_mark[1], path))
             del parent.container[key]
         parent.container[key] = value
         parent.key_lines[key] = key_mark[0]
@@ -425,8 +432,7 @@ class _DocumentState:
                 if key in frame.container:
                     path = frame.path + (key,)
                     self._problem("duplicate-key", f'key "{key}" already set in map (merge key "<<" sets it '
-                                  "again); Kubernetes rejects duplicate fields; the last value is used",
-                                  mark, path)
+                                  f"again); {_MERGED}", mark, path)
                     del frame.container[key]
                 frame.container[key] = item
 
