@@ -308,7 +308,10 @@ def test_stdin_to_stdout():
 
 # -- property: any layout of these objects migrates and comes back with the same values -------------
 
-_WORD = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+# Words that stay strings when written plain (YAML 1.1 reads `n`, `no`, `on`... as booleans, which a
+# server refuses in a string field: such an object is not migrated).
+_WORD = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True).filter(
+    lambda w: w not in {"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 
 
 @st.composite
@@ -366,7 +369,7 @@ def _layouts(draw):
                                             "capacity": {"memory": {"value": "1Gi"}}}}
                for i in range(draw(st.integers(1, 2)))]
     slice_ = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice", "metadata": {"name": "s"},
-              "spec": {"driver": "gpu.example.com", "nodeName": "n", "devices": devices}}
+              "spec": {"driver": "gpu.example.com", "nodeName": "node-1", "devices": devices}}
     return "\n".join(block(claim, 0)) + "\n---\n" + "\n".join(block(slice_, 0)) + "\n"
 
 

@@ -191,6 +191,20 @@ def test_a_merge_key_override_is_not_said_to_be_rejected_by_kubectl():
     assert "Kubernetes rejects" not in problem.message
 
 
+# -- objects their own version refuses -------------------------------------------------------
+
+def test_an_object_its_own_version_refuses_is_refused_with_the_error():
+    # A pre-release `device:` wrapper: no release serving v1alpha3 knows it.
+    text = ("apiVersion: resource.k8s.io/v1alpha3\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec:\n"
+            "  spec:\n    devices:\n      requests:\n      - name: gpu\n        device:\n"
+            "          deviceClassName: gpu.example.com\n")
+    outcome = migrate_text(text, "t.yaml", "v1")
+    assert outcome.new_text == text
+    assert outcome.objects[0].status == REFUSED
+    assert ("every API server serving resource.k8s.io/v1alpha3 refuses it as written "
+            "(`spec.spec.devices.requests[0].device`: unknown field `device`)") in outcome.objects[0].reason
+
+
 # -- empty wrappers and explicit keys ------------------------------------------------------------
 
 SLICE_EMPTY_BASIC = """\

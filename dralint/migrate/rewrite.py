@@ -85,6 +85,11 @@ def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> T
             continue
         value = value_at(values[ref.document], ref.base)
         why = _doubt(ref, doubts) or (plan.refusal(ref, target) if ref.is_dra else None)
+        if why is None and ref.is_dra:
+            wrong = verify.refused_as_written(value, ref)
+            if wrong is not None:
+                why = (f"every API server serving {ref.api_version} refuses it as written ({wrong}); migrating "
+                       "would only carry the error into another version: correct it first (`dralint` says how)")
         if why is not None:
             run.refused[ref] = why
             continue
