@@ -191,7 +191,38 @@ def test_a_merge_key_override_is_not_said_to_be_rejected_by_kubectl():
     assert "Kubernetes rejects" not in problem.message
 
 
-# -- objects their own version refuses -------------------------------------------------------
+# -- what the release serves, and what it refuses ------------------------------------------------
+
+TAINT_RULE = ("apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata:\n  name: r\nspec:\n"
+              "  taint:\n    key: example.com/broken\n    effect: NoExecute\n")
+
+
+def test_a_version_the_clusters_release_does_not_serve_is_refused_naming_one_it_does():
+    outcome = migrate_text(TAINT_RULE, "r.yaml", "v1", release="1.36")
+    assert outcome.new_text == TAINT_RULE
+    assert outcome.objects[0].reason == (
+        "Kubernetes 1.36 does not serve DeviceTaintRule as resource.k8s.io/v1 (served from 1.37); it serves "
+        "DeviceTaintRule as v1beta2 (--to v1beta2); --kube-version names the cluster's release")
+    assert migrate_text(TAINT_RULE, "r.yaml", "v1beta2", release="1.36").objects[0].status == MIGRATED
+    assert migrate_text(TAINT_RULE, "r.yaml", "v1", release="1.37").objects[0].status == MIGRATED
+
+
+def test_migrate_takes_the_release_from_the_command_line_or_the_configuration(tmp_path, monkeypatch):
+    path = tmp_path / "rule.yaml"
+    path.write_text(TAINT_RULE)
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["migrate", "--to", "v1", "--diff", "--kube-version", "1.36", str(path)], out, err) == 1
+    assert "not migrated: Kubernetes 1.36 does not serve DeviceTaintRule" in err.getvalue()
+    assert "as Kubernetes 1.36 serves it" in err.getvalue() and out.getvalue() == ""
+    (tmp_path / ".dralint.yaml").write_text("kube-version: '1.36'\n")
+    err = io.StringIO()
+    assert main(["migrate", "--to", "v1", "--diff", str(path)], io.StringIO(), err) == 1
+    assert "Kubernetes 1.36 does not serve" in err.getvalue()
+    out = io.StringIO()
+    assert main(["migrate", "--to", "v1", "--diff", "--no-config", str(path)], out, io.StringIO()) == 0
+    assert "+apiVersion: resource.k8s.io/v1\n" in out.getvalue()
+
 
 def test_an_object_its_own_version_refuses_is_refused_with_the_error():
     # A pre-release `device:` wrapper: no release serving v1alpha3 knows it.

@@ -58,18 +58,33 @@ def objects(values: list[Any], name: str) -> Iterator[ObjectRef]:
                 yield ObjectRef(index, item.base, item.kind, item.api_version, item.display, item.pod_spec_paths)
 
 
-def refusal(ref: ObjectRef, target: str) -> str | None:
-    """Why ``ref`` has no form in ``target`` (None when it has one)."""
+def refusal(ref: ObjectRef, target: str, release: str) -> str | None:
+    """Why ``ref`` has no form in ``target`` that the API server of ``release`` serves (None when it has one)."""
     if ref.version in ("v1alpha1", "v1alpha2"):
         return (f"{ref.api_version} is classic DRA (Kubernetes 1.26–1.30), removed in 1.31; it has no {target} "
                 "equivalent: rewrite it by hand as DeviceClasses and ResourceClaims with device requests")
     if ref.version not in _SHAPED:
         return f"{ref.api_version} is not a resource.k8s.io version dralint knows"
-    if not schema.served_releases(f"{DRA_GROUP}/{target}", ref.kind):
+    target_api = f"{DRA_GROUP}/{target}"
+    serving = schema.served_releases(target_api, ref.kind)
+    if not serving:
         served = [v for v in TARGETS if schema.served_releases(f"{DRA_GROUP}/{v}", ref.kind)]
         also = f" (it is served as {', '.join(served)})" if served else ""
-        return f"{ref.kind} has no {DRA_GROUP}/{target} form{also}"
+        return f"{ref.kind} has no {target_api} form{also}"
+    if release not in serving:
+        # The output would be refused by the very server the input was written for.
+        instead = [v for v in TARGETS if schema.serves(release, f"{DRA_GROUP}/{v}", ref.kind)]
+        hint = f"; it serves {ref.kind} as {', '.join(instead)} (--to {instead[0]})" if instead else ""
+        return (f"Kubernetes {release} does not serve {ref.kind} as {target_api} ({_span(serving)}){hint}; "
+                "--kube-version names the cluster's release")
     return None
+
+
+def _span(releases: list[str]) -> str:
+    """``served from 1.37`` or ``served in 1.32 to 1.37``: the releases serving a version (oldest first)."""
+    if releases[-1] == schema.known_releases()[-1]:
+        return f"served from {releases[0]}"
+    return f"served in {releases[0]} to {releases[-1]}"
 
 
 def steps(ref: ObjectRef, value: dict, target: str) -> list[Step]:

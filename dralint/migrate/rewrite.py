@@ -12,6 +12,7 @@ from typing import Any
 
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
+from ..releases import DEFAULT_MINOR
 from ..source import load_text
 from ..source.composer import DocumentComposer
 from ..source.records import SourceProblem
@@ -22,6 +23,7 @@ from .plan import ObjectRef, Step
 
 MIGRATED = "migrated"
 REFUSED = "refused"
+DEFAULT_RELEASE = f"1.{DEFAULT_MINOR}"  # the linter's default --kube-version
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,10 @@ class _Run:
     drops: dict[ObjectRef, list[FieldPath]] = field(default_factory=dict)
 
 
-def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> TextOutcome:
-    """Migrate every DRA object (and the pods' old claim fields) of ``text`` to ``resource.k8s.io/<target>``."""
+def migrate_text(text: str, name: str, target: str, *, force: bool = False,
+                 release: str = DEFAULT_RELEASE) -> TextOutcome:
+    """Migrate every DRA object (and the pods' old claim fields) of ``text`` to ``resource.k8s.io/<target>``,
+    as served by Kubernetes ``release``."""
     if DRA_GROUP not in text and "source" not in text:  # nothing to migrate: not worth parsing
         return TextOutcome(text, text)
     try:
@@ -84,7 +88,7 @@ def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> T
             already += 1
             continue
         value = value_at(values[ref.document], ref.base)
-        why = _doubt(ref, doubts) or (plan.refusal(ref, target) if ref.is_dra else None)
+        why = _doubt(ref, doubts) or (plan.refusal(ref, target, release) if ref.is_dra else None)
         if why is None and ref.is_dra:
             wrong = verify.refused_as_written(value, ref)
             if wrong is not None:
