@@ -85,15 +85,15 @@ def fix_paths(paths: Sequence[str], options: Options, *, unsafe: bool = False) -
 
 def _propose(run: FixRun, findings: list[Finding], unsafe: bool) -> dict[str, tuple[str, list[Fix]]]:
     """Per file, the new text with the chosen fixes that fit together, and those fixes."""
-    by_file: dict[str, list[Fix]] = {}
+    by_file: dict[str, dict[Fix, None]] = {}  # in order, each fix once: one fix may resolve several findings
     for finding in findings:
         fix = finding.fix
         if fix is not None and (unsafe or fix.safety is Safety.SAFE) and finding.file in run.texts \
                 and fix not in run.rejected:
-            if fix not in by_file.setdefault(finding.file, []):  # one fix may resolve several findings
-                by_file[finding.file].append(fix)
+            by_file.setdefault(finding.file, {})[fix] = None
     out = {}
-    for name, fixes in by_file.items():
+    for name, unique in by_file.items():
+        fixes = list(unique)
         new, taken, _ = apply_fixes(run.texts[name], name, fixes[:1] if name in run.single else fixes)
         if taken and new != run.texts[name]:
             out[name] = (new, taken)
@@ -112,17 +112,23 @@ def _worse_files(before: list[Finding], after: list[Finding], proposed: dict[str
         return Counter((f.file, f.rule, f.object) for f in findings
                        if f.severity is Severity.ERROR and f.category is not Category.FEASIBILITY)
 
-    old, new = errors(before), errors(after)
+    old, new = _by_file(errors(before)), _by_file(errors(after))
     worse = set()
     for name, (_, fixes) in proposed.items():
-        mine_old = Counter({k: n for k, n in old.items() if k[0] == name})
-        mine_new = Counter({k: n for k, n in new.items() if k[0] == name})
+        mine_old, mine_new = old.get(name, Counter()), new.get(name, Counter())
         if all(f.safety is Safety.SAFE for f in fixes):
             if mine_new - mine_old:
                 worse.add(name)
         elif sum(mine_new.values()) > sum(mine_old.values()):
             worse.add(name)
     return worse
+
+
+def _by_file(counts: Counter) -> dict[str, Counter]:
+    out: dict[str, Counter] = {}
+    for key, n in counts.items():
+        out.setdefault(key[0], Counter())[key] = n
+    return out
 
 
 def summary(run: FixRun, *, diff: bool) -> str:
@@ -150,10 +156,11 @@ def apply_and_write(paths: Sequence[str], options: Options, *, unsafe: bool, dif
     code: int | None = None
     if diff:
         for name in run.changed():
-            out.write(unified_diff(name, run.originals[name].text or "", run.texts[name]))
+            original = run.originals[name]
+            out.write(unified_diff(name, original.with_bom(original.text or ""), original.with_bom(run.texts[name])))
         code = 1 if run.changed() else 0
     elif source.reader.STDIN_NAME in run.texts:
-        out.write(run.texts[source.reader.STDIN_NAME])
+        out.write(run.originals[source.reader.STDIN_NAME].with_bom(run.texts[source.reader.STDIN_NAME]))
         code = 1 if run.result is not None and run.result.errors else 0
     for name in run.changed():
         if code is None and name != source.reader.STDIN_NAME:

@@ -8,13 +8,13 @@ the file it named, which is the one rewritten.
 from __future__ import annotations
 
 import codecs
-import difflib
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Iterable
 
+from .fixes import split_lines
+from .linediff import unified_lines
 from .source.reader import ReadResult, decode_bytes, read_path
 from .source.limits import MAX_FILE_BYTES
 
@@ -29,6 +29,10 @@ class Editable:
     bom: bool = False
     unreadable: bool = False  # not even read (missing, binary, too large), as opposed to read but not rewritable
 
+    def with_bom(self, text: str) -> str:
+        """``text`` as this file holds it: with the byte-order mark it was read with (stdout, diffs)."""
+        return "\ufeff" + text if self.bom else text
+
 
 def read_editable(path: str) -> Editable:
     """The text of ``path``, or why it cannot be rewritten."""
@@ -39,18 +43,18 @@ def read_editable(path: str) -> Editable:
         return Editable(path, None, f"cannot read file: {error.strerror or error}", unreadable=True)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return Editable(path, None, "UTF-16 files are not rewritten (save it as UTF-8 first)")
-    return _decoded(path, decode_bytes(data, path), data.startswith(codecs.BOM_UTF8))
+    return _decoded(path, decode_bytes(data, path))
 
 
 def read_stdin() -> Editable:
-    """Standard input for editing (its new text goes to standard output)."""
-    return _decoded("-", read_path("-"), False)
+    """Standard input for editing (its new text goes to standard output, with its byte-order mark)."""
+    return _decoded("-", read_path("-"))
 
 
-def _decoded(path: str, result: ReadResult, bom: bool) -> Editable:
+def _decoded(path: str, result: ReadResult) -> Editable:
     if result.text is None:
         return Editable(path, None, result.problem.message if result.problem else "cannot read", unreadable=True)
-    return Editable(path, result.text, bom=bom)
+    return Editable(path, result.text, bom=result.bom)
 
 
 def write_atomic(file: Editable, new_text: str) -> None:
@@ -75,9 +79,7 @@ def write_atomic(file: Editable, new_text: str) -> None:
 
 def unified_diff(name: str, old: str, new: str) -> str:
     """The change as a unified diff naming the file as given (``patch -p0`` applies it); '' when none."""
-    lines: Iterable[str] = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                name, name)
     out = []
-    for line in lines:
+    for line in unified_lines(split_lines(old), split_lines(new), name):
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(out)

@@ -69,6 +69,21 @@ def test_diff_shows_the_fixes_and_writes_nothing(tmp_path):
     assert _run("--fix", "--diff", str(clean))[:2] == (0, "")
 
 
+def test_the_diff_of_many_alike_objects_turns_the_file_into_what_fix_writes(tmp_path):
+    # Hundreds of identical lines (the case the patience diff is for): the diff, replayed as patch
+    # replays it, must give exactly the text --fix writes.
+    from test_linediff import _replayed
+
+    text = "---\n".join(TYPO.replace("four-gpus", f"claim-{n}") for n in range(60))
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    diff = _run("--fix", "--diff", str(path))[1]
+    _run("--fix", str(path))
+    fixed = path.read_text()
+    assert fixed != text and fixed.count("count: 4") == 60
+    assert "".join(_replayed(text.splitlines(keepends=True), diff.splitlines(keepends=True))) == fixed
+
+
 def test_stdin_gets_the_fixed_text_on_stdout():
     proc = subprocess.run([sys.executable, "-m", "dralint", "--no-config", "--fix", "-"], input=TYPO, text=True,
                           capture_output=True)

@@ -67,6 +67,46 @@ def test_apply_fixes_skips_a_fix_that_overlaps_an_earlier_one_and_other_files():
     assert taken == [first, second] and skipped == [clash, other]
 
 
+def _one_by_one(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
+    """apply_fixes by its definition: each fix kept when all edits kept so far and its own apply."""
+    chosen: list[TextEdit] = []
+    taken = []
+    for fix in fixes:
+        try:
+            apply_edits(text, chosen + list(fix.edits))
+        except EditConflict:
+            continue
+        chosen += fix.edits
+        taken.append(fix)
+    return apply_edits(text, chosen), taken
+
+
+_EDIT_TEXT = "ab\ncd\r\nef\rgh\n"
+
+
+@st.composite
+def _fixes(draw):
+    fixes = []
+    for n in range(draw(st.integers(0, 8))):
+        edits = []
+        for _ in range(draw(st.integers(0, 3))):
+            start = draw(st.integers(0, len(_EDIT_TEXT)))
+            end = draw(st.integers(start, min(start + 4, len(_EDIT_TEXT))))
+            edits.append(edit_from_offsets("f", _EDIT_TEXT, start, end, draw(st.sampled_from(["", "X", "YZ"]))))
+        if draw(st.booleans()):  # positions the text does not have
+            edits.append(TextEdit("f", draw(st.integers(1, 6)), draw(st.integers(1, 4)), 6, 1, "Q"))
+        fixes.append(Fix(f"fix {n}", Safety.SAFE, tuple(edits)))
+    return fixes
+
+
+@settings(max_examples=400, deadline=None)
+@given(_fixes())
+def test_apply_fixes_takes_the_fixes_that_fit_as_one_by_one_would(fixes):
+    new, taken, skipped = apply_fixes(_EDIT_TEXT, "f", fixes)
+    assert (new, taken) == _one_by_one(_EDIT_TEXT, fixes)
+    assert [f for f in fixes if f not in taken] == skipped
+
+
 def test_a_finding_carries_its_fix_in_json_but_not_in_equality():
     fix = Fix("rename `cout` to `count`", Safety.SAFE, (TextEdit("f", 2, 3, 2, 7, "count"),))
     base = Finding("DRA101", "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "f", 2, 3)

@@ -1,6 +1,7 @@
 """What a fixer looks at: the finding's object, its path in the user's document, and the text's layout."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -25,6 +26,7 @@ class Target:
     text: str               # the whole file
     offset: int             # where the chunk starts in ``text``
     release: Release
+    starts: list[int]       # line_starts(text), counted once per file
 
     def node(self, path: Sequence[Any] | None = None) -> Node | None:
         """The node at ``path`` (default: the finding's) of the object."""
@@ -38,33 +40,29 @@ class Target:
         if not splices:
             return None
         moved = [Splice(s.start + self.offset, s.end + self.offset, s.new) for s in splices]
-        whole = Layout(self.text, [], line_starts(self.text))
+        whole = Layout(self.text, [], self.starts)
         return Fix(title, safety, text_edits(self.finding.file, whole, moved))
 
 
 def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release) -> Iterator[tuple[Finding, Target]]:
-    """Each finding that can be placed in its file's text, with its target."""
-    by_name = {f.name: f for f in files}
-    layouts: dict[int, Layout | None] = {}
+    """Each finding that can be placed in its file's text, with its target.
+
+    Whatever is worked out per file or per document (lines, layouts, objects) is worked out once,
+    so a file's findings are placed in time proportional to their number and the file's size.
+    """
+    by_name = {f.name: _File(f) for f in files}
     for finding in findings:
-        source = by_name.get(finding.file)
-        if source is None or not finding.object or finding.line < 1:
+        file = by_name.get(finding.file)
+        if file is None or not finding.object or finding.line < 1:
             continue
-        document = _document(source, finding.line)
-        if document is None or document.chunk is None or _ambiguous(source, document):
+        document = file.document(finding.line)
+        if document is None or document.chunk is None or document.index in file.ambiguous:
             continue
-        manifest = next((m for m in identify(document) if isinstance(m, Manifest) and m.display == finding.object),
-                        None)
+        manifest = file.manifests(document).get(finding.object)
         if manifest is None:
             continue
         chunk = document.chunk
-        key = id(chunk.text), chunk.start
-        if key not in layouts:
-            try:
-                layouts[key] = read_layout(chunk.body)
-            except LayoutError:
-                layouts[key] = None
-        layout = layouts[key]
+        layout = file.layout(chunk)
         root = _root(layout, document.line - chunk.line_offset - 1) if layout is not None else None
         if root is None:
             continue
@@ -72,22 +70,52 @@ def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release)
             path = FieldPath.parse(finding.field)
         except ValueError:  # a key holding `[` spells no path back (found by the editor's random edits)
             continue
-        yield finding, Target(finding, manifest, path, layout, root, chunk.text, chunk.start, release)
+        yield finding, Target(finding, manifest, path, layout, root, chunk.text, chunk.start, release,
+                              file.starts(chunk.text))
 
 
-def _ambiguous(source: Any, document: Any) -> bool:
-    """A document with a duplicate key: the value read is one of several texts, so no edit of the
-    text is certain to fix it (found by the fixes' property test: two `exactly:` in one request)."""
-    return any(p.kind == "duplicate-key" and p.document == document.index for p in source.problems)
+class _File:
+    """One source file as the fixers look at it, each answer computed on first use and kept."""
 
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.lines = [document.line for document in source.documents]
+        # A document with a duplicate key: the value read is one of several texts, so no edit of the
+        # text is certain to fix it (found by the fixes' property test: two `exactly:` in one request).
+        self.ambiguous = {p.document for p in source.problems if p.kind == "duplicate-key"}
+        self._manifests: dict[int, dict[str, Manifest]] = {}
+        self._layouts: dict[tuple[int, int], Layout | None] = {}
+        self._starts: dict[int, list[int]] = {}
 
-def _document(source: Any, line: int) -> Any:
-    """The document of ``source`` that holds file line ``line`` (the last one starting at or before it)."""
-    found = None
-    for document in source.documents:
-        if document.line <= line:
-            found = document
-    return found
+    def document(self, line: int) -> Any:
+        """The document that holds file line ``line`` (the last one starting at or before it)."""
+        at = bisect.bisect_right(self.lines, line)
+        return self.source.documents[at - 1] if at else None
+
+    def manifests(self, document: Any) -> dict[str, Manifest]:
+        """The objects of ``document`` by the name findings give them (the first of a name)."""
+        found = self._manifests.get(id(document))
+        if found is None:
+            found = {}
+            for item in identify(document):
+                if isinstance(item, Manifest):
+                    found.setdefault(item.display, item)
+            self._manifests[id(document)] = found
+        return found
+
+    def layout(self, chunk: Any) -> Layout | None:
+        key = id(chunk.text), chunk.start
+        if key not in self._layouts:
+            try:
+                self._layouts[key] = read_layout(chunk.body)
+            except LayoutError:
+                self._layouts[key] = None
+        return self._layouts[key]
+
+    def starts(self, text: str) -> list[int]:
+        if id(text) not in self._starts:
+            self._starts[id(text)] = line_starts(text)
+        return self._starts[id(text)]
 
 
 def _root(layout: Layout, line: int) -> Node | None:

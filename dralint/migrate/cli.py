@@ -7,6 +7,7 @@ left as it was); 2 usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Sequence, TextIO
 
 from ..source import discover
@@ -29,6 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders; - reads stdin and writes stdout")
     parser.add_argument("--to", required=True, choices=TARGETS, help="the resource.k8s.io version to write")
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
+    parser.add_argument("--kube-version", metavar="VERSION",
+                        help="the cluster's Kubernetes release, e.g. 1.36: an object is refused when that release does "
+                             "not serve its kind in the target version (default: the configuration's kube-version, "
+                             "else the linter's default, the newest released)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: the nearest .dralint.yaml or "
+                                                          "pyproject.toml); only its kube-version is used")
+    parser.add_argument("--no-config", action="store_true", help="ignore configuration files")
     parser.add_argument("--force", action="store_true",
                         help="migrate objects that hold fields the target version lacks, dropping those fields "
                              "(each one reported)")
@@ -41,6 +49,11 @@ def main(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     if args.paths.count("-") > 1:
         err.write("dralint migrate: error: stdin (-) can be read once\n")
         return EXIT_USAGE
+    try:
+        args.release = _release(args)
+    except ValueError as error:  # ConfigError is one
+        err.write(f"dralint migrate: error: {error}\n")
+        return EXIT_USAGE
     files, problems = discover(args.paths)
     code = 0
     for problem in problems:
@@ -50,17 +63,34 @@ def main(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     for path in files:
         result = _one(path, args, out, err, totals)
         code = max(code, result)
-    err.write(totals.summary(args.to, args.diff) + "\n")
+    err.write(totals.summary(args.to, args.release, args.diff) + "\n")
     return code
+
+
+def _release(args: argparse.Namespace) -> str:
+    """The release the output must be served by: --kube-version, else the configuration's, else the
+    linter's default (the same choice ``dralint`` makes)."""
+    from ..catalog import load_catalog
+    from ..config import find_config, load_config
+    from ..releases import DEFAULT_MINOR, parse_version
+
+    version = args.kube_version
+    if version is None and not args.no_config:
+        found = Path(args.config) if args.config else find_config(Path.cwd())
+        if args.config and not found.is_file():
+            raise ValueError(f"--config: {args.config}: no such file")
+        version = load_config(found, load_catalog()).kube_version if found else None
+    return f"1.{parse_version(version) if version else DEFAULT_MINOR}"
 
 
 class _Totals:
     def __init__(self) -> None:
         self.files = self.changed = self.objects = self.refused = self.untouched = 0
 
-    def summary(self, target: str, diff: bool) -> str:
+    def summary(self, target: str, release: str, diff: bool) -> str:
         verb = "would change" if diff else "migrated"
-        parts = [f"{self.files} file(s) read, {self.changed} {verb} ({self.objects} object(s) to {target})"]
+        parts = [f"{self.files} file(s) read, {self.changed} {verb} ({self.objects} object(s) to {target}, "
+                 f"as Kubernetes {release} serves it)"]
         if self.refused:
             parts.append(f"{self.refused} object(s) refused")
         if self.untouched:
@@ -77,16 +107,16 @@ def _one(path: str, args: argparse.Namespace, out: TextIO, err: TextIO, totals: 
         err.write(f"{name}: {file.problem}; left untouched\n")
         totals.untouched += 1
         return EXIT_USAGE if file.unreadable else 1
-    outcome = migrate_text(file.text, name, args.to, force=args.force)
+    outcome = migrate_text(file.text, name, args.to, force=args.force, release=args.release)
     code = _report(name, file.text, outcome, err, totals)
     totals.changed += outcome.changed
     if stdin and not args.diff:
-        out.write(outcome.new_text)
+        out.write(file.with_bom(outcome.new_text))
         return code
     if not outcome.changed:
         return code
     if args.diff:
-        out.write(unified_diff(name, file.text, outcome.new_text))
+        out.write(unified_diff(name, file.with_bom(file.text), file.with_bom(outcome.new_text)))
         return code
     try:
         write_atomic(file, outcome.new_text)

@@ -58,18 +58,33 @@ def objects(values: list[Any], name: str) -> Iterator[ObjectRef]:
                 yield ObjectRef(index, item.base, item.kind, item.api_version, item.display, item.pod_spec_paths)
 
 
-def refusal(ref: ObjectRef, target: str) -> str | None:
-    """Why ``ref`` has no form in ``target`` (None when it has one)."""
+def refusal(ref: ObjectRef, target: str, release: str) -> str | None:
+    """Why ``ref`` has no form in ``target`` that the API server of ``release`` serves (None when it has one)."""
     if ref.version in ("v1alpha1", "v1alpha2"):
         return (f"{ref.api_version} is classic DRA (Kubernetes 1.26–1.30), removed in 1.31; it has no {target} "
                 "equivalent: rewrite it by hand as DeviceClasses and ResourceClaims with device requests")
     if ref.version not in _SHAPED:
         return f"{ref.api_version} is not a resource.k8s.io version dralint knows"
-    if not schema.served_releases(f"{DRA_GROUP}/{target}", ref.kind):
+    target_api = f"{DRA_GROUP}/{target}"
+    serving = schema.served_releases(target_api, ref.kind)
+    if not serving:
         served = [v for v in TARGETS if schema.served_releases(f"{DRA_GROUP}/{v}", ref.kind)]
         also = f" (it is served as {', '.join(served)})" if served else ""
-        return f"{ref.kind} has no {DRA_GROUP}/{target} form{also}"
+        return f"{ref.kind} has no {target_api} form{also}"
+    if release not in serving:
+        # The output would be refused by the very server the input was written for.
+        instead = [v for v in TARGETS if schema.serves(release, f"{DRA_GROUP}/{v}", ref.kind)]
+        hint = f"; it serves {ref.kind} as {', '.join(instead)} (--to {instead[0]})" if instead else ""
+        return (f"Kubernetes {release} does not serve {ref.kind} as {target_api} ({_span(serving)}){hint}; "
+                "--kube-version names the cluster's release")
     return None
+
+
+def _span(releases: list[str]) -> str:
+    """``served from 1.37`` or ``served in 1.32 to 1.37``: the releases serving a version (oldest first)."""
+    if releases[-1] == schema.known_releases()[-1]:
+        return f"served from {releases[0]}"
+    return f"served in {releases[0]} to {releases[-1]}"
 
 
 def steps(ref: ObjectRef, value: dict, target: str) -> list[Step]:
@@ -132,6 +147,35 @@ def _pod_sources(ref: ObjectRef) -> Step:
         return splices
 
     return step
+
+
+def shared_edit(layout: Layout, ref: ObjectRef, node: Node, splices: list[Splice]) -> str | None:
+    """Why ``splices`` (edits of ``ref``, whose node is ``node``) would change another object too: they
+    edit a node of ``ref`` that an alias outside it repeats (a ``kind: List`` whose items share text).
+    None when they change ``ref`` alone."""
+    for document, anchored, alias in layout.aliases:
+        if document != ref.document or not _within(anchored, node) or _within(alias, node):
+            continue
+        if any(max(s.start, anchored.start) < min(s.end, anchored.end) for s in splices):
+            return (f"its text from line {anchored.line + 1} is anchored as `&{anchored.anchor}` and repeated by "
+                    f"`*{alias.anchor}` at line {alias.line + 1}, outside the object: editing it would change "
+                    "that too (write the object out in full)")
+    return None
+
+
+def borrowed_text(layout: Layout, ref: ObjectRef) -> str:
+    """A hint for an object that repeats, by an alias, text anchored outside it (which no edit of the
+    object changes): '' when it does not."""
+    node = object_node(layout, ref)
+    for document, anchored, alias in layout.aliases if node is not None else ():
+        if document == ref.document and _within(alias, node) and not _within(anchored, node):
+            return (f"; its text at line {alias.line + 1} is `*{alias.anchor}`, a repeat of `&{anchored.anchor}` at "
+                    f"line {anchored.line + 1} outside the object, which migrate leaves as it is")
+    return ""
+
+
+def _within(inner: Node, outer: Node) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
 
 
 def object_node(layout: Layout, ref: ObjectRef) -> Node | None:

@@ -6,13 +6,16 @@ written, with the reason, and the others are migrated without it.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
+from ..releases import DEFAULT_MINOR
 from ..source import load_text
 from ..source.composer import DocumentComposer
+from ..source.records import SourceProblem
 from ..yamltext.edits import EditRefused, Splice, apply_splices, delete_entry
 from ..yamltext.layout import Layout, LayoutError, read_layout
 from . import plan, verify
@@ -20,6 +23,7 @@ from .plan import ObjectRef, Step
 
 MIGRATED = "migrated"
 REFUSED = "refused"
+DEFAULT_RELEASE = f"1.{DEFAULT_MINOR}"  # the linter's default --kube-version
 
 
 @dataclass(frozen=True)
@@ -58,33 +62,42 @@ class _Run:
     values: list[Any]
     target: str
     force: bool
+    doubts: int = 0  # keys written twice in the text (in objects left as they are)
     plans: dict[ObjectRef, list[Step]] = field(default_factory=dict)
     refused: dict[ObjectRef, str] = field(default_factory=dict)
     drops: dict[ObjectRef, list[FieldPath]] = field(default_factory=dict)
 
 
-def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> TextOutcome:
-    """Migrate every DRA object (and the pods' old claim fields) of ``text`` to ``resource.k8s.io/<target>``."""
+def migrate_text(text: str, name: str, target: str, *, force: bool = False,
+                 release: str = DEFAULT_RELEASE) -> TextOutcome:
+    """Migrate every DRA object (and the pods' old claim fields) of ``text`` to ``resource.k8s.io/<target>``,
+    as served by Kubernetes ``release``."""
     if DRA_GROUP not in text and "source" not in text:  # nothing to migrate: not worth parsing
         return TextOutcome(text, text)
     try:
         layout = read_layout(text)
-        values, problem = _values(text, layout)
+        values, problem, doubts = _values(text, layout)
     except LayoutError as error:
         return TextOutcome(text, text, error=f"{error}; left untouched", error_line=error.line)
     if problem:
         return TextOutcome(text, text, error=f"{problem[0]}; left untouched", error_line=problem[1])
-    run = _Run(text, layout, values, target, force)
+    run = _Run(text, layout, values, target, force, sum(map(len, doubts.values())))
     already = 0
     for ref in plan.objects(values, name):
         if ref.is_dra and ref.version == target:
             already += 1
             continue
-        why = plan.refusal(ref, target) if ref.is_dra else None
+        value = value_at(values[ref.document], ref.base)
+        why = _doubt(ref, doubts) or (plan.refusal(ref, target, release) if ref.is_dra else None)
+        if why is None and ref.is_dra:
+            wrong = verify.refused_as_written(value, ref)
+            if wrong is not None:
+                why = (f"every API server serving {ref.api_version} refuses it as written ({wrong}); migrating "
+                       "would only carry the error into another version: correct it first (`dralint` says how)")
         if why is not None:
             run.refused[ref] = why
             continue
-        steps = plan.steps(ref, value_at(values[ref.document], ref.base), target)
+        steps = plan.steps(ref, value, target)
         if steps:
             run.plans[ref] = steps
     new_text = _settle(run)
@@ -95,21 +108,37 @@ def migrate_text(text: str, name: str, target: str, *, force: bool = False) -> T
     return TextOutcome(text, new_text, tuple(outcomes), already=already)
 
 
-def _values(text: str, layout: Layout) -> tuple[list[Any], tuple[str, int] | None]:
+def _values(text: str, layout: Layout) -> tuple[list[Any], tuple[str, int] | None, dict[int, list[SourceProblem]]]:
     """The value of each document of ``layout`` as Kubernetes reads it (the linter's own reader), or
-    the first problem that makes a value unsure (duplicate keys, broken YAML)."""
+    the first problem that makes the text unsure (broken YAML); and, by document, the keys written
+    twice, which make only the objects holding them unsure."""
     loaded = load_text(text, "<migrate>")
-    if loaded.problems:
-        problem = min(loaded.problems, key=lambda p: p.line)
-        return [], (problem.message, problem.line)
+    fatal = [p for p in loaded.problems if p.kind != "duplicate-key" or p.path is None]
+    if fatal:
+        problem = min(fatal, key=lambda p: p.line)
+        return [], (problem.message, problem.line), {}
     by_line = {document.line: document.value for document in loaded.documents}
     values = [by_line.pop(root.line + 1, None) if root is not None else None for root in layout.roots]
     if by_line:  # a document not where the layout has one: read them all exactly
         documents, error = DocumentComposer().compose(text)
         if error is not None or len(documents) != len(layout.roots):
-            return [], ("the documents could not be told apart", 0)
+            return [], ("the documents could not be told apart", 0), {}
         values = [d.value for d in documents]
-    return values, None
+    present = [index for index, root in enumerate(layout.roots) if root is not None]
+    first_lines = [root.line + 1 for root in layout.roots if root is not None]
+    doubts: dict[int, list[SourceProblem]] = {}
+    for problem in loaded.problems:  # each in the last document starting at or above its line
+        at = max(bisect_right(first_lines, problem.line) - 1, 0)
+        doubts.setdefault(present[at], []).append(problem)
+    return values, None, doubts
+
+
+def _doubt(ref: ObjectRef, doubts: dict[int, list[SourceProblem]]) -> str | None:
+    """Why ``ref`` is left alone: it holds a key written twice (or set by a merge key too); None when not."""
+    for problem in doubts.get(ref.document, ()):
+        if tuple(problem.path)[:len(ref.base)] == tuple(ref.base):
+            return f"line {problem.line}: {problem.message}; migrate leaves such an object as it is"
+    return None
 
 
 def _settle(run: _Run) -> str:
@@ -141,15 +170,22 @@ def _edit(original: Layout, plans: dict[ObjectRef, list[Step]], drops: dict[Obje
             return current, _culprits(original, plans, drops, f"the rewrite would not parse ({error})")
         splices: list[Splice] = []
         failed: dict[ObjectRef, str] = {}
+        indents: dict[int, int] = {}  # a document's indentation step, worked out once for all its objects
         for ref, steps in plans.items():
             node = plan.object_node(layout, ref)
             try:
                 if node is None:
                     raise EditRefused("the object was not found again after an earlier step")
                 if k < len(steps):
-                    splices += steps[k](layout, node, plan.document_step(layout, ref))
-                elif k == rounds:
-                    splices += _drop(layout, node, drops.get(ref, ()))
+                    if ref.document not in indents:
+                        indents[ref.document] = plan.document_step(layout, ref)
+                    mine = steps[k](layout, node, indents[ref.document])
+                else:
+                    mine = _drop(layout, node, drops.get(ref, ())) if k == rounds else []
+                shared = plan.shared_edit(layout, ref, node, mine)
+                if shared is not None:
+                    raise EditRefused(shared)
+                splices += mine
             except EditRefused as error:
                 failed[ref] = f"cannot be rewritten faithfully: {error}"
         if failed:
@@ -183,15 +219,24 @@ def _prove(run: _Run, new_text: str, plans: dict[ObjectRef, list[Step]]
     """The objects whose rewrite does not mean what the original meant, with why; and, with --force,
     the fields to drop from those that hold what the target version cannot."""
     try:
-        values, problem = _values(new_text, read_layout(new_text))
+        values, problem, doubts = _values(new_text, read_layout(new_text))
     except LayoutError as error:
-        values, problem = [], (str(error), error.line)
+        values, problem, doubts = [], (str(error), error.line), {}
+    if not problem and sum(map(len, doubts.values())) != run.doubts:
+        problem = ("a key would be written twice", 0)
     if problem or len(values) != len(run.values):
         why = f"the rewrite would not read back ({problem[0] if problem else 'documents changed'})"
         return {ref: why for ref in plans}, {}
     touched = {ref.document for ref in plans}
     if any(index not in touched and old != new for index, (old, new) in enumerate(zip(run.values, values))):
         return {ref: "the rewrite changed another document" for ref in plans}, {}
+    for document in touched:  # and, in a document of several objects (a List), nothing beside them
+        mine = [ref for ref in plans if ref.document == document]
+        bases = [ref.base for ref in mine]
+        difference = verify.first_difference(verify.outside(run.values[document], bases),
+                                             verify.outside(values[document], bases))
+        if difference is not None:
+            return {ref: f"the rewrite would change text outside the object (at {difference})" for ref in mine}, {}
     target_api = f"{DRA_GROUP}/{run.target}"
     failed: dict[ObjectRef, str] = {}
     drops: dict[ObjectRef, list[FieldPath]] = {}
@@ -208,7 +253,8 @@ def _prove(run: _Run, new_text: str, plans: dict[ObjectRef, list[Step]]
             expected = verify.without(expected, [verify.canonical_path(ref.kind, run.target, p) for p in dropped])
         difference = verify.first_difference(expected, verify.canonical(new, ref, new_api))
         if difference is not None:
-            failed[ref] = f"the rewrite would not round-trip (it differs at {difference})"
+            failed[ref] = (f"the rewrite would not round-trip (it differs at {difference})"
+                           f"{plan.borrowed_text(run.layout, ref)}")
             continue
         lost = verify.lost_fields(old, ref, new, target_api) if ref.is_dra else []
         if lost and run.force and not dropped:

@@ -74,6 +74,18 @@ def without(value: dict, paths: list[FieldPath]) -> dict:
     return out
 
 
+def refused_as_written(value: dict, ref: ObjectRef) -> str | None:
+    """What every API server serving the object's own version refuses in it (the first such problem:
+    ``path: message``), or None. Migrating such an object would only carry the error into another version."""
+    found = [schema.validate(value, release, ref.api_version, ref.kind)
+             for release in schema.served_releases(ref.api_version, ref.kind)]
+    if not found:
+        return None
+    common = reduce(lambda a, b: a & b, ({(tuple(p.path), p.message) for p in problems} for problems in found))
+    first = next((p for p in found[0] if (tuple(p.path), p.message) in common), None)
+    return f"`{first.path.render()}`: {first.message}" if first is not None else None
+
+
 def _unknown_everywhere(value: dict, api_version: str, kind: str) -> list[FieldPath]:
     """Unknown fields at every release that serves ``api_version`` (a field one of them knows is not lost)."""
     sets = [[p.path for p in schema.validate(value, release, api_version, kind) if p.kind == schema.UNKNOWN_FIELD]
@@ -82,6 +94,25 @@ def _unknown_everywhere(value: dict, api_version: str, kind: str) -> list[FieldP
         return []
     common = reduce(lambda a, b: a & b, (set(map(tuple, s)) for s in sets))
     return [FieldPath(p) for p in sets[0] if tuple(p) in common]
+
+
+def outside(value: Any, paths: list[FieldPath]) -> Any:
+    """``value`` with what lies at each of ``paths`` replaced by None: the part of a document that
+    migrating the objects at those paths must leave as it was (the containers on the way are copied)."""
+    for path in paths:
+        value = _blanked(value, tuple(path))
+    return value
+
+
+def _blanked(value: Any, path: tuple) -> Any:
+    if not path:
+        return None
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and head in value:
+        return {**value, head: _blanked(value[head], rest)}
+    if isinstance(value, list) and isinstance(head, int) and 0 <= head < len(value):
+        return value[:head] + [_blanked(value[head], rest)] + value[head + 1:]
+    return value
 
 
 def canonical_path(kind: str, version: str, path: FieldPath) -> FieldPath:

@@ -7,12 +7,15 @@ and sigs.k8s.io/yaml's conversion to JSON, iteratively, so any nesting depth is 
 """
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import yaml
 from yaml import events as ev
 
+from dralint.fixes import line_starts
 from dralint.source import scalars
 from dralint.source.limits import MAX_DEPTH, excessive_aliasing
 from dralint.source.positions import NodeSpan, PositionIndex
@@ -20,6 +23,11 @@ from dralint.source.positions import NodeSpan, PositionIndex
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = getattr(yaml, "CParser", None)
 _MERGE_TAG = scalars.TAG_PREFIX + scalars.MERGE
+# kubectl resolves merge keys while turning YAML into JSON (sigs.k8s.io/yaml, not strict), so it sends
+# one value and `kubectl create` accepts the object; only YAML sent as is to a strict server
+# (YAMLToJSONStrict: goyaml.v2's strict mode, go-yaml/yaml#410) is refused.
+_MERGED = ("the last value is used (kubectl accepts this; an API server sent the YAML as is refuses it under "
+           "strict field validation)")
 
 
 @dataclass
@@ -158,7 +166,41 @@ class DocumentComposer:
 
 
 def _events(text: str) -> Iterator[ev.Event]:
-    """libyaml's events for ``text`` (``yaml.parse`` without its per-event ``check_event``)."""
+    """libyaml's events for ``text`` (``yaml.parse`` without its per-event ``check_event``), their
+    marks' lines and columns counted as editors, LSP and YAML 1.2 count them (see _remarked)."""
+    if _UNICODE_BREAKS.search(text) is None:
+        return _parsed(text)
+    return _remarked(_parsed(text), text)
+
+
+# libyaml (as goyaml.v2, which Kubernetes uses) follows YAML 1.1: NEL, LINE SEPARATOR and
+# PARAGRAPH SEPARATOR break lines, inside quoted strings too (a NEL there folds to a space, the
+# other two stay), and its marks count them as lines. Editors, LSP and YAML 1.2 break lines at
+# \n, \r\n and \r only, and so does every position dralint reports: after one of these characters
+# libyaml's line numbers would be off for the rest of the text.
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _remarked(events: Iterator[ev.Event], text: str) -> Iterator[ev.Event]:
+    """``events`` with each mark's line and column recomputed from its character offset."""
+    starts = line_starts(text)
+
+    def mark(old: Any) -> Any:
+        if old is None:
+            return None
+        line = bisect.bisect_right(starts, old.index) - 1
+        return yaml.error.Mark(old.name, old.index, line, old.index - starts[line], None, None)
+
+    try:
+        for event in events:
+            event.start_mark, event.end_mark = mark(event.start_mark), mark(event.end_mark)
+            yield event
+    except yaml.MarkedYAMLError as error:
+        error.problem_mark, error.context_mark = mark(error.problem_mark), mark(error.context_mark)
+        raise
+
+
+def _parsed(text: str) -> Iterator[ev.Event]:
     parser = _LOADER(text)
     try:
         if _C_PARSER is not None and isinstance(parser, _C_PARSER):  # get_event() gives None at the end
@@ -369,10 +411,12 @@ class _DocumentState:
         path = parent.path + (key,)
         if key in parent.container:
             first = parent.key_lines.get(key, -1)
-            where = f" (first at line {first + self.line_offset + 1})" if first >= 0 else " (also set by a merge key)"
-            self.problems.append(ComposedProblem(
-                "duplicate-key", f'duplicate key "{key}"{where}; Kubernetes rejects duplicate fields; '
-                "the last value is used", key_mark[0], key_mark[1], path))
+            if first >= 0:
+                message = (f'duplicate key "{key}" (first at line {first + self.line_offset + 1}); Kubernetes '
+                           "rejects duplicate fields; the last value is used")
+            else:
+                message = f'key "{key}" overrides the value a merge key "<<" gave it; {_MERGED}'
+            self.problems.append(ComposedProblem("duplicate-key", message, key_mark[0], key_mark[1], path))
             del parent.container[key]
         parent.container[key] = value
         parent.key_lines[key] = key_mark[0]
@@ -388,8 +432,7 @@ class _DocumentState:
                 if key in frame.container:
                     path = frame.path + (key,)
                     self._problem("duplicate-key", f'key "{key}" already set in map (merge key "<<" sets it '
-                                  "again); Kubernetes rejects duplicate fields; the last value is used",
-                                  mark, path)
+                                  f"again); {_MERGED}", mark, path)
                     del frame.container[key]
                 frame.container[key] = item
 

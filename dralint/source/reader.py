@@ -20,6 +20,7 @@ class ReadResult:
     name: str
     text: str | None
     problem: SourceProblem | None
+    bom: bool = False  # the text began with a UTF-8 byte-order mark, left out of ``text``
 
 
 def read_path(path: str, max_bytes: int = MAX_FILE_BYTES) -> ReadResult:
@@ -89,7 +90,7 @@ def decode_bytes(data: bytes, name: str, max_bytes: int = MAX_FILE_BYTES) -> Rea
     except UnicodeDecodeError as error:
         return _binary(name, data, error.start, "not UTF-8 text; expected YAML or JSON")
     if text.startswith("\ufeff"):
-        text = text[1:]
+        return ReadResult(name, text[1:], None, bom=True)
     return ReadResult(name, text, None)
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..fixes import TextEdit, edit_from_offsets
+from ..fixes import TextEdit, edit_from_offsets, split_lines
 from .layout import Layout, Node
 
 
@@ -79,20 +79,16 @@ def segment(layout: Layout, mapping: Node, index: int) -> tuple[int, int]:
     return layout.line_starts[line], end
 
 
-def _lines(text: str) -> list[str]:
-    return text.splitlines(keepends=True)
-
-
 def _indent(text: str, step: int) -> str:
     """Every non-empty line of ``text`` moved right by ``step`` spaces (block scalars keep their content)."""
     pad = " " * step
-    return "".join(pad + line if line.strip("\r\n") else line for line in _lines(text))
+    return "".join(pad + line if line.strip("\r\n") else line for line in split_lines(text))
 
 
 def _dedent(text: str, step: int) -> str:
     """Every line moved left by up to ``step`` spaces."""
     out = []
-    for line in _lines(text):
+    for line in split_lines(text):
         spaces = len(line) - len(line.lstrip(" "))
         out.append(line[min(spaces, step):])
     return "".join(out)
@@ -108,13 +104,29 @@ def _key_text(mapping: Node, name: str) -> str:
     return scalar_text(name, styles.pop() if len(styles) == 1 else "")
 
 
-def _block_entries(mapping: Node) -> int:
+def _block_entries(layout: Layout, mapping: Node) -> int:
     if mapping.kind != "map" or mapping.props:
         raise EditRefused("not a plain mapping")
     columns = {key.column for key, _ in mapping.entries}
     if len(columns) > 1 or any(key.kind != "scalar" or key.props for key, _ in mapping.entries):
         raise EditRefused("the mapping's keys are not laid out one per line")
+    explicit = next((key for key, _ in mapping.entries if _explicit(layout, key)), None)
+    if explicit is not None:
+        # An entry's text would start at its key, after the `?`: moved, it would lose its indicator.
+        raise EditRefused(f"`{explicit.value}` at line {explicit.line + 1} is an explicit key (`? {explicit.value}`); "
+                          f"write it as `{explicit.value}: …`")
     return columns.pop() if columns else mapping.column
+
+
+def _explicit(layout: Layout, key: Node) -> bool:
+    """Whether a block mapping's key was written after `?`: an implicit key's `:` follows it on its line."""
+    return not layout.text[key.end:layout.line_end(key.end)].lstrip(" \t").startswith(":")
+
+
+def _null(node: Node) -> bool:
+    """An empty value (``basic:``, ``basic: ~``): the API server reads it as an absent one."""
+    return node.kind == "scalar" and node.style == "" and not node.props and node.value in ("", "~", "null", "Null",
+                                                                                              "NULL")
 
 
 def _flow_pieces(layout: Layout, mapping: Node) -> list[str]:
@@ -139,7 +151,7 @@ def wrap_entries(layout: Layout, mapping: Node, keys: Iterable[str], wrapper: st
         out = [f"{head}: {{{inner}}}" if i == indexes[0] else p for i, p in enumerate(pieces)
                if i == indexes[0] or i not in indexes]
         return [Splice(mapping.start, mapping.end, "{" + ", ".join(out) + "}")]
-    column = _block_entries(mapping)
+    column = _block_entries(layout, mapping)
     newline = layout.newline()
     ranges: list[list[int]] = []  # [start, end, last index]: neighbours move together with the blank lines between
     for i in indexes:
@@ -153,7 +165,7 @@ def wrap_entries(layout: Layout, mapping: Node, keys: Iterable[str], wrapper: st
     if layout.starts_line(first_start):
         new = " " * column + head + ":" + newline + _indent(first, step)
     else:  # the first key shares its line with a list dash: the wrapper takes its place
-        lines = _lines(first)
+        lines = split_lines(first)
         new = head + ":" + newline + " " * (column + step) + lines[0] + _indent("".join(lines[1:]), step)
     splices = []
     for start, end, _ in ranges[1:]:
@@ -174,12 +186,14 @@ def hoist_entry(layout: Layout, mapping: Node, key_name: str) -> list[Splice]:
     if pair is None:
         return []
     key, inner = pair
+    index = next(i for i, (k, _) in enumerate(mapping.entries) if k is key)
+    if _null(inner):  # nothing to hoist: the entry goes
+        return delete_entry(layout, mapping, key_name) if mapping.flow else _delete_alone(layout, mapping, index)
     if inner.kind != "map" or inner.props:
-        raise EditRefused(f"`{key_name}` is not a mapping")
+        raise EditRefused(f"`{key_name}` at line {key.line + 1} is not a mapping")
     clash = sorted({k.value for k, _ in inner.entries} & {k.value for k, _ in mapping.entries if k is not key})
     if clash:
         raise EditRefused(f"`{key_name}` holds {', '.join(f'`{c}`' for c in clash)}, which is also set beside it")
-    index = next(i for i, (k, _) in enumerate(mapping.entries) if k is key)
     if mapping.flow:
         if not inner.flow:
             raise EditRefused("a block mapping inside a flow mapping")
@@ -187,15 +201,13 @@ def hoist_entry(layout: Layout, mapping: Node, key_name: str) -> list[Splice]:
         inner_pieces = _flow_pieces(layout, inner)
         out = pieces[:index] + inner_pieces + pieces[index + 1:]
         return [Splice(mapping.start, mapping.end, "{" + ", ".join(out) + "}")]
-    column = _block_entries(mapping)
+    column = _block_entries(layout, mapping)
     newline = layout.newline()
     start, end = segment(layout, mapping, index)
     mid_line = not layout.starts_line(start)
     above = "" if mid_line else layout.text[start:layout.line_start(key.start)]
     if not inner.entries:
-        if mid_line and len(mapping.entries) == 1:
-            raise EditRefused(f"`{key_name}` is empty and alone in its list item")
-        return [_delete(layout, mapping, index)]
+        return _delete_alone(layout, mapping, index)
     key_line_end = layout.line_end(key.end)
     if inner.flow:
         if layout.line_of(inner.start) != layout.line_of(key.start):
@@ -218,6 +230,15 @@ def hoist_entry(layout: Layout, mapping: Node, key_name: str) -> list[Splice]:
     return [Splice(start, end, above + body)]
 
 
+def _delete_alone(layout: Layout, mapping: Node, index: int) -> list[Splice]:
+    """Entry ``index`` of a block mapping removed, unless nothing would be left of its list item."""
+    _block_entries(layout, mapping)
+    key = mapping.entries[index][0]
+    if len(mapping.entries) == 1 and not layout.starts_line(key.start):
+        raise EditRefused(f"`{key.value}` is empty and alone in its list item")
+    return [_delete(layout, mapping, index)]
+
+
 def _delete(layout: Layout, mapping: Node, index: int) -> Splice:
     start, end = segment(layout, mapping, index)
     if start == mapping.entries[index][0].start and not layout.starts_line(start):
@@ -235,10 +256,7 @@ def delete_entry(layout: Layout, mapping: Node, key_name: str) -> list[Splice]:
     if mapping.flow:
         pieces = _flow_pieces(layout, mapping)
         return [Splice(mapping.start, mapping.end, "{" + ", ".join(p for i, p in enumerate(pieces) if i != index) + "}")]
-    _block_entries(mapping)
-    if len(mapping.entries) == 1 and not layout.starts_line(mapping.entries[0][0].start):
-        raise EditRefused(f"`{key_name}` is alone in its list item")
-    return [_delete(layout, mapping, index)]
+    return _delete_alone(layout, mapping, index)
 
 
 def wrap_value(layout: Layout, mapping: Node, key_name: str, inner_key: str, step: int) -> list[Splice]:

@@ -43,6 +43,7 @@ class Node:
     style: str = ""             # a scalar's style: '' plain, "'", '"', '|', '>'
     value: str | None = None    # a scalar's text as parsed (for keys: the key)
     props: bool = False         # an anchor or a tag: text that moves with the node but is not its value
+    anchor: str | None = None   # the anchor it defines (``&name``); for an alias, the one it names
     entries: list[tuple["Node", "Node"]] = field(default_factory=list)
     items: list["Node"] = field(default_factory=list)
 
@@ -87,6 +88,8 @@ class Layout:
     text: str
     roots: list[Node | None]
     line_starts: list[int]
+    # Each alias with the anchored node it repeats, by document: (document, anchored, alias).
+    aliases: list[tuple[int, Node, Node]] = field(default_factory=list)
 
     def line_of(self, offset: int) -> int:
         """0-based line of character ``offset``."""
@@ -141,23 +144,32 @@ def read_layout(text: str) -> Layout:
     roots: list[Node | None] = []
     stack: list[Node] = []
     pending_key: list[Node | None] = []
+    anchors: dict[str, Node] = {}
+    aliases: list[tuple[int, Node, Node]] = []
     try:
         for event in _events(text):
             kind = type(event)
             if kind is ev.DocumentStartEvent:
                 roots.append(None)
+                anchors = {}
             elif kind is ev.ScalarEvent or kind is ev.AliasEvent:
                 start, end = event.start_mark, event.end_mark
                 props = kind is ev.ScalarEvent and (event.anchor is not None or event.tag is not None)
                 node = Node("scalar" if kind is ev.ScalarEvent else "alias", start.index, end.index, start.line,
                             start.column, style=(getattr(event, "style", None) or ""),
-                            value=getattr(event, "value", None), props=props)
+                            value=getattr(event, "value", None), props=props, anchor=event.anchor)
+                if kind is ev.AliasEvent and event.anchor in anchors:
+                    aliases.append((len(roots) - 1, anchors[event.anchor], node))
+                elif event.anchor is not None:
+                    anchors[event.anchor] = node
                 _place(node, stack, pending_key, roots)
             elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
                 mark = event.start_mark
                 node = Node("map" if kind is ev.MappingStartEvent else "seq", mark.index, mark.index, mark.line,
                             mark.column, flow=bool(event.flow_style),
-                            props=event.anchor is not None or event.tag is not None)
+                            props=event.anchor is not None or event.tag is not None, anchor=event.anchor)
+                if event.anchor is not None:
+                    anchors[event.anchor] = node
                 _place(node, stack, pending_key, roots)
                 stack.append(node)
                 pending_key.append(None)
@@ -175,7 +187,7 @@ def read_layout(text: str) -> Layout:
                           mark.column + 1 if mark else 0) from None
     except yaml.YAMLError as error:
         raise LayoutError(f"invalid YAML: {error}") from None
-    return Layout(text, roots, line_starts(text))
+    return Layout(text, roots, line_starts(text), aliases)
 
 
 def _place(node: Node, stack: list[Node], pending_key: list[Node | None], roots: list[Node | None]) -> None:
