@@ -219,7 +219,8 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
-           base=surroundings.index if surroundings is not None else None)
+           base=surroundings.index if surroundings is not None else None,
+           beside=surroundings.order if surroundings is not None else None)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
@@ -235,6 +236,9 @@ class Surroundings:
 
     index: Index
     cluster_given: bool
+    order: Callable[[Canonical], Any] | None = None
+    """The run's order of the objects (of their files): the linted objects join those of the same
+    name in the index at their place, as in a run that read them all, instead of replacing them."""
 
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
@@ -298,7 +302,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           world: Any = None) -> None:
+           beside: Callable[[Canonical], Any] | None = None, world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
@@ -307,13 +311,13 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     cluster state (``--cluster``, the webhook's) is what the cluster holds, and is taken as given.
     """
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base, beside)
     if split is not None:
         _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
-    index = _accepted(targets, cluster, work.index, emitter, base)
+    index = _accepted(targets, cluster, work.index, emitter, base, beside)
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
@@ -369,7 +373,7 @@ def _in_metadata(field: str) -> bool:
 
 
 def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, emitter: _Emitter,
-              base: Index | None) -> Index:
+              base: Index | None, beside: Callable[[Canonical], Any] | None = None) -> Index:
     """The index without the linted objects the API server would refuse (``index`` itself when none is)."""
     refused = {id(obj) for obj in acceptance.refused([t.canonical for t in targets], emitter.findings,
                                                      acceptance.refusing_rules(emitter.catalog))}
@@ -379,7 +383,7 @@ def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, em
     kept = [obj for obj, out in stored if not out]
     left_out = [obj for obj, out in stored if out]
     if base is not None:  # the review's object is refused: the cluster keeps what it has
-        accepted = base.overlay(kept)
+        accepted = base.overlay(kept, beside=beside)
         for obj in left_out:
             accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
         return accepted
@@ -404,7 +408,8 @@ def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
              options: Options, operation: str | None, subresource: str,
-             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
+             base: Index | None = None,
+             beside: Callable[[Canonical], Any] | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -417,7 +422,7 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         targets.append(_Target(canonical, old, stored, tuple(dropped)))
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
-    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
+    index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shutil
@@ -55,6 +56,66 @@ def test_each_document_gets_what_the_command_line_reports_for_it(project: Path) 
         # The editor's findings carry their fixes (for code actions); the command line's do not.
         assert [without_fix(f.to_dict()) for f in linted[os.path.normpath(file)].findings] == [
             f for f in expected if f["file"] == file], file
+
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-template
+  namespace: default
+spec:
+  spec:
+    devices:
+      requests:
+      - name: {request}
+        exactly:
+          deviceClassName: gpu.example.com
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpu-template
+  containers:
+  - name: main
+    image: registry.example.com/trainer:1.0
+    resources:
+      claims:
+      - name: gpu
+        request: gpu
+"""
+
+
+def test_references_resolve_as_on_the_command_line_whatever_is_judged_together(tmp_path: Path) -> None:
+    # Three templates of one name: the pods' own file's (a), another folder's (b), and none beside
+    # the third pod (c), which the command line resolves to the first of the run (a's). Judged
+    # together or alone, each document gets the command line's findings: b's template, which has
+    # no request `gpu`, never answers a pod (DRA604).
+    (tmp_path / ".git").mkdir()
+    shutil.copy(REPO / "examples" / "driver" / "deviceclass.yaml", tmp_path / "class.yaml")
+    files = {"a/pods.yaml": TEMPLATE.format(request="gpu") + "---\n" + POD.format(name="trainer"),
+             "b/template.yaml": TEMPLATE.format(request="nic"),
+             "c/pod.yaml": POD.format(name="server")}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_text(text)
+    expected = cli_findings(tmp_path)
+    assert {f["rule"] for f in expected} == {"DRA605"}  # b's template is defined twice
+    paths = [str(tmp_path / name) for name in files]
+    texts = {path: Path(path).read_text() for path in paths}  # every document open in the editor
+    workspace = Workspace([tmp_path], load_catalog())
+    for judged in itertools.chain.from_iterable(itertools.combinations(paths, n) for n in (1, 2, 3)):
+        linted = workspace.lint(judged, texts)
+        for path in judged:
+            # DRA605 compares the judged objects only (see the next commit).
+            assert [without_fix(f.to_dict()) for f in linted[path].findings if f.rule != "DRA605"] == [
+                f for f in expected if f["file"] == path and f["rule"] != "DRA605"], (judged, path)
 
 
 def test_the_editor_text_replaces_the_file(project: Path) -> None:

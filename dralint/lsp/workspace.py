@@ -15,10 +15,11 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from .. import source
 from ..catalog import Catalog
+from ..convert import Canonical
 from ..config import Config, ConfigError, find_config, load_config
 from ..engine import Options, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
@@ -188,14 +189,16 @@ class Workspace:
         judged = {os.path.normpath(p) for p in judged}
         texts = {os.path.normpath(p): t for p, t in texts.items()}
         cluster = [p for p in self._cluster_paths() if p not in judged]
-        skip = set(cluster) | judged
-        around = [p for p in self._workspace_paths() if p not in skip]
-        around += sorted(set(texts).difference(around, skip))
+        # The command line's order of files (of ``dralint <workspace>``), the cluster state after them.
+        run = [p for p in self._workspace_paths() if p not in cluster]
+        run += sorted(set(texts).difference(run, cluster))
+        around = [p for p in run if p not in judged]
 
         def read(path: str) -> SourceFile:
             return self._from_text(path, texts[path]) if path in texts else self._from_disk(path)
 
-        surroundings = self._surroundings(frozenset(judged), [read(p) for p in around], [read(p) for p in cluster])
+        surroundings = self._surroundings(frozenset(judged), [read(p) for p in around], [read(p) for p in cluster],
+                                          _run_order(run))
         paths = sorted(judged)
         files = [read(p) for p in paths]
         options = self.settings.options if feasibility else self.settings.quick
@@ -208,9 +211,10 @@ class Workspace:
                 linted.findings.append(finding)
         return out
 
-    def _surroundings(self, judged: frozenset[str], around: list[SourceFile],
-                      cluster: list[SourceFile]) -> Surroundings:
-        """The index of everything but the judged documents, kept while none of it changes.
+    def _surroundings(self, judged: frozenset[str], around: list[SourceFile], cluster: list[SourceFile],
+                      order: Callable[[Canonical], int]) -> Surroundings:
+        """The index of everything but the judged documents, kept while none of it changes; the judged
+        documents' objects join it in the run's ``order``.
 
         Two are kept: the one around the document being edited, and the one around the others,
         which are judged again when typing pauses.
@@ -220,7 +224,8 @@ class Workspace:
                 and _same(kept.cluster, cluster):
             self._around.move_to_end(judged)
             return kept.surroundings
-        surroundings = index_surroundings(around, self.settings.options, cluster_files=cluster)
+        surroundings = dataclasses.replace(index_surroundings(around, self.settings.options, cluster_files=cluster),
+                                           order=order)
         self._around[judged] = _Around(self.settings, around, cluster, surroundings)
         while len(self._around) > _AROUND_KEPT:
             self._around.popitem(last=False)
@@ -235,6 +240,13 @@ class _Around:
     around: list[SourceFile]
     cluster: list[SourceFile]
     surroundings: Surroundings
+
+
+def _run_order(paths: Sequence[str]) -> Callable[[Canonical], int]:
+    """The sort key of objects by their file's place in ``paths`` (a run's files); other files
+    (the cluster state) come last."""
+    rank = {path: number for number, path in enumerate(paths)}
+    return lambda obj: rank.get(obj.manifest.document.file, len(rank))
 
 
 def _same(kept: list[SourceFile], now: list[SourceFile]) -> bool:
