@@ -219,8 +219,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
-           base=surroundings.index if surroundings is not None else None,
-           beside=surroundings.order if surroundings is not None else None)
+           around=surroundings)
     _suppress(emitter, result, suppress.collect(files, linted), options)
     if options.fixes:
         from . import fixers
@@ -236,6 +235,9 @@ class Surroundings:
 
     index: Index
     cluster_given: bool
+    firsts: Mapping[tuple, Canonical] = field(default_factory=dict)
+    """The first object of each name among these files (:func:`acceptance.duplicate_key`), which
+    a linted object of that name duplicates (DRA605) when it comes later in the run."""
     order: Callable[[Canonical], Any] | None = None
     """The run's order of the objects (of their files): the linted objects join those of the same
     name in the index at their place, as in a run that read them all, instead of replacing them."""
@@ -252,7 +254,12 @@ def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files:
     for target in targets:
         _judge_one(scratch, target, work)
     index = _accepted(targets, cluster, work.index, scratch, None)
-    return Surroundings(index, bool(cluster_files))
+    firsts: dict[tuple, Canonical] = {}
+    for target in targets:
+        key = acceptance.duplicate_key(target.canonical)
+        if key is not None:
+            firsts.setdefault(key, target.canonical)
+    return Surroundings(index, bool(cluster_files), firsts)
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
@@ -302,15 +309,19 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           beside: Callable[[Canonical], Any] | None = None, world: Any = None) -> None:
+           around: Surroundings | None = None, world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
     processes of ``split``); then the linted objects the API server would refuse are left out of
     the index, and references and feasibility are judged against the objects that remain. The
     cluster state (``--cluster``, the webhook's) is what the cluster holds, and is taken as given.
+    The linted objects are laid over ``base`` (an object under review takes the place of the
+    cluster's), or over the objects ``around`` them (an editor's documents: beside the others).
     """
     release = options.release
+    base = around.index if around is not None else base
+    beside = around.order if around is not None else None
     targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base, beside)
     if split is not None:
         _judge_split(emitter, targets, work, split)
@@ -321,7 +332,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
-    _duplicates(emitter, [t.canonical for t in targets])
+    _duplicates(emitter, [t.canonical for t in targets], around)
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
     if feasibility_wanted and (index.slices or cluster_given) and any(
@@ -390,9 +401,11 @@ def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, em
     return Index.build(kept + cluster, left_out)
 
 
-def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
-    """DRA605 on every object whose kind, namespace and name an earlier object of the run has."""
-    for duplicate in acceptance.duplicates(objects):
+def _duplicates(emitter: _Emitter, objects: Sequence[Canonical], around: Surroundings | None) -> None:
+    """DRA605 on every object whose kind, namespace and name an earlier object of the run has
+    (among ``objects`` or the files ``around`` them)."""
+    firsts, order = (around.firsts, around.order) if around is not None else ({}, None)
+    for duplicate in acceptance.duplicates(objects, firsts, order):
         manifest, first = duplicate.obj.manifest, duplicate.first.manifest
         doc, first_doc = manifest.document, first.document
         pos = doc.locate(manifest.base.child("metadata", "name"))
