@@ -13,6 +13,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 
 from . import checks as check_registry
 from . import acceptance, request_shape, schema, source, suppress
+from .cancel import checkpoint
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -89,6 +90,11 @@ class RunResult:
     suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
     skipped: dict[str, list[str]] = field(default_factory=dict)  # why → files that are no manifests
     foreign: int = 0  # documents that are YAML but no Kubernetes object (playbooks, settings...)
+    # What the editor keeps of a large document's run as the other documents' context: the index
+    # references were judged against (without the objects the API server would refuse), and the
+    # linted objects in canonical form, in run order.
+    index: Index | None = field(default=None, repr=False)
+    linted: list[Canonical] = field(default_factory=list, repr=False)
 
     @property
     def errors(self) -> int:
@@ -235,12 +241,22 @@ class Surroundings:
 
     index: Index
     cluster_given: bool
-    firsts: Mapping[tuple, Canonical] = field(default_factory=dict)
-    """The first object of each name among these files (:func:`acceptance.duplicate_key`), which
-    a linted object of that name duplicates (DRA605) when it comes later in the run."""
+    linted: Sequence[Canonical] = ()
+    """The objects of the surrounding files (not the cluster state's), in run order, refused or not."""
     order: Callable[[Canonical], Any] | None = None
     """The run's order of the objects (of their files): the linted objects join those of the same
     name in the index at their place, as in a run that read them all, instead of replacing them."""
+
+    @functools.cached_property
+    def firsts(self) -> dict[tuple, Canonical]:
+        """The first of :attr:`linted` of each name (:func:`acceptance.duplicate_key`), which a linted
+        object of that name duplicates (DRA605) when it comes later in the run."""
+        firsts: dict[tuple, Canonical] = {}
+        for obj in self.linted:
+            key = acceptance.duplicate_key(obj)
+            if key is not None:
+                firsts.setdefault(key, obj)
+        return firsts
 
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
@@ -254,12 +270,7 @@ def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files:
     for target in targets:
         _judge_one(scratch, target, work)
     index = _accepted(targets, cluster, work.index, scratch, None)
-    firsts: dict[tuple, Canonical] = {}
-    for target in targets:
-        key = acceptance.duplicate_key(target.canonical)
-        if key is not None:
-            firsts.setdefault(key, target.canonical)
-    return Surroundings(index, bool(cluster_files), firsts)
+    return Surroundings(index, bool(cluster_files), tuple(t.canonical for t in targets))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
@@ -329,6 +340,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         for target in targets:
             _judge_one(emitter, target, work)
     index = _accepted(targets, cluster, work.index, emitter, base, beside)
+    result.index, result.linted = index, [t.canonical for t in targets]
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
@@ -453,6 +465,7 @@ class _Work:
 def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool = False) -> None:
     """Schema and the checks of one object itself (independent of every other object's judgement);
     with ``cross``, the checks that resolve its references instead."""
+    checkpoint()  # a run nobody wants any more (the editor's text moved on) stops here
     manifest = target.canonical.manifest
     modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
     if cross and not modules:

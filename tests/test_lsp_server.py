@@ -282,7 +282,10 @@ async def test_code_actions_apply_the_rules_fixes(client: LanguageClient, projec
         text_document=document, range=types.Range(types.Position(0, 0), types.Position(0, 0)),
         context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])))
     assert fix_all is not None and [a.kind for a in fix_all] == ["source.fixAll.dralint"]
-    fixed = apply(TYPOS, fix_all[0].edit.document_changes[0].edits)
+    # VS Code resolves an action's edit when the user picks it: the fixes are made only then.
+    assert fix_all[0].edit is None
+    resolved = await client.code_action_resolve_async(fix_all[0])
+    fixed = apply(TYPOS, resolved.edit.document_changes[0].edits)
     assert "count: 1" in fixed and "requests: [gpu]" in fixed
     # What remains is not a typo: the cluster's one device publishes no pcieRoot to match.
     assert [d.code for d in await change(client, uri, 2, fixed)] == ["DRA701"]

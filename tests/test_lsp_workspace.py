@@ -118,6 +118,35 @@ def test_references_resolve_as_on_the_command_line_whatever_is_judged_together(t
                 f for f in expected if f["file"] == path], (judged, path)
 
 
+def test_a_large_documents_layer_stands_for_its_file(tmp_path: Path) -> None:
+    # The server judges a large document on a thread of its own and gives the others its objects
+    # as a layer: they get what the command line reports once the editor's text is saved (here
+    # the pods' template has their request `gpu` in that text only, and c's pod is defined there
+    # first).
+    (tmp_path / ".git").mkdir()
+    shutil.copy(REPO / "examples" / "driver" / "deviceclass.yaml", tmp_path / "class.yaml")
+    files = {"a/pod.yaml": POD.format(name="trainer"), "b/template.yaml": TEMPLATE.format(request="nic"),
+             "c/pod.yaml": POD.format(name="server")}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_text(text)
+    a, b, c = (str(tmp_path / name) for name in files)
+    large = TEMPLATE.format(request="gpu") + "---\n" + POD.format(name="server")
+    texts = {a: files["a/pod.yaml"], c: files["c/pod.yaml"]}
+    workspace = Workspace([tmp_path], load_catalog())
+    assert [f.rule for f in workspace.lint([a], texts)[a].findings] == ["DRA604"]  # b's template as on disk
+    itself, layer = workspace.lint_large(b, large, texts)
+    runs = [workspace.lint([a], texts, layers=[layer]), workspace.lint([c], texts, layers=[layer]),
+            workspace.lint([a, c], texts, layers=[layer]), {b: itself}]
+    (tmp_path / "b" / "template.yaml").write_text(large)
+    expected = cli_findings(tmp_path)
+    assert [(f["rule"], f["file"]) for f in expected] == [("DRA605", c)]
+    for linted in runs:
+        for path, judged in linted.items():
+            assert [without_fix(f.to_dict()) for f in judged.findings] == [
+                f for f in expected if f["file"] == path], path
+
+
 def test_the_editor_text_replaces_the_file(project: Path) -> None:
     workspace = Workspace([project], load_catalog())
     path = str(project / "manifests" / "claim.yaml")
