@@ -12,7 +12,9 @@ from dralint.catalog import load_catalog  # noqa: E402
 from dralint.findings import Category, Finding, Severity  # noqa: E402
 from dralint.fixes import Fix, Safety, TextEdit  # noqa: E402
 from dralint.lsp import translate  # noqa: E402
+from dralint import source  # noqa: E402
 from dralint.lsp.spans import Lines, Point, Span  # noqa: E402
+from dralint.lsp.workspace import Linted  # noqa: E402
 
 TEXT = "kind: ResourceClaim\ncout: 1\nnmae: x\n"
 DOCUMENT = types.OptionalVersionedTextDocumentIdentifier(uri="file:///c.yaml", version=3)
@@ -59,10 +61,42 @@ def test_only_the_findings_of_the_text_shown_under_the_range_get_fixes() -> None
     assert translate.overlapping([fresh, older], Span(Point(2, 1), Point(2, 1))) == [older]
 
 
-def test_findings_kept_from_an_older_text_stay_inside_the_newer_one() -> None:
+def test_findings_kept_from_an_older_text_stay_on_the_lines_of_the_newer_one() -> None:
     older = shown(3, Safety.SAFE, rule="DRA701")
     newer = Lines("kind: ResourceClaim\n")
     [moved] = translate.moved([older], newer, PositionCodec())
-    assert moved.span == Span(Point(1, 0), Point(1, 0)) and not moved.current
-    assert moved.diagnostic.range == types.Range(types.Position(1, 0), types.Position(1, 0))
+    # Past the newer text's end: on its last line with content, not an empty range after it.
+    assert moved.span == Span(Point(0, 0), Point(0, 19)) and not moved.current
+    assert moved.diagnostic.range == types.Range(types.Position(0, 0), types.Position(0, 19))
     assert [s.finding.rule for s in translate.whole_run_only([older, shown(2, Safety.SAFE)])] == ["DRA701"]
+
+
+def finding_at(line: int, column: int, rule: str = "DRA101") -> Finding:
+    return Finding(rule, "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "/c.yaml", line, column)
+
+
+def placed(text: str, finding: Finding, codec: PositionCodec | None = None) -> types.Range:
+    """The range sent for ``finding`` in ``text``."""
+    lines = Lines(text)
+    linted = Linted([finding], source.load_text(text, "/c.yaml"), None)  # type: ignore[arg-type]  # unread here
+    [shown] = translate.diagnostics(linted, lines, codec or PositionCodec(), load_catalog())
+    return shown.diagnostic.range
+
+
+def test_ranges_count_lines_as_lsp_and_columns_in_utf16_units() -> None:
+    # U+2028 and NEL in a quoted value end no line (LSP: \n, \r\n and \r only); the emoji before
+    # the key is two UTF-16 units (one code point: the finding's column counts it once).
+    text = 'kind: ResourceClaim\r\nmetadata: {annotations: {n: "\U0001F600\u2028\x85"}, nmae: x}\rspec: {}\n'
+    column = text.split("\r\n")[1].index("nmae") + 1
+    assert placed(text, finding_at(2, column)) == types.Range(types.Position(1, column), types.Position(1, column + 4))
+    assert placed(text, finding_at(3, 1)) == types.Range(types.Position(2, 0), types.Position(2, 4))
+    utf8 = PositionCodec(encoding=types.PositionEncodingKind.Utf8)
+    # In UTF-8 the emoji, U+2028 and NEL are 4, 3 and 2 units.
+    assert placed(text, finding_at(2, column), utf8).start.character == column - 1 + 3 + 2 + 1
+
+
+def test_a_finding_past_the_end_of_the_text_is_shown_on_its_last_line() -> None:
+    text = "kind: ResourceClaim\nspec: {}\n\n"
+    assert placed(text, finding_at(9, 1)) == types.Range(types.Position(1, 0), types.Position(1, 8))
+    assert placed(text, finding_at(4, 1)) == types.Range(types.Position(1, 0), types.Position(1, 8))
+    assert placed("", finding_at(3, 1)) == types.Range(types.Position(0, 0), types.Position(0, 0))  # nothing to show

@@ -19,7 +19,7 @@ from ..findings import Finding, Severity
 from ..fixers import FIXERS
 from ..fixes import Fix, Safety, TextEdit, apply_fixes
 from ..report.context import rule_url
-from .spans import Lines, Point, Span, finding_span
+from .spans import Lines, Point, Span, finding_span, visible
 from .workspace import WHOLE_RUN_RULES, Linted
 
 SOURCE = "dralint"
@@ -88,11 +88,12 @@ def whole_run_only(shown: Sequence[Shown]) -> list[Shown]:
 
 
 def moved(shown: Sequence[Shown], lines: Lines, codec: PositionCodec) -> list[Shown]:
-    """Findings of an older text shown on a newer one: the same places, kept inside the new text,
-    and never fixed (a fix's edits are made for the text of its finding)."""
+    """Findings of an older text shown on a newer one: the same places, kept inside the new text
+    (on its last line with content if past its end), and never fixed (a fix's edits are made for
+    the text of its finding)."""
     out = []
     for s in shown:
-        span = Span(lines.clamp(s.span.start), lines.clamp(s.span.end))
+        span = visible(Span(lines.clamp(s.span.start), lines.clamp(s.span.end)), lines)
         diagnostic = types.Diagnostic(range=to_range(span, lines, codec), message=s.diagnostic.message,
                                       severity=s.diagnostic.severity, code=s.diagnostic.code,
                                       code_description=s.diagnostic.code_description, source=SOURCE)
