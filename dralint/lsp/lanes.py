@@ -361,9 +361,16 @@ class Lanes:
 
         async def report() -> None:
             nonlocal begun
-            try:  # the client answers at once; one that does not gets no progress, not a hung lane
-                await asyncio.wait_for(progress.create_async(token), PROGRESS_EVERY)
-            except Exception:
+            # A busy client (decoding thousands of diagnostics) may answer late: the progress begins
+            # then, if the run still goes on. The request outlives the run's end (shielded): pygls
+            # fails on the answer to a request it has given up.
+            created = asyncio.ensure_future(progress.create_async(token))
+            created.add_done_callback(lambda done: done.cancelled() or done.exception())
+            try:
+                await asyncio.shield(created)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the client refused: no progress, the run goes on
                 return
             progress.begin(token, types.WorkDoneProgressBegin(title=title, message=work.stage, percentage=0))
             begun = True
