@@ -1,6 +1,7 @@
 """``dralint lsp`` end to end: a real LSP client (pytest-lsp) drives the server process over stdio."""
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from pathlib import Path
@@ -268,6 +269,62 @@ async def test_other_documents_are_not_judged(client: LanguageClient, project: P
     await open_and_wait(client, path, BAD_CEL)
     assert notes.as_uri() not in client.diagnostics
     await close(client, path)
+
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-template
+  namespace: default
+spec:
+  spec:
+    devices:
+      requests:
+      - name: {request}
+        exactly:
+          deviceClassName: gpu.example.com
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: default
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpu-template
+  containers:
+  - name: main
+    image: registry.example.com/trainer:1.0
+    resources:
+      claims:
+      - name: gpu
+        request: gpu
+"""
+
+
+async def test_a_pod_resolves_the_template_beside_it_as_on_the_command_line(client: LanguageClient,
+                                                                            project: Path) -> None:
+    # Another open document's template of the same name, without the pod's request `gpu`, used to
+    # answer the pod instead of the template in its own file: a DRA604 the command line does not
+    # report. As there, the pod's file comes first, and the other template is the one defined twice.
+    other = project / "b-other" / "template.yaml"
+    pods = project / "a-pods" / "pods.yaml"
+    try:
+        await open_and_wait(client, other, TEMPLATE.format(request="nic"))
+        assert await open_and_wait(client, pods, TEMPLATE.format(request="gpu") + "---\n" + POD) == []
+        # The other template's third answer: the whole run after the pods' file was opened.
+        async def third() -> list[types.Diagnostic]:
+            while len(mine := [p for p in client.published if p.uri == other.as_uri()]) < 3:
+                await asyncio.sleep(0.01)
+            return list(mine[2].diagnostics)
+
+        assert [d.code for d in await asyncio.wait_for(third(), 60)] == ["DRA605"]
+    finally:
+        await close(client, pods)
+        await close(client, other)
 
 
 TYPOS = """\
