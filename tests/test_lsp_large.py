@@ -74,11 +74,12 @@ def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
 
 
 async def progress_begun(client: LanguageClient, seen: int, timeout: float = 60.0) -> list[object]:
-    """The reports of the first progress begun after the ``seen`` ones there were."""
+    """The reports of the first progress begun after the ``seen`` ones there were (a run stopped
+    before the client answered its progress's creation begins none)."""
     async def begun() -> list[object]:
-        while len(client.progress_reports) <= seen or not list(client.progress_reports.values())[seen]:
+        while not (reports := [r for r in list(client.progress_reports.values())[seen:] if r]):
             await asyncio.sleep(0.01)
-        return list(client.progress_reports.values())[seen]
+        return reports[0]
 
     return await asyncio.wait_for(begun(), timeout)
 
