@@ -365,6 +365,7 @@ class Lanes:
             # then, if the run still goes on. The request outlives the run's end (shielded): pygls
             # fails on the answer to a request it has given up.
             created = asyncio.ensure_future(progress.create_async(token))
+            # Its failure is read even after the run's end: asyncio warns of a failure nobody read.
             created.add_done_callback(lambda done: done.cancelled() or done.exception())
             try:
                 await asyncio.shield(created)
