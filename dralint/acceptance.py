@@ -14,7 +14,7 @@ to the one nearest the referrer (``Index.find``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .catalog import Catalog
 from .convert import Canonical
@@ -50,21 +50,38 @@ class Duplicate:
     first: Canonical
 
 
-def duplicates(objects: Sequence[Canonical]) -> list[Duplicate]:
+def duplicates(objects: Sequence[Canonical], around: Mapping[tuple, Canonical] | None = None,
+               order: Callable[[Canonical], Any] | None = None) -> list[Duplicate]:
     """Every object after the first of its kind, namespace and name (objects named by
-    ``generateName`` and the context kinds Node and Namespace, often repeated on purpose, aside)."""
-    first: dict[tuple[str, str, str, str], Canonical] = {}
+    ``generateName`` and the context kinds Node and Namespace, often repeated on purpose, aside).
+
+    ``around`` holds the first object of each :func:`duplicate_key` among the run's other objects
+    (the files around an editor's documents), which ``order`` places among ``objects`` (before
+    them all without it)."""
+    around = around or {}
+    first: dict[tuple, Canonical] = {}
     found: list[Duplicate] = []
     for obj in objects:
-        manifest = obj.manifest
-        meta = manifest.value.get("metadata")
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        key = duplicate_key(obj)
+        if key is None:
             continue
-        if not manifest.group and manifest.kind in ("Node", "Namespace"):
-            continue
-        namespaced = manifest.kind in NAMESPACED_DRA_KINDS or bool(manifest.pod_spec_paths)
-        key = (manifest.group, manifest.kind, (manifest.namespace or "default") if namespaced else "", manifest.name)
         earlier = first.setdefault(key, obj)
+        other = around.get(key)
+        if other is not None and (order is None or order(other) < order(earlier)):
+            earlier = other
         if earlier is not obj:
             found.append(Duplicate(obj, earlier))
     return found
+
+
+def duplicate_key(obj: Canonical) -> tuple[str, str, str, str] | None:
+    """What makes two objects one in the cluster (group, kind, namespace, name); None for objects
+    that are not compared (no name, or a Node or Namespace)."""
+    manifest = obj.manifest
+    meta = manifest.value.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        return None
+    if not manifest.group and manifest.kind in ("Node", "Namespace"):
+        return None
+    namespaced = manifest.kind in NAMESPACED_DRA_KINDS or bool(manifest.pod_spec_paths)
+    return manifest.group, manifest.kind, (manifest.namespace or "default") if namespaced else "", manifest.name

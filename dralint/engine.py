@@ -13,6 +13,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Seque
 
 from . import checks as check_registry
 from . import acceptance, request_shape, schema, source, suppress
+from .cancel import checkpoint
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext, Problem
 from .convert import Canonical, to_canonical
@@ -95,6 +96,11 @@ class RunResult:
     suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
     skipped: dict[str, list[str]] = field(default_factory=dict)  # why → files that are no manifests
     foreign: int = 0  # documents that are YAML but no Kubernetes object (playbooks, settings...)
+    # What the editor keeps of a large document's run as the other documents' context: the index
+    # references were judged against (without the objects the API server would refuse), and the
+    # linted objects in canonical form, in run order.
+    index: Index | None = field(default=None, repr=False)
+    linted: list[Canonical] = field(default_factory=list, repr=False)
 
     @property
     def errors(self) -> int:
@@ -225,7 +231,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
-           base=surroundings.index if surroundings is not None else None)
+           around=surroundings)
     try:
         _suppress(emitter, result, suppress.collect(files, linted), options)
     except Exception as exc:  # the findings stand, unsuppressed, and say why
@@ -247,6 +253,22 @@ class Surroundings:
 
     index: Index
     cluster_given: bool
+    linted: Sequence[Canonical] = ()
+    """The objects of the surrounding files (not the cluster state's), in run order, refused or not."""
+    order: Callable[[Canonical], Any] | None = None
+    """The run's order of the objects (of their files): the linted objects join those of the same
+    name in the index at their place, as in a run that read them all, instead of replacing them."""
+
+    @functools.cached_property
+    def firsts(self) -> dict[tuple, Canonical]:
+        """The first of :attr:`linted` of each name (:func:`acceptance.duplicate_key`), which a linted
+        object of that name duplicates (DRA605) when it comes later in the run."""
+        firsts: dict[tuple, Canonical] = {}
+        for obj in self.linted:
+            key = acceptance.duplicate_key(obj)
+            if key is not None:
+                firsts.setdefault(key, obj)
+        return firsts
 
 
 def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files: Sequence[Any] = ()) -> Surroundings:
@@ -260,7 +282,7 @@ def index_surroundings(files: Sequence[Any], options: Options, *, cluster_files:
     for target in targets:
         _judge_one(scratch, target, work)
     index = _accepted(targets, cluster, work.index, scratch, None)
-    return Surroundings(index, bool(cluster_files))
+    return Surroundings(index, bool(cluster_files), tuple(t.canonical for t in targets))
 
 
 def load_cluster(paths: Sequence[str], options: Options) -> tuple[Index, list[Finding]]:
@@ -313,32 +335,37 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           world: Any = None) -> None:
+           around: Surroundings | None = None, world: Any = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
     processes of ``split``); then the linted objects the API server would refuse are left out of
     the index, and references and feasibility are judged against the objects that remain. The
     cluster state (``--cluster``, the webhook's) is what the cluster holds, and is taken as given.
+    The linted objects are laid over ``base`` (an object under review takes the place of the
+    cluster's), or over the objects ``around`` them (an editor's documents: beside the others).
     """
     release = options.release
-    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base)
+    base = around.index if around is not None else base
+    beside = around.order if around is not None else None
+    targets, work = _targets(emitter, linted, olds, cluster, options, operation, subresource, base, beside)
     if split is not None:
         _judge_split(emitter, targets, work, split)
     else:
         for target in targets:
             _judge_one(emitter, target, work)
     try:
-        index = _accepted(targets, cluster, work.index, emitter, base)
+        index = _accepted(targets, cluster, work.index, emitter, base, beside)
     except Exception as exc:  # references are judged against every object, refused ones included
         _run_error(emitter, "leaving out the objects the API server would refuse", exc,
                    [t.canonical.manifest.document for t in targets])
         index = work.index
+    result.index, result.linted = index, [t.canonical for t in targets]
     references = replace(work, index=index)
     for target in targets:
         _judge_one(emitter, target, references, cross=True)
     try:
-        _duplicates(emitter, [t.canonical for t in targets])
+        _duplicates(emitter, [t.canonical for t in targets], around)
     except Exception as exc:
         _run_error(emitter, "looking for objects defined twice", exc, [t.canonical.manifest.document for t in targets])
     feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
@@ -393,7 +420,7 @@ def _in_metadata(field: str) -> bool:
 
 
 def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, emitter: _Emitter,
-              base: Index | None) -> Index:
+              base: Index | None, beside: Callable[[Canonical], Any] | None = None) -> Index:
     """The index without the linted objects the API server would refuse (``index`` itself when none is)."""
     refused = {id(obj) for obj in acceptance.refused([t.canonical for t in targets], emitter.findings,
                                                      acceptance.refusing_rules(emitter.catalog))}
@@ -403,16 +430,18 @@ def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, em
     kept = [obj for obj, out in stored if not out]
     left_out = [obj for obj, out in stored if out]
     if base is not None:  # the review's object is refused: the cluster keeps what it has
-        accepted = base.overlay(kept)
+        accepted = base.overlay(kept, beside=beside)
         for obj in left_out:
             accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
         return accepted
     return Index.build(kept + cluster, left_out)
 
 
-def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
-    """DRA605 on every object whose kind, namespace and name an earlier object of the run has."""
-    for duplicate in acceptance.duplicates(objects):
+def _duplicates(emitter: _Emitter, objects: Sequence[Canonical], around: Surroundings | None) -> None:
+    """DRA605 on every object whose kind, namespace and name an earlier object of the run has
+    (among ``objects`` or the files ``around`` them)."""
+    firsts, order = (around.firsts, around.order) if around is not None else ({}, None)
+    for duplicate in acceptance.duplicates(objects, firsts, order):
         manifest, first = duplicate.obj.manifest, duplicate.first.manifest
         doc, first_doc = manifest.document, first.document
         pos = doc.locate(manifest.base.child("metadata", "name"))
@@ -428,7 +457,8 @@ def _duplicates(emitter: _Emitter, objects: Sequence[Canonical]) -> None:
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
              options: Options, operation: str | None, subresource: str,
-             base: Index | None = None) -> tuple[list["_Target"], "_Work"]:
+             base: Index | None = None,
+             beside: Callable[[Canonical], Any] | None = None) -> tuple[list["_Target"], "_Work"]:
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
@@ -445,7 +475,7 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
         targets.append(_Target(canonical, old, stored, tuple(dropped)))
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
-    index = base.overlay(stored) if base is not None else Index.build(stored + cluster)
+    index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -463,6 +493,7 @@ class _Work:
 def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool = False) -> None:
     """Schema and the checks of one object itself (independent of every other object's judgement);
     with ``cross``, the checks that resolve its references instead."""
+    checkpoint()  # a run nobody wants any more (the editor's text moved on) stops here
     manifest = target.canonical.manifest
     modules = [m for m in check_registry.checks_for(target.canonical.kind) if (m in _REFERENCE_CHECKS) == cross]
     if cross and not modules:

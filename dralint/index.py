@@ -62,18 +62,23 @@ class Index:
                 self._base._derived.setdefault(key, entry)
         return entry[0]
 
-    def overlay(self, objects: Iterable[Canonical]) -> "Index":
+    def overlay(self, objects: Iterable[Canonical], *, beside: Callable[[Canonical], Any] | None = None) -> "Index":
         """This index plus ``objects``, leaving this one as it is (the webhook's cluster state plus the
         object under review): the collections the objects belong to are copied shallowly, the others
         shared, and derived facts computed from collections the objects do not touch are reused
         instead of computed again. An added object takes the place of one of the same name (the
-        object under review is the newer). Caches that read no collection (empty dicts filled by
-        their users) are not shared: they stay per overlay."""
+        object under review is the newer). With ``beside`` (a sort key: the run's order of files),
+        it joins them instead, as in a run that read both (the editor's documents laid over the
+        files around them): :meth:`find` then picks as the command line does. Caches that read no
+        collection (empty dicts filled by their users) are not shared: they stay per overlay."""
         objects = list(objects)
         touched = _with_companions({collection_of(obj) for obj in objects})
         out = self._sharing(touched)
         for obj in objects:
-            out.add(obj, replace=True)
+            if beside is None:
+                out.add(obj, replace=True)
+            else:
+                out._join(obj, beside)
         out._base, out._touched = self, touched
         out._derived = {k: v for k, v in self._derived.items() if v[1] and not v[1] & touched}
         return out
@@ -148,6 +153,17 @@ class Index:
         elif name:
             getattr(self, name).append(obj)
         return name
+
+    def _join(self, obj: Canonical, order: Callable[[Canonical], Any]) -> None:
+        """File ``obj`` beside the objects of its name, each name's objects sorted by ``order``."""
+        name = collection_of(obj)
+        if name not in _KEYED.values():
+            self.add(obj)
+            return
+        identity = (obj.kind, obj.namespace, obj.name)
+        joined = sorted([*self.same.get(identity, ()), obj], key=order)  # a new list: the base keeps its own
+        self.same[identity] = joined
+        getattr(self, name)[_table_key(obj)] = joined[0]
 
     @classmethod
     def build(cls, objects: Iterable[Canonical], refused: Iterable[Canonical] = ()) -> "Index":

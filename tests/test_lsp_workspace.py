@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shutil
@@ -55,6 +56,95 @@ def test_each_document_gets_what_the_command_line_reports_for_it(project: Path) 
         # The editor's findings carry their fixes (for code actions); the command line's do not.
         assert [without_fix(f.to_dict()) for f in linted[os.path.normpath(file)].findings] == [
             f for f in expected if f["file"] == file], file
+
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu-template
+  namespace: default
+spec:
+  spec:
+    devices:
+      requests:
+      - name: {request}
+        exactly:
+          deviceClassName: gpu.example.com
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpu-template
+  containers:
+  - name: main
+    image: registry.example.com/trainer:1.0
+    resources:
+      claims:
+      - name: gpu
+        request: gpu
+"""
+
+
+def test_references_resolve_as_on_the_command_line_whatever_is_judged_together(tmp_path: Path) -> None:
+    # Two templates of one name, in the first pod's file (a) and in another folder (b); the pod in
+    # c has none beside it, and the command line resolves it to the first of the run (a's). Judged
+    # together or alone, each document gets the command line's findings: b's template, which has
+    # no request `gpu`, never answers a pod (DRA604), and is the one defined twice (DRA605) even
+    # when a's is not judged with it.
+    (tmp_path / ".git").mkdir()
+    shutil.copy(REPO / "examples" / "driver" / "deviceclass.yaml", tmp_path / "class.yaml")
+    files = {"a/pods.yaml": TEMPLATE.format(request="gpu") + "---\n" + POD.format(name="trainer"),
+             "b/template.yaml": TEMPLATE.format(request="nic"),
+             "c/pod.yaml": POD.format(name="server")}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_text(text)
+    expected = cli_findings(tmp_path)
+    assert {f["rule"] for f in expected} == {"DRA605"}  # b's template is defined twice
+    paths = [str(tmp_path / name) for name in files]
+    texts = {path: Path(path).read_text() for path in paths}  # every document open in the editor
+    workspace = Workspace([tmp_path], load_catalog())
+    for judged in itertools.chain.from_iterable(itertools.combinations(paths, n) for n in (1, 2, 3)):
+        linted = workspace.lint(judged, texts)
+        for path in judged:
+            assert [without_fix(f.to_dict()) for f in linted[path].findings] == [
+                f for f in expected if f["file"] == path], (judged, path)
+
+
+def test_a_large_documents_layer_stands_for_its_file(tmp_path: Path) -> None:
+    # The server judges a large document on a thread of its own and gives the others its objects
+    # as a layer: they get what the command line reports once the editor's text is saved (here
+    # the pods' template has their request `gpu` in that text only, and c's pod is defined there
+    # first).
+    (tmp_path / ".git").mkdir()
+    shutil.copy(REPO / "examples" / "driver" / "deviceclass.yaml", tmp_path / "class.yaml")
+    files = {"a/pod.yaml": POD.format(name="trainer"), "b/template.yaml": TEMPLATE.format(request="nic"),
+             "c/pod.yaml": POD.format(name="server")}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_text(text)
+    a, b, c = (str(tmp_path / name) for name in files)
+    large = TEMPLATE.format(request="gpu") + "---\n" + POD.format(name="server")
+    texts = {a: files["a/pod.yaml"], c: files["c/pod.yaml"]}
+    workspace = Workspace([tmp_path], load_catalog())
+    assert [f.rule for f in workspace.lint([a], texts)[a].findings] == ["DRA604"]  # b's template as on disk
+    itself, layer = workspace.lint_large(b, large, texts)
+    runs = [workspace.lint([a], texts, layers=[layer]), workspace.lint([c], texts, layers=[layer]),
+            workspace.lint([a, c], texts, layers=[layer]), {b: itself}]
+    (tmp_path / "b" / "template.yaml").write_text(large)
+    expected = cli_findings(tmp_path)
+    assert [(f["rule"], f["file"]) for f in expected] == [("DRA605", c)]
+    for linted in runs:
+        for path, judged in linted.items():
+            assert [without_fix(f.to_dict()) for f in judged.findings] == [
+                f for f in expected if f["file"] == path], path
 
 
 def test_the_editor_text_replaces_the_file(project: Path) -> None:

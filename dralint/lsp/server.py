@@ -1,15 +1,9 @@
 """``dralint lsp``: the language server over stdio (pygls).
 
 Every feature is a short handler registered in :func:`build_server`: it fetches the document,
-asks :mod:`.workspace` (the engine, in the context of the whole workspace) or the last findings,
-and sends what :mod:`.translate` makes of them. Linting runs on one worker thread, one run at a
-time: changes arriving within ``DEBOUNCE`` seconds, or while a run is busy, are judged together
-by the next run, so the editor always gets the findings of its newest text.
-
-An edited document is judged at once without the feasibility stage (the allocator's search can
-take longer than typing allows); its previous DRA7xx (and DRA910) findings stay shown meanwhile. Once typing
-pauses for ``SETTLE`` seconds, every open document is judged whole: the edited ones for
-feasibility, the others because an edit may change their verdict.
+asks :mod:`.lanes` to judge it (the engine, in the context of the whole workspace, on worker
+threads: :mod:`.workspace`) or reads the last findings, and sends what :mod:`.translate` makes
+of them. Fixes are made when a code action asks for them, for the findings it asks about.
 """
 from __future__ import annotations
 
@@ -17,9 +11,7 @@ import argparse
 import asyncio
 import logging
 import os
-import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -28,18 +20,15 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..cancel import Token, cancellable
 from ..catalog import Catalog, load_catalog
 from ..findings import Finding, Severity
 from ..source.discover import EXTENSIONS
 from . import translate
-from .spans import Lines, Point, Span
+from .lanes import Lanes, Published
+from .spans import Point, Span
 from .workspace import MAX_CONTEXT_FILES, Workspace
 
-# Changes closer together than this are judged by one run (a burst of keystrokes, a paste, an
-# undo of several edits). Short, so that findings follow typing: see bench/bench_lsp.py.
-DEBOUNCE = 0.02
-# The pause in typing after which open documents are judged whole (with feasibility).
-SETTLE = 0.3
 _LANGUAGES = frozenset({"yaml", "json", "jsonc"})
 # Clients send the whole text on each change: pygls counts lines as str.splitlines does (U+2028,
 # form feed and others break lines there, not in LSP), so ranged edits would put a document with
@@ -48,126 +37,50 @@ _SYNC = types.TextDocumentSyncKind.Full
 _WATCHED = ("**/*.{yaml,yml,json}", "**/.dralint.{yaml,yml}", "**/pyproject.toml")
 
 
-@dataclass(frozen=True)
-class _Published:
-    """The findings last sent for one document, with the text they point into."""
-
-    version: int | None
-    lines: Lines
-    shown: list[translate.Shown]
-
-
 class DralintServer(LanguageServer):
-    """The server's state: the project, the open documents, and the lint loop."""
+    """The server's state: the project, the open documents, what was sent for them, and the lanes
+    that judge them."""
 
     def __init__(self) -> None:
         super().__init__("dralint", __version__, text_document_sync_kind=_SYNC)
         self.catalog = load_catalog()
         self.project: Workspace | None = None
         self.open: dict[str, str] = {}              # uri → file path, for the documents we judge
-        self.published: dict[str, _Published] = {}
-        self._dirty: set[str] = set()               # edited: judge at once, without feasibility
-        self._stale: set[str] = set()               # judge whole when typing pauses
-        self._wake = asyncio.Event()
-        self._loop_task: asyncio.Task | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dralint-lint")
+        self.published: dict[str, Published] = {}
+        self.lanes = Lanes(self)
+        # Fixes are made on their own thread: a code action never waits for a run, nor a run for it.
+        self._fixing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dralint-fixes")
         self._settings_seen: object = None
         self.shut_down = False                      # the client asked to shut down before exit
         self._told_truncated = False
 
-    # -- scheduling ----------------------------------------------------------------------------
-
     def schedule(self, uris: Sequence[str], *, edited: bool) -> None:
         """Judge ``uris`` again: at once if the user edited them, after a pause otherwise."""
-        (self._dirty if edited else self._stale).update(u for u in uris if u in self.open)
-        if self._loop_task is None:
-            self._loop_task = asyncio.get_running_loop().create_task(self._lint_loop())
-        self._wake.set()
+        self.lanes.schedule(uris, edited=edited)
 
-    async def _lint_loop(self) -> None:
-        while True:
-            try:
-                await self._lint_round()
-            except Exception:  # our bug; the loop must outlive it, or the editor hears nothing more
-                self.window_log_message(types.LogMessageParams(types.MessageType.Error, traceback.format_exc()))
+    def publish(self, uri: str, outcome: Published) -> None:
+        """Send ``outcome`` as ``uri``'s diagnostics if it is of the document's current text."""
+        if uri in self.open and self.workspace.get_text_document(uri).version == outcome.version:
+            self.published[uri] = outcome
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, version=outcome.version, diagnostics=[s.diagnostic for s in outcome.shown]))
 
-    async def _lint_round(self) -> None:
-        """Wait for work, then judge the edited documents quickly, or all whole once typing paused."""
-        await self._wake.wait()
-        self._wake.clear()
-        await asyncio.sleep(DEBOUNCE)
-        if self._dirty:
-            judged, self._dirty = self._dirty, set()
-            await self._lint(judged, feasibility=False)
-            self._stale |= set(self.open)
-            self._wake.set()
-        elif self._stale:
-            try:  # the pause: anything new (an edit above all) is served first
-                await asyncio.wait_for(self._wake.wait(), SETTLE)
-                return
-            except asyncio.TimeoutError:
-                pass
-            judged, self._stale = self._stale, set()
-            await self._lint(judged, feasibility=True)
+    def log(self, kind: types.MessageType, message: str) -> None:
+        """A line in the client's log of this server."""
+        self.window_log_message(types.LogMessageParams(kind, message))
 
-    async def _lint(self, uris: set[str], *, feasibility: bool) -> None:
-        uris = {u for u in uris if u in self.open}
-        if not uris or self.project is None:
-            return
-        documents = {uri: self.workspace.get_text_document(uri) for uri in self.open}
-        snapshot = {uri: (doc.version, doc.source) for uri, doc in documents.items()}
-        # Findings a quick run does not make stay shown from the last whole run until the next.
-        kept = {} if feasibility else {uri: translate.whole_run_only(p.shown) for uri, p in self.published.items()}
-        results = await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._judge_each, uris, snapshot, feasibility, kept)
-        self._report_settings()
-        for uri, outcome in results.items():
-            if isinstance(outcome, str):  # our bug: say so in the log and in the document, keep serving
-                self.window_log_message(types.LogMessageParams(types.MessageType.Error, outcome))
-                outcome = _Published(snapshot[uri][0], Lines(snapshot[uri][1]), [internal_error(self.catalog)])
-            if uri in self.open and self.workspace.get_text_document(uri).version == outcome.version:
-                self.published[uri] = outcome
-                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                    uri=uri, version=outcome.version, diagnostics=[s.diagnostic for s in outcome.shown]))
+    def internal_error(self) -> translate.Shown:
+        """What the user sees when the server itself failed on a document (details in the log)."""
+        return internal_error(self.catalog)
 
-    def _judge_each(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]], feasibility: bool,
-                    kept: dict[str, list[translate.Shown]]) -> dict[str, _Published | str]:
-        """On the worker thread: the documents judged together, or, when that fails, each alone, so
-        that one document the server fails on costs the others nothing (a traceback for that one)."""
-        try:
-            return dict(self._judge(uris, snapshot, feasibility, kept))
-        except Exception:
-            if len(uris) == 1:
-                return {uri: traceback.format_exc() for uri in uris}
-        out: dict[str, _Published | str] = {}
-        for uri in uris:
-            out.update(self._judge_each({uri}, snapshot, feasibility, kept))
-        return out
-
-    def _judge(self, uris: set[str], snapshot: dict[str, tuple[int | None, str]], feasibility: bool,
-               kept: dict[str, list[translate.Shown]]) -> dict[str, _Published]:
-        """Lint ``uris`` with the editor's texts of every open document."""
-        assert self.project is not None
-        texts = {self.open[uri]: text for uri, (_, text) in snapshot.items()}
-        linted = self.project.lint([self.open[u] for u in uris], texts, feasibility=feasibility)
-        codec = self.workspace.position_codec
-        out = {}
-        for uri in uris:
-            version, text = snapshot[uri]
-            lines = Lines(text)
-            shown = translate.diagnostics(linted[os.path.normpath(self.open[uri])], lines, codec, self.catalog)
-            out[uri] = _Published(version, lines, shown + translate.moved(kept.get(uri, []), lines, codec))
-        return out
-
-    def _report_settings(self) -> None:
+    def report_settings(self) -> None:
         """Tell the user once about each new reading of the configuration that had something to say,
         and once that the workspace is too large to be read whole."""
         assert self.project is not None
         if self.project.truncated and not self._told_truncated:
             self._told_truncated = True
-            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, (
-                f"dralint: the workspace has more than {MAX_CONTEXT_FILES} YAML/JSON files; "
-                "only the first are read as context")))
+            self.log(types.MessageType.Warning, (f"dralint: the workspace has more than {MAX_CONTEXT_FILES} "
+                                                 "YAML/JSON files; only the first are read as context"))
         settings = self.project.settings
         if settings is self._settings_seen:
             return
@@ -175,14 +88,41 @@ class DralintServer(LanguageServer):
         if settings.error:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"dralint: {settings.error}"))
         for note in settings.notes:
-            self.window_log_message(types.LogMessageParams(types.MessageType.Info, f"dralint: {note}"))
+            self.log(types.MessageType.Info, f"dralint: {note}")
 
-    async def on_project(self, work: Callable[[Workspace], object], *, edited: bool = True) -> None:
-        """Run ``work(project)`` on the lint thread (never beside a lint), then judge every open document."""
+    def on_project(self, work: Callable[[Workspace], object], *, edited: bool = True) -> None:
+        """Apply ``work(project)`` (a change of files), then judge every open document."""
         if self.project is None:
             return
-        await asyncio.get_running_loop().run_in_executor(self._executor, work, self.project)
+        work(self.project)
         self.schedule(list(self.open), edited=edited)
+
+    async def fixed(self, published: Published, shown: Sequence[translate.Shown]) -> list[translate.Shown]:
+        """``shown`` (of ``published``) with their fixes, made on the fixes' thread the first time they
+        are asked for; a request the client cancels stops making them."""
+        missing = [s for s in shown if id(s) not in published.fixed]
+        if missing and published.linted is not None and self.project is not None:
+            token = Token()
+            try:
+                findings = await asyncio.get_running_loop().run_in_executor(
+                    self._fixing, self._fixes, published, [s.finding for s in missing], token)
+            except asyncio.CancelledError:
+                token.cancel()
+                raise
+            for s, finding in zip(missing, findings, strict=True):
+                published.fixed[id(s)] = translate.Shown(s.span, finding, s.diagnostic)
+        return [published.fixed.get(id(s), s) for s in shown]
+
+    def _fixes(self, published: Published, findings: list[Finding], token: Token) -> list[Finding]:
+        assert self.project is not None and published.linted is not None
+        with cancellable(token):
+            return self.project.fixes(published.linted, findings)
+
+    def stop(self) -> None:
+        """The client asked to shut down: stop every run."""
+        self.shut_down = True
+        self.lanes.shutdown()
+        self._fixing.shutdown(wait=False, cancel_futures=True)
 
 
 def internal_error(catalog: Catalog) -> translate.Shown:
@@ -206,6 +146,19 @@ def _judged(uri: str, language: str | None) -> str | None:
     return None
 
 
+def _versioned(ls: DralintServer) -> bool:
+    """Whether the client takes edits tied to a document's version (``documentChanges``)."""
+    edits = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
+    return bool(edits and edits.document_changes)
+
+
+def _resolves_edits(ls: DralintServer) -> bool:
+    """Whether the client asks for a code action's edit when the user picks it (``codeAction/resolve``)."""
+    actions = ls.client_capabilities.text_document and ls.client_capabilities.text_document.code_action
+    support = actions and actions.resolve_support
+    return bool(support and "edit" in support.properties)
+
+
 def build_server() -> DralintServer:
     """The server with its features registered (one place; each handler a few lines)."""
     server = DralintServer()
@@ -219,7 +172,7 @@ def build_server() -> DralintServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DralintServer, params: types.InitializedParams) -> None:
-        ls._report_settings()
+        ls.report_settings()
         watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
         if watched and watched.dynamic_registration:
             try:
@@ -228,8 +181,7 @@ def build_server() -> DralintServer:
                     register_options=types.DidChangeWatchedFilesRegistrationOptions(
                         watchers=[types.FileSystemWatcher(glob_pattern=g) for g in _WATCHED]))]))
             except Exception as exc:  # files created later are then found when a document is saved
-                ls.window_log_message(types.LogMessageParams(
-                    types.MessageType.Warning, f"dralint: the client refused to watch files: {exc}"))
+                ls.log(types.MessageType.Warning, f"dralint: the client refused to watch files: {exc}")
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: DralintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -243,24 +195,25 @@ def build_server() -> DralintServer:
         ls.schedule([params.text_document.uri], edited=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: DralintServer, params: types.DidSaveTextDocumentParams) -> None:
+    def did_save(ls: DralintServer, params: types.DidSaveTextDocumentParams) -> None:
         # A saved file may be new to the workspace (clients without file watching tell us no other way).
-        await ls.on_project(lambda project: project.files_changed(), edited=False)
+        ls.on_project(lambda project: project.files_changed(), edited=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: DralintServer, params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: DralintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = ls.open.pop(uri, None)
         ls.published.pop(uri, None)
+        ls.lanes.closed(uri)
         if path is not None:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-            await ls.on_project(lambda project: project.forget(path))
+            ls.on_project(lambda project: project.forget(path))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    async def files_changed(ls: DralintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    def files_changed(ls: DralintServer, params: types.DidChangeWatchedFilesParams) -> None:
         kinds = {c.type for c in params.changes}
         if kinds - {types.FileChangeType.Changed}:
-            await ls.on_project(lambda project: project.files_changed())
+            ls.on_project(lambda project: project.files_changed())
         else:  # edits on disk are seen by their time stamps at the next run
             ls.schedule(list(ls.open), edited=False)
 
@@ -276,27 +229,46 @@ def build_server() -> DralintServer:
         return translate.hover(published.shown, point, published.lines, codec, ls.catalog, markdown=markdown)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, translate.FIX_ALL]))
-    def code_action(ls: DralintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        code_action_kinds=[types.CodeActionKind.QuickFix, translate.FIX_ALL], resolve_provider=True))
+    async def code_action(ls: DralintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         published = ls.published.get(uri)
         version = ls.workspace.get_text_document(uri).version
         if published is None or published.version != version:
             return None  # the fixes' positions are those of an older text; the next run brings new ones
-        codec, lines = ls.workspace.position_codec, published.lines
+        codec, lines, only = ls.workspace.position_codec, published.lines, params.context.only
         span = Span(translate.from_position(params.range.start, lines, codec),
                     translate.from_position(params.range.end, lines, codec))
-        edits = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
+        candidates = translate.fixable(published.shown, ls.catalog)
+        under = translate.overlapping(candidates, span) if translate.wanted(types.CodeActionKind.QuickFix, only) \
+            else []
+        whole = bool(candidates) and translate.wanted(translate.FIX_ALL, only)
         document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-        return translate.code_actions(published.shown, span, lines, codec, document, only=params.context.only,
-                                      versioned=bool(edits and edits.document_changes)) or None
+        versioned = _versioned(ls)
+        actions = translate.quick_fixes(await ls.fixed(published, under), lines, codec, document, versioned=versioned)
+        if whole and _resolves_edits(ls):  # the whole document's fixes are made when the user picks it
+            actions.append(translate.fix_all_to_resolve(document))
+        elif whole and (every := translate.fix_all(await ls.fixed(published, candidates), lines, codec, document,
+                                                   versioned=versioned)):
+            actions.append(every)
+        return actions or None
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def resolve_code_action(ls: DralintServer, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        uri = data.get("uri", "")
+        published = ls.published.get(uri)
+        if action.kind != translate.FIX_ALL or published is None or published.version != data.get("version") \
+                or ls.workspace.get_text_document(uri).version != published.version:
+            return action  # for an older text: no edit, rather than a misplaced one
+        fixed = await ls.fixed(published, translate.fixable(published.shown, ls.catalog))
+        document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=published.version)
+        return translate.fix_all(fixed, published.lines, ls.workspace.position_codec, document,
+                                 versioned=_versioned(ls)) or action
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DralintServer, params: None) -> None:
-        ls.shut_down = True
-        if ls._loop_task is not None:
-            ls._loop_task.cancel()
-        ls._executor.shutdown(wait=False, cancel_futures=True)
+        ls.stop()
 
     return server
 

@@ -95,7 +95,21 @@ def finding_span(finding: Finding, lines: Lines, documents: Sequence[SourceDocum
         inside = _cel_span(lines, documents, lines.offset(start))
         if inside is not None:
             return inside
-    return _token_span(lines, start)
+    return visible(_token_span(lines, start), lines)
+
+
+def visible(span: Span, lines: Lines) -> Span:
+    """``span``, or the last line with content when ``span`` is empty and nothing but blank lines
+    follows it: a finding placed past the text's end (its line counted otherwise, or kept from a
+    longer text), an error at the end of the text. Editors show nothing for an empty range there."""
+    if span.start != span.end or lines.line(span.start.line)[span.start.column:].strip() \
+            or any(lines.line(n).strip() for n in range(span.start.line + 1, len(lines))):
+        return span
+    for number in range(min(span.start.line, len(lines) - 1), -1, -1):
+        text = lines.line(number)
+        if text.strip():
+            return Span(Point(number, len(text) - len(text.lstrip())), Point(number, len(text.rstrip())))
+    return span  # a blank text: there is nothing to show
 
 
 def _token_span(lines: Lines, start: Point) -> Span:

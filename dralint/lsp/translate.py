@@ -5,7 +5,6 @@ server's handlers call these and send what they return.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -13,16 +12,19 @@ from typing import Sequence
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from ..cancel import checkpoint
 from ..catalog import Catalog
 from ..explain import explain
 from ..findings import Finding, Severity
+from ..fixers import FIXERS
 from ..fixes import Fix, Safety, TextEdit, apply_fixes
 from ..report.context import rule_url
-from .spans import Lines, Point, Span, finding_span
+from .spans import Lines, Point, Span, finding_span, visible
 from .workspace import WHOLE_RUN_RULES, Linted
 
 SOURCE = "dralint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"  # "source.fixAll.dralint"
+FIX_ALL_TITLE = "Apply dralint's safe fixes"
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -37,6 +39,8 @@ class Shown:
     span: Span
     finding: Finding
     diagnostic: types.Diagnostic
+    current: bool = True
+    """Whether the finding is of the text shown, not kept from an older one (only those get fixes)."""
 
 
 def to_range(span: Span, lines: Lines, codec: PositionCodec) -> types.Range:
@@ -63,6 +67,7 @@ def diagnostics(linted: Linted, lines: Lines, codec: PositionCodec, catalog: Cat
     """One diagnostic per finding of a document: the rule id as code, linked to its documentation."""
     shown = []
     for finding in linted.findings:
+        checkpoint()  # 10,000 findings take a second to place: a newer text stops that too
         span = finding_span(finding, lines, linted.parsed.documents)
         rule = catalog.rules.get(finding.rule)
         diagnostic = types.Diagnostic(
@@ -83,15 +88,16 @@ def whole_run_only(shown: Sequence[Shown]) -> list[Shown]:
 
 
 def moved(shown: Sequence[Shown], lines: Lines, codec: PositionCodec) -> list[Shown]:
-    """Findings of an older text shown on a newer one: the same places, kept inside the new text,
-    without their fixes (their edits were computed for the old text)."""
+    """Findings of an older text shown on a newer one: the same places, kept inside the new text
+    (on its last line with content if past its end), and never fixed (a fix's edits are made for
+    the text of its finding)."""
     out = []
     for s in shown:
-        span = Span(lines.clamp(s.span.start), lines.clamp(s.span.end))
+        span = visible(Span(lines.clamp(s.span.start), lines.clamp(s.span.end)), lines)
         diagnostic = types.Diagnostic(range=to_range(span, lines, codec), message=s.diagnostic.message,
                                       severity=s.diagnostic.severity, code=s.diagnostic.code,
                                       code_description=s.diagnostic.code_description, source=SOURCE)
-        out.append(Shown(span, dataclasses.replace(s.finding, fix=None), diagnostic))
+        out.append(Shown(span, s.finding, diagnostic, current=False))
     return out
 
 
@@ -123,45 +129,68 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
 
 
-def code_actions(shown: Sequence[Shown], span: Span, lines: Lines, codec: PositionCodec,
-                 document: types.OptionalVersionedTextDocumentIdentifier, *, only: Sequence[str] | None = None,
-                 versioned: bool = True) -> list[types.CodeAction]:
-    """The fixes of the findings under ``span`` as quick fixes (safe ones preferred), and one
-    ``source.fixAll.dralint`` action applying every safe fix of the document that does not overlap another.
+def fixable(shown: Sequence[Shown], catalog: Catalog) -> list[Shown]:
+    """The findings among ``shown`` that may have a fix: of the text shown, by a rule with a fixer."""
+    return [s for s in shown if s.current and s.finding.rule in FIXERS
+            and catalog.rules[s.finding.rule].autofix is not None]
+
+
+def overlapping(shown: Sequence[Shown], span: Span) -> list[Shown]:
+    """The findings among ``shown`` whose range meets ``span``."""
+    return [s for s in shown if s.span.start <= span.end and span.start <= s.span.end]
+
+
+def quick_fixes(fixed: Sequence[Shown], lines: Lines, codec: PositionCodec,
+                document: types.OptionalVersionedTextDocumentIdentifier, *,
+                versioned: bool = True) -> list[types.CodeAction]:
+    """The fixes of ``fixed`` (findings with their fixes made) as quick fixes, safe ones preferred.
 
     A fix with edits in another file is not offered: its positions are that file's as linted,
     which the editor may hold otherwise. ``versioned`` sends ``documentChanges`` tied to the
     document's version, so a client whose text moved on refuses the edit instead of misplacing it.
     """
-    fixable = [s for s in shown if s.finding.fix is not None and _in_document(s.finding.fix, s.finding.file)]
     actions = []
-    if _wanted(types.CodeActionKind.QuickFix.value, only):
-        for s in fixable:
-            if s.span.start <= span.end and span.start <= s.span.end:
-                fix = s.finding.fix
-                assert fix is not None
-                unsafe = "" if fix.safety is Safety.SAFE else " (unsafe: check the result)"
-                actions.append(types.CodeAction(
-                    title=f"{fix.title}{unsafe} ({s.finding.rule})", kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[s.diagnostic], is_preferred=fix.safety is Safety.SAFE,
-                    edit=_workspace_edit(document, fix.edits, lines, codec, versioned)))
-    safe = [s.finding.fix for s in fixable if s.finding.fix is not None and s.finding.fix.safety is Safety.SAFE]
-    if safe and _wanted(FIX_ALL, only):
-        _, taken, _ = apply_fixes(lines.text, fixable[0].finding.file, safe)
+    for s in fixed:
+        fix = s.finding.fix
+        if fix is None or not _in_document(fix, s.finding.file):
+            continue
+        unsafe = "" if fix.safety is Safety.SAFE else " (unsafe: check the result)"
         actions.append(types.CodeAction(
-            title=f"Apply dralint's safe fixes ({len(taken)})", kind=FIX_ALL,
-            edit=_workspace_edit(document, [e for fix in taken for e in fix.edits], lines, codec, versioned)))
+            title=f"{fix.title}{unsafe} ({s.finding.rule})", kind=types.CodeActionKind.QuickFix,
+            diagnostics=[s.diagnostic], is_preferred=fix.safety is Safety.SAFE,
+            edit=_workspace_edit(document, fix.edits, lines, codec, versioned)))
     return actions
+
+
+def fix_all(fixed: Sequence[Shown], lines: Lines, codec: PositionCodec,
+            document: types.OptionalVersionedTextDocumentIdentifier, *,
+            versioned: bool = True) -> types.CodeAction | None:
+    """The ``source.fixAll.dralint`` action: every safe fix of ``fixed`` (the document's findings with
+    their fixes made) that does not overlap another; None when there is none."""
+    safe = [s.finding.fix for s in fixed if s.finding.fix is not None and s.finding.fix.safety is Safety.SAFE
+            and _in_document(s.finding.fix, s.finding.file)]
+    if not safe:
+        return None
+    _, taken, _ = apply_fixes(lines.text, fixed[0].finding.file, safe)
+    return types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
+                            edit=_workspace_edit(document, [e for fix in taken for e in fix.edits], lines, codec,
+                                                 versioned))
+
+
+def fix_all_to_resolve(document: types.OptionalVersionedTextDocumentIdentifier) -> types.CodeAction:
+    """The ``source.fixAll.dralint`` action without its edit, which the client asks for when the
+    user picks it (``codeAction/resolve``): the fixes of a whole document are made only then."""
+    return types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL, data={"uri": document.uri, "version": document.version})
+
+
+def wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether the client asked for actions of ``kind`` (a kind asked for covers its sub-kinds)."""
+    asked = [str(getattr(k, "value", k)) for k in only or ()]  # enum members or plain strings
+    return not asked or any(kind == k or kind.startswith(f"{k}.") for k in asked)
 
 
 def _in_document(fix: Fix, file: str) -> bool:
     return all(edit.file == file for edit in fix.edits)
-
-
-def _wanted(kind: str, only: Sequence[str] | None) -> bool:
-    """Whether the client asked for actions of ``kind`` (a kind asked for covers its sub-kinds)."""
-    asked = [str(getattr(k, "value", k)) for k in only or ()]  # enum members or plain strings
-    return not asked or any(kind == k or kind.startswith(f"{k}.") for k in asked)
 
 
 def _workspace_edit(document: types.OptionalVersionedTextDocumentIdentifier, edits: Sequence[TextEdit],
