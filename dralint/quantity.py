@@ -103,9 +103,11 @@ def _number_text(n: int | float) -> str:
 
 _NANO = 10**9
 _MAX_INT64 = 2**63 - 1
-# Decimal exponents beyond this are kept at it: a value of 10^1000 already exceeds anything a
-# device or a request can hold, and the exact power would take unbounded time and memory.
+# Magnitudes beyond 10^1000 are kept as 10^1000 (LARGEST): that already exceeds anything a device or
+# a request can hold, and the exact power of an exponent up to 2^31 (which Go's inf.Dec keeps as a
+# scale, for free) would take unbounded time and memory. Order is kept: a larger text is never less.
 _MAX_EXPONENT = 1000
+LARGEST = Fraction(10) ** _MAX_EXPONENT
 # Python refuses int() of longer digit strings; longer mantissas are read in pieces of this size.
 _DIGIT_CHUNK = 4000
 _LONGEST_BITS = 13_000  # about 3,900 decimal digits
@@ -143,7 +145,7 @@ def _parse(text: str) -> Quantity:
         value *= _DECIMAL[suffix]
     else:
         value = _scaled(value, _exponent(suffix[1:]), len(digits))
-    value = _canonical(value, binary)
+    value = min(_canonical(value, binary), LARGEST)
     return Quantity(-value if sign == "-" else value, text)
 
 
@@ -168,7 +170,9 @@ def _scaled(value: Fraction, exponent: int, digits: int) -> Fraction:
     if exponent < 0 and -exponent > digits + 10:
         # Far below a nano whatever the mantissa: the round-up to 1n below decides the value.
         return Fraction(1, _NANO * 10) if value else Fraction(0)
-    return value * Fraction(10) ** min(exponent, _MAX_EXPONENT)
+    if exponent > _MAX_EXPONENT:
+        return LARGEST if value else Fraction(0)
+    return value * Fraction(10) ** exponent
 
 
 def _canonical(value: Fraction, binary: bool) -> Fraction:

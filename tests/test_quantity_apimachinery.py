@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dralint.quantity import Quantity, QuantityError
+from dralint.quantity import LARGEST, Quantity, QuantityError
 
 INT64_MAX = 2**63 - 1
 MAX_INT64_FACTORS = 18
@@ -189,8 +189,19 @@ quantity_text = (st.text(QUANTITY_ALPHABET, max_size=12)
 @example("0.0000000001")
 @example("-0.0000000001")
 @example(" 1Gi ")
+@example("1E1001")
+@example("-5e1000")
 def test_every_text_parses_as_apimachinery_parses_it(text):
-    assert outcome(ours, text) == outcome(unmarshal, text)
+    expected = outcome(unmarshal, text)
+    if isinstance(expected, Fraction) and abs(expected) > LARGEST:
+        expected = LARGEST if expected > 0 else -LARGEST  # dralint's documented bound
+    assert outcome(ours, text) == expected
+
+
+@pytest.mark.parametrize("larger, smaller", [("1E1001", "1E1000"), ("5e1000", "1e999"), ("1e2147483647", "9e999")])
+def test_quantities_beyond_the_largest_keep_their_order(larger, smaller):
+    assert Quantity.parse(larger).value >= Quantity.parse(smaller).value
+    assert Quantity.parse(larger).value == LARGEST and Quantity.parse("-" + larger).value == -LARGEST
 
 
 @pytest.mark.parametrize("text, value", [
