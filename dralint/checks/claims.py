@@ -432,7 +432,8 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
 
 
 def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
-    """Admin access needs the namespace label: an error when the namespace is known without it, else a warning."""
+    """Admin access needs the namespace label: DRA216 when the namespace is known without it, DRA217 when
+    its labels are not known (judged as unlabelled, as the API server judges most namespaces)."""
     key = ctx.limits.admin_access_label
     if key is None:
         return None
@@ -442,9 +443,10 @@ def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
     if labels is None:
         where = f"namespace {namespace!r}" if namespace else "the namespace it is created in"
         return Problem(R_ADMIN_UNVERIFIED, path,
-                       f"admin access is only granted when {where} carries the label {label}; the namespace is not "
-                       "part of this run, so dralint cannot check it (the API server refuses the object with "
-                       "Forbidden when the label is missing)")
+                       f"admin access is only granted when {where} carries the label {label}, which few "
+                       "namespaces do; the Namespace is not part of this run, so dralint cannot see its labels: give "
+                       "it in the files or with --cluster if it has the label (API server, without the label: "
+                       "Forbidden)")
     if labels.get(key) != "true":
         return Problem(R_ADMIN_FORBIDDEN, path,
                        f"admin access to devices requires the label {label} on namespace {namespace!r}, which does "
