@@ -151,7 +151,7 @@ def _compile(expression: str, env: CelEnv, derived: bool) -> Compiled:
         return Compiled(expression, env, issues, None)
     found = validate(parsed.root, checked, m)
     if found:
-        return Compiled(expression, env, tuple(CelIssue("check", "error", msg, off) for off, msg in found), None)
+        return Compiled(expression, env, tuple(CelIssue(code, "error", msg, off) for off, msg, code in found), None)
     out = checked.type_of(parsed.root)
     wrong = _derived_output_error(out, env) if derived else _selector_output_error(out, m.attribute_type)
     if wrong:
