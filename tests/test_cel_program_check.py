@@ -89,5 +89,5 @@ spec:
 
 
 def test_a_derived_attribute_is_refused_the_same_way() -> None:
-    compiled = compile_derived_attribute('device.driver.find("[")', CelEnv(37, gates=frozenset({"DRAConsumableCapacity"})))
-    assert [i.code for i in compiled.issues] == ["program"]
+    env = CelEnv(37, gates=frozenset({"DRAConsumableCapacity"}))
+    assert [i.code for i in compile_derived_attribute('device.driver.find("[")', env).issues] == ["program"]

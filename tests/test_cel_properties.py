@@ -15,8 +15,8 @@ DEVICE = Device("gpu.example.com",
                 {"gpu.example.com": {"model": "a100", "index": 3, "ok": True, "v": Semver.parse("1.2.3"),
                                      "ids": (1, 2)}},
                 {"gpu.example.com": {"memory": Quantity.parse("80Gi")}})
-CODES = {"too-long", "syntax", "check", "panic", "output-type", "cost", "has-domain-always-true", "version-string-compare",
-         "unknown-domain", "unknown-attribute", "unknown-capacity", "unguarded-attribute"}
+CODES = {"too-long", "syntax", "check", "panic", "output-type", "program", "cost", "has-domain-always-true",
+         "version-string-compare", "unknown-domain", "unknown-attribute", "unknown-capacity", "unguarded-attribute"}
 
 ATOMS = ["1", "0", "-1", "2.5", "1u", "'a100'", "\"\"", "true", "false", "null", "[]", "[1, 2]", "{}", "{'k': 1}",
          "device.driver", 'device.attributes["gpu.example.com"].model', 'device.attributes["gpu.example.com"].index',

@@ -117,7 +117,8 @@ def parse_clause(data: bytes, start: int) -> tuple[int, str, int | None]:
 
 
 def _atoi(digits: str) -> int:
-    prefix = "could not parse formatting clause: error while parsing precision: error while converting precision to integer: "
+    prefix = ("could not parse formatting clause: error while parsing precision: "
+              "error while converting precision to integer: ")
     if not digits:
         raise FormatError(prefix + 'strconv.Atoi: parsing "": invalid syntax')
     value = int(digits)
