@@ -3,8 +3,9 @@
 FindAllRegexOptimization)``, so the pattern of a ``find``/``findAll`` call that is a string
 literal is compiled by ``env.Program``. A bad one makes Kubernetes' ``CompileCELExpression``
 fail with "program instantiation failed: <Go's regexp error>" (an internal-error result; the API
-server refuses the object with it). ``matches`` is not optimized this way in DRA (no
-``OptOptimize``): its literal pattern is the validators' "invalid matches argument".
+server refuses the object with it). The base environment's ``OptOptimize`` precompiles a
+literal ``matches`` pattern the same way, but the validators have refused a bad one already
+("invalid matches argument").
 """
 from __future__ import annotations
 
