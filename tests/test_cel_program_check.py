@@ -91,3 +91,34 @@ spec:
 def test_a_derived_attribute_is_refused_the_same_way() -> None:
     env = CelEnv(37, gates=frozenset({"DRAConsumableCapacity"}))
     assert [i.code for i in compile_derived_attribute('device.driver.find("[")', env).issues] == ["program"]
+
+
+@pytest.mark.parametrize("expr,message,offset", [
+    ('int("abc") == 1', 'strconv.ParseInt: parsing "abc": invalid syntax', 0),
+    ("uint(-1) == 1u", "unsigned integer overflow", 0),
+    ("int(1e19) == 1", "integer overflow", 0),
+    ('double("x") == 1.0', 'strconv.ParseFloat: parsing "x": invalid syntax', 0),
+    ('bool("maybe")', 'strconv.ParseBool: parsing "maybe": invalid syntax', 0),
+    ('string(b"\\xff") == ""', "invalid UTF-8 in bytes, cannot convert to string", 0),
+    # a conversion folded before counts as a constant; dyn() is planned as a plain call
+    ('uint(int("-5")) == 1u', "unsigned integer overflow", 0),
+    ('duration(string(1)) > duration("1s")', 'time: invalid duration "1"', 0),
+    ('true || dyn(int("x")) == 1', 'strconv.ParseInt: parsing "x": invalid syntax', 12),
+])
+def test_a_conversion_of_a_constant_is_evaluated_when_the_program_is_built(expr: str, message: str,
+                                                                           offset: int) -> None:
+    issues = compile_selector(expr, CelEnv(36)).issues
+    assert [(i.code, i.message, i.offset) for i in issues] == [
+        ("program", f"program instantiation failed: {message}", offset)]
+
+
+@pytest.mark.parametrize("expr", ['int("5") == 5', "int(string(1)) == 1", "int(-9223372036854775808) < 0",
+                                  "int(device.driver) == 1", 'timestamp("2020-01-01T00:00:00Z") > timestamp(0)'])
+def test_conversions_that_succeed_or_are_not_constant_compile(expr: str) -> None:
+    assert compile_selector(expr, CelEnv(36)).ok
+
+
+def test_a_timestamp_literal_out_of_range_is_refused_by_the_validator() -> None:
+    # cel-go's validator evaluates timestamp() on any literal, an int as well as a string
+    issues = compile_selector("timestamp(253402300800) > timestamp(0)", CelEnv(36)).issues
+    assert [(i.code, i.message, i.offset) for i in issues] == [("check", "invalid timestamp argument", 10)]

@@ -7,9 +7,10 @@ from . import ast as A
 from . import types as T
 from .checker import CheckResult
 from .env import EnvModel
+from .errors import CelRuntimeError
 from .format_check import PANIC, check_format, is_format_call
+from .lib_std import to_duration, to_timestamp
 from .regex import RegexError, compile_regex
-from .timefmt import TimeFormatError, parse_duration, parse_timestamp
 
 # Functions whose list arguments may mix types (ext.Strings marks "format" exempt).
 _EXEMPT = frozenset({"format"})
@@ -80,8 +81,10 @@ def _literal_args(out: list[tuple[int, str]], e: A.Call, checked: CheckResult) -
                 out.append((arg.offset, "invalid matches argument"))
     elif fn in ("duration", "timestamp") and e.target is None and len(e.args) == 1:
         arg = e.args[0]
-        if isinstance(arg, A.Literal) and isinstance(arg.value, str):
+        # cel-go evaluates the call (evalCall): any literal, so timestamp(<int>) out of range and
+        # a duration beyond its range are refused too.
+        if isinstance(arg, A.Literal):
             try:
-                (parse_duration if fn == "duration" else parse_timestamp)(arg.value)
-            except TimeFormatError:
+                (to_duration if fn == "duration" else to_timestamp)(arg.value)
+            except CelRuntimeError:
                 out.append((arg.offset, f"invalid {fn} argument"))
