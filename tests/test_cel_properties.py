@@ -15,21 +15,21 @@ DEVICE = Device("gpu.example.com",
                 {"gpu.example.com": {"model": "a100", "index": 3, "ok": True, "v": Semver.parse("1.2.3"),
                                      "ids": (1, 2)}},
                 {"gpu.example.com": {"memory": Quantity.parse("80Gi")}})
-CODES = {"too-long", "syntax", "check", "output-type", "cost", "has-domain-always-true", "version-string-compare",
-         "unknown-domain", "unknown-attribute", "unknown-capacity", "unguarded-attribute"}
+CODES = {"too-long", "syntax", "check", "panic", "output-type", "program", "cost", "has-domain-always-true",
+         "version-string-compare", "unknown-domain", "unknown-attribute", "unknown-capacity", "unguarded-attribute"}
 
 ATOMS = ["1", "0", "-1", "2.5", "1u", "'a100'", "\"\"", "true", "false", "null", "[]", "[1, 2]", "{}", "{'k': 1}",
          "device.driver", 'device.attributes["gpu.example.com"].model', 'device.attributes["gpu.example.com"].index',
          'device.attributes["gpu.example.com"].ids', 'device.attributes["gpu.example.com"].v',
          'device.attributes["x"].y', 'device.capacity["gpu.example.com"].memory', "device.attributes",
          'quantity("1Gi")', 'semver("1.0.0")', "device.allowMultipleAllocations", "x", "lists.range(3)",
-         "optional.none()", "optional.of(1)", "dyn(1)", "'a1b2'", "b'x'", "duration('1s')"]
+         "optional.none()", "optional.of(1)", "dyn(1)", "'a1b2'", "b'x'", "duration('1s')", "'%d-%s'"]
 BINARY = ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "in"]
 METHODS = [".size()", ".contains('a')", ".startsWith('a')", ".matches('[0-9]+')", ".isGreaterThan(quantity('1'))",
            ".compareTo(semver('1.0.0'))", ".exists(e, e == 1)", ".all(e, true)", ".map(e, e)", ".filter(e, e > 0)",
            ".includes(1)", ".orValue(0)", ".hasValue()", ".split('a')", ".lowerAscii()", ".sum()", ".min()",
            ".?model", "[0]", "['k']", "[?0]", ".sort()", ".reverse()", ".find('[a-z]')", ".asInteger()",
-           ".major()", ".exists_one(k, v, true)", ".transformList(i, v, v)"]
+           ".major()", ".exists_one(k, v, true)", ".transformList(i, v, v)", ".format([1, 'a'])"]
 
 
 def _expr() -> st.SearchStrategy[str]:

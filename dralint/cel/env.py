@@ -56,6 +56,15 @@ LIBRARIES: Mapping[str, _Option] = {
 }
 _ALLOW_MULTI = _Option(34, gate=GATE_CONSUMABLE)
 
+# Behaviours of the cel-go a release's binaries vendor, whatever the environment: name -> the
+# releases that have it.
+CEL_GO_QUIRKS: Mapping[str, range] = {
+    # cel-go before v0.21 (Kubernetes 1.31 vendors v0.20.1) tests a format() receiver with
+    # `!literal && type != string` (for `||`) and then reads it as a literal: a non-literal
+    # string receiver panics the check (google/cel-go#987, in v0.21.0; 1.32 vendors v0.22.0).
+    "format_nonliteral_panic": range(0, 32),
+}
+
 
 @dataclass(frozen=True)
 class CelEnv:
@@ -73,11 +82,13 @@ class CelEnv:
 
 @dataclass(frozen=True)
 class EnvModel:
-    """The resolved environment: available libraries, the device type and the attribute type."""
+    """The resolved environment: available libraries, the device type, the attribute type and
+    the quirks of the release's cel-go (``CEL_GO_QUIRKS``)."""
 
     libraries: frozenset[str]
     device_fields: Mapping[str, T.Type]
     attribute_type: T.Type
+    quirks: frozenset[str] = frozenset()
 
     def has(self, library: str) -> bool:
         return library in self.libraries
@@ -109,7 +120,8 @@ def model(env: CelEnv) -> EnvModel:
     }
     if _included(_ALLOW_MULTI, env):
         fields["allowMultipleAllocations"] = T.BOOL
-    return EnvModel(libs, fields, attr)
+    quirks = frozenset(name for name, minors in CEL_GO_QUIRKS.items() if env.kube_minor in minors)
+    return EnvModel(libs, fields, attr, quirks)
 
 
 _VERSION = re.compile(r"^v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?$")

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 class CelIssue:
     """A problem found while compiling or linting a selector.
 
-    ``code`` is ``too-long``, ``syntax``, ``check``, ``output-type``, ``cost`` (errors) or one of
-    the warning codes of :mod:`dralint.cel.lint`. ``message`` uses cel-go's wording where cel-go
+    ``code`` is ``too-long``, ``syntax``, ``check``, ``panic`` (the release's cel-go crashes on
+    the expression), ``output-type``, ``program`` (cel-go cannot plan the checked expression),
+    ``cost`` (errors) or one of the warning codes of
+    :mod:`dralint.cel.lint`. ``message`` uses cel-go's wording where cel-go
     has one; ``offset`` is the 0-based character offset in the expression (None: whole expression);
     ``hint`` teaches the fix where cel-go's text does not (shown before it).
     """

@@ -1,11 +1,12 @@
-"""cel-go extension libraries: strings (v2), lists (v3), sets, optional types, two-variable helpers."""
+"""cel-go extension libraries: strings (v2; ``format`` is in :mod:`.strformat`), lists (v3), sets, optional
+types, two-variable helpers."""
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from .errors import CelRuntimeError
-from .runtime import DomainMap, compare, equal, err, lookup_key, no_overload, type_name
+from .runtime import DomainMap, compare, equal, err, lookup_key, no_overload
+from .strformat import string_format
 from .values import Duration, Optional, Timestamp, Uint
 
 # -- strings ---------------------------------------------------------------------------------
@@ -141,91 +142,6 @@ def quote(s: Any) -> str:
             out.append(c)
     out.append('"')
     return "".join(out)
-
-
-def string_format(fmt: Any, args: Any) -> str:
-    """ext.Strings ``format``: %s %d %f %e %b %o %x %X with optional precision."""
-    from .lib_std import to_string
-
-    _s(fmt)
-    if type(args) not in (list, tuple):
-        raise no_overload("format")
-    out: list[str] = []
-    i, n, argi = 0, len(fmt), 0
-    while i < n:
-        c = fmt[i]
-        if c != "%":
-            out.append(c)
-            i += 1
-            continue
-        i += 1
-        if i < n and fmt[i] == "%":
-            out.append("%")
-            i += 1
-            continue
-        prec = None
-        if i < n and fmt[i] == ".":
-            j = i + 1
-            while j < n and fmt[j].isdigit():
-                j += 1
-            prec = int(fmt[i + 1:j] or "0")
-            i = j
-        if i >= n:
-            raise err('could not parse formatting clause: unexpected end of string')
-        verb = fmt[i]
-        i += 1
-        if argi >= len(args):
-            raise err(f"index {argi} out of range")
-        arg = args[argi]
-        argi += 1
-        out.append(_format_clause(verb, prec, arg, to_string))
-    return "".join(out)
-
-
-def _format_clause(verb: str, prec: int | None, arg: Any, to_string: Callable[[Any], str]) -> str:
-    t = type(arg)
-    if verb == "s":
-        if t in (list, tuple):
-            return "[" + ", ".join(_format_clause("s", None, x, to_string) for x in arg) + "]"
-        if t in (dict, DomainMap):
-            items = sorted((_format_clause("s", None, k, to_string), _format_clause("s", None, v, to_string))
-                           for k, v in arg.items())
-            return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
-        if arg is None:
-            return "null"
-        if t is float:
-            return to_string(arg)
-        return to_string(arg)
-    if verb == "d":
-        if t in (int, Uint):
-            return str(int(arg))
-        if t is float and (math.isnan(arg) or math.isinf(arg)):
-            return "NaN" if math.isnan(arg) else ("+Inf" if arg > 0 else "-Inf")
-        raise err(f"error during formatting: integer clause can only be used on integers, was given {type_name(arg)}")
-    if verb in "fe":
-        if t not in (int, Uint, float):
-            raise err(f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} clause can only be "
-                      f"used on doubles, was given {type_name(arg)}")
-        p = 6 if prec is None else prec
-        v = float(arg)
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "+Inf" if v > 0 else "-Inf"
-        return f"{v:.{p}{verb}}"
-    if verb in "boxX":
-        if t in (int, Uint):
-            v = int(arg)
-            body = format(abs(v), {"b": "b", "o": "o", "x": "x", "X": "X"}[verb])
-            return ("-" if v < 0 else "") + body
-        if verb in "xX" and t in (str, bytes):
-            data = arg.encode("utf-8") if t is str else arg
-            h = data.hex()
-            return h.upper() if verb == "X" else h
-        raise err(f"error during formatting: only integers{', byte buffers, and strings' if verb in 'xX' else ''} "
-                  f"can be formatted as {'hex' if verb in 'xX' else ('binary' if verb == 'b' else 'octal')}, "
-                  f"was given {type_name(arg)}")
-    raise err(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
 
 
 # -- lists -----------------------------------------------------------------------------------

@@ -215,7 +215,7 @@ def _rx(pattern: Any) -> Any:
     try:
         return compile_regex(pattern)
     except RegexError as exc:
-        raise err(str(exc)) from None
+        raise err(f"Illegal regex: {exc}") from None
 
 
 def find(s: Any, pattern: Any) -> str:

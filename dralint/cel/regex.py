@@ -17,7 +17,31 @@ _UNANCHORED = _re2.RE2.Anchor.UNANCHORED
 
 
 class RegexError(ValueError):
-    """A pattern RE2 rejects."""
+    """A pattern RE2 rejects; the text is Go's ``regexp.Compile`` error (see :func:`go_error`)."""
+
+
+# RE2's error codes (re2/regexp.cc) as Go's regexp/syntax words them: the two parsers are one
+# design and find the same error at the same place, only the names differ.
+_GO_CODES = {
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "bad repetition operator": "invalid nested repetition operator",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "invalid named capture group": "invalid named capture",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+}
+
+
+def go_error(detail: str) -> str:
+    """RE2's ``code: arg`` message as Go's ``*syntax.Error`` prints it
+    (``error parsing regexp: missing closing ]: `[```)."""
+    if detail.startswith("trailing \\"):
+        return "error parsing regexp: trailing backslash at end of expression: ``"
+    code, sep, arg = detail.partition(": ")
+    if not sep:
+        return f"error parsing regexp: {_GO_CODES.get(detail, detail)}"
+    return f"error parsing regexp: {_GO_CODES.get(code, code)}: `{arg}`"
 
 
 class Pattern:
@@ -73,7 +97,7 @@ def _compile(pattern: str) -> Pattern | RegexError:
         detail = compiled.error()
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        return RegexError(f"error parsing regexp: {detail}")
+        return RegexError(go_error(detail))
     return Pattern(compiled)
 
 

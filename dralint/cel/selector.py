@@ -1,4 +1,5 @@
-"""``compile_selector``: length check, parse, type-check, validate, output type, cost, program.
+"""``compile_selector``: length check, parse, type-check, validate, output type, program
+instantiation, cost, program.
 
 The stages and their order are those of Kubernetes' ``CompileCELExpression`` plus the API
 server's length check (docs/cel.md §1.5-1.6). Compiled programs are cached per
@@ -17,6 +18,7 @@ from .device import Device
 from .env import GATE_LIST_ATTRS, CelEnv, model
 from .errors import CelIssue, CelRuntimeError, issue_text
 from .parser import ParseError, parse
+from .program_check import program_error
 from .runtime import type_name
 from .validators import validate
 
@@ -151,11 +153,14 @@ def _compile(expression: str, env: CelEnv, derived: bool) -> Compiled:
         return Compiled(expression, env, issues, None)
     found = validate(parsed.root, checked, m)
     if found:
-        return Compiled(expression, env, tuple(CelIssue("check", "error", msg, off) for off, msg in found), None)
+        return Compiled(expression, env, tuple(CelIssue(code, "error", msg, off) for off, msg, code in found), None)
     out = checked.type_of(parsed.root)
     wrong = _derived_output_error(out, env) if derived else _selector_output_error(out, m.attribute_type)
     if wrong:
         return Compiled(expression, env, (CelIssue("output-type", "error", wrong, None),), None)
+    failed = program_error(parsed.root, checked)
+    if failed:
+        return Compiled(expression, env, (CelIssue("program", "error", failed[1], failed[0]),), None)
     cost = estimate(parsed.root, checked, m)[1]
     issues: tuple[CelIssue, ...] = ()
     if cost > (DERIVED_MAX_COST if derived else MAX_COST):

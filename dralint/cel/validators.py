@@ -1,22 +1,28 @@
-"""cel-go's AST validators that Kubernetes enables: homogeneous aggregate literals and the
-duration / timestamp / regex literal checks. They run only after a clean type check."""
+"""cel-go's AST validators that Kubernetes enables: homogeneous aggregate literals, the
+duration / timestamp / regex literal checks and the strings extension's ``format`` check.
+They run only after a clean type check."""
 from __future__ import annotations
 
 from . import ast as A
 from . import types as T
 from .checker import CheckResult
 from .env import EnvModel
+from .errors import CelRuntimeError
+from .format_check import PANIC, check_format, is_format_call
+from .lib_std import to_duration, to_timestamp
 from .regex import RegexError, compile_regex
-from .timefmt import TimeFormatError, parse_duration, parse_timestamp
 
 # Functions whose list arguments may mix types (ext.Strings marks "format" exempt).
 _EXEMPT = frozenset({"format"})
 
 
-def validate(root: A.Expr, checked: CheckResult, model: EnvModel) -> list[tuple[int, str]]:
-    """(offset, message) for every validator finding, in tree order."""
+def validate(root: A.Expr, checked: CheckResult, model: EnvModel) -> list[tuple[int, str, str]]:
+    """(offset, message, code) for every validator finding, ordered by offset as cel-go prints
+    its issues. ``code`` is ``check``, or ``panic`` where the release's cel-go crashes instead."""
     out: list[tuple[int, str]] = []
+    panics: list[tuple[int, str, str]] = []
     literal_checks = model.has("literal_validators")
+    formats = model.has("strings")
     # Iterative walk carrying "inside an exempt call" so deep trees cannot overflow.
     stack: list[tuple[A.Expr, bool]] = [(root, False)]
     while stack:
@@ -26,11 +32,27 @@ def validate(root: A.Expr, checked: CheckResult, model: EnvModel) -> list[tuple[
         elif isinstance(e, A.MapLit) and not exempt:
             if not _homogeneous(out, checked, [(ent.key, False) for ent in e.entries]):
                 _homogeneous(out, checked, [(ent.value, ent.optional) for ent in e.entries])
-        elif isinstance(e, A.Call) and literal_checks:
-            _literal_args(out, e, checked)
+        elif isinstance(e, A.Call):
+            if literal_checks:
+                _literal_args(out, e, checked)
+            if formats and is_format_call(e, checked):
+                _format(out, panics, e, checked, model)
         child_exempt = exempt or (isinstance(e, A.Call) and e.function in _EXEMPT)
         stack.extend((c, child_exempt) for c in reversed(A.children(e)))
-    return out
+    if panics:
+        return panics[:1]  # the crash ends the compilation: nothing else is reported
+    return sorted(((offset, message, "check") for offset, message in out), key=lambda f: f[0])
+
+
+def _format(out: list[tuple[int, str]], panics: list[tuple[int, str, str]], e: A.Call, checked: CheckResult,
+            model: EnvModel) -> None:
+    target = e.target
+    if isinstance(target, A.Literal) and isinstance(target.value, str):
+        problem = check_format(e, target.value, e.args[0].elements, checked)  # type: ignore[union-attr]
+        if problem is not None:
+            out.append(problem)
+    elif "format_nonliteral_panic" in model.quirks and target is not None and checked.type_of(target) == T.STRING:
+        panics.append((e.offset, PANIC, "panic"))
 
 
 def _homogeneous(out: list[tuple[int, str]], checked: CheckResult, elems: list[tuple[A.Expr, bool]]) -> bool:
@@ -59,8 +81,10 @@ def _literal_args(out: list[tuple[int, str]], e: A.Call, checked: CheckResult) -
                 out.append((arg.offset, "invalid matches argument"))
     elif fn in ("duration", "timestamp") and e.target is None and len(e.args) == 1:
         arg = e.args[0]
-        if isinstance(arg, A.Literal) and isinstance(arg.value, str):
+        # cel-go evaluates the call (evalCall): any literal, so timestamp(<int>) out of range and
+        # a duration beyond its range are refused too.
+        if isinstance(arg, A.Literal):
             try:
-                (parse_duration if fn == "duration" else parse_timestamp)(arg.value)
-            except TimeFormatError:
+                (to_duration if fn == "duration" else to_timestamp)(arg.value)
+            except CelRuntimeError:
                 out.append((arg.offset, f"invalid {fn} argument"))

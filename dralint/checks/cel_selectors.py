@@ -318,6 +318,10 @@ def _judge(expr: str, env: Any, known: Any, everywhere: Any, domain: str | None)
             yield COMPILE_ERROR, f"{hint}compilation failed: {text} (API server: Invalid value)", issue.offset, None
         elif issue.code == "output-type":
             yield COMPILE_ERROR, f"{issue.message} (API server: Invalid value)", None, None
+        elif issue.code == "program":
+            yield COMPILE_ERROR, f"{issue.message} (API server: Internal error)", issue.offset, None
+        elif issue.code == "panic":
+            yield COMPILE_ERROR, issue.message, issue.offset, None
         elif issue.code == "cost":
             yield (COST_EXCEEDED, f"{issue.message}: the worst-case estimate is {compiled.cost:,} against a limit "
                                   "of 1,000,000 (API server: Forbidden)", None, {"cost": compiled.cost})

@@ -141,6 +141,8 @@ def _expression(ctx: CheckContext, expression: str, path: FieldPath, costs: list
         elif issue.code == "output-type":
             yield Problem(RULE, path, f"a derived attribute's expression {issue.message}: constraints compare "
                                       "scalars or lists of scalars (API server: Invalid value)")
+        elif issue.code == "program":
+            yield Problem(RULE, path, f"{issue.message} (API server: Internal error)", scalar_offset=issue.offset)
         elif issue.code == "cost":
             yield Problem(RULE, path, f"derived attribute expression too complex: Kubernetes estimates its worst case "
                                       f"at {compiled.cost:,}, over the limit of {DERIVED_MAX_COST:,} for one "
