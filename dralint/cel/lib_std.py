@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .regex import RegexError, compile_regex
 from .runtime import err, no_overload, size, type_name
-from .timefmt import MAX_DURATION, TimeFormatError, parse_duration, parse_timestamp
+from .timefmt import MAX_UNIX, MIN_UNIX, TimeFormatError, TimestampOverflow, parse_duration, parse_timestamp
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
 
 _GO_INT = re.compile(r"^[+-]?[0-9]+$")
@@ -171,13 +171,11 @@ def to_duration(v: Any) -> Duration:
     if type(v) is Duration:
         return v
     if type(v) is str:
+        # cel-go drops Go's parse error for its own wording; Go's range is within CEL's.
         try:
-            d = parse_duration(v)
-        except TimeFormatError as exc:
-            raise err(str(exc)) from None
-        if abs(d.nanos) > MAX_DURATION:
-            raise err("duration out of range")
-        return d
+            return parse_duration(v)
+        except TimeFormatError:
+            raise err("type conversion error from 'string' to 'google.protobuf.Duration'") from None
     raise no_overload("duration")
 
 
@@ -187,15 +185,14 @@ def to_timestamp(v: Any) -> Timestamp:
     if type(v) is str:
         try:
             return parse_timestamp(v)
-        except TimeFormatError as exc:
-            raise err(str(exc)) from None
+        except TimestampOverflow:
+            raise err("timestamp overflow") from None
+        except TimeFormatError:
+            raise err("type conversion error from 'string' to 'google.protobuf.Timestamp'") from None
     if type(v) is int:
-        from .timefmt import MAX_TS, MIN_TS
-
-        n = v * 10**9
-        if not MIN_TS <= n <= MAX_TS:
-            raise err("timestamp out of range")
-        return Timestamp(n)
+        if not MIN_UNIX <= v <= MAX_UNIX:
+            raise err("timestamp overflow")
+        return Timestamp(v * 10**9)
     raise no_overload("timestamp")
 
 
