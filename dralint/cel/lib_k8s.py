@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from ..quantity import Quantity, QuantityError
 from .errors import CelRuntimeError
+from .netip import NetipError, go_quote, parse_addr, parse_prefix
 from .regex import RegexError, compile_regex
 from .runtime import compare, equal, err, no_overload
 from .values import INT_MAX, INT_MIN, URL, CIDRValue, IPAddr, NamedFormat, Optional, Semver, SemverError
@@ -321,14 +322,15 @@ def includes(target: Any, v: Any) -> bool:
 
 # -- ip / cidr ------------------------------------------------------------------------------
 def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    if "%" in s:
-        raise err("IP Address with zone value is not allowed")
+    """apiserver's ``parseIPAddr``: netip's reading, then no zone and no IPv4-mapped IPv6."""
     try:
-        a = ipaddress.ip_address(s)
-    except ValueError:
-        raise err(f'IP Address "{s}" parse error during conversion from string: ParseAddr("{s}"): unable to parse IP') from None
+        a, zone = parse_addr(s)
+    except NetipError as exc:
+        raise err(f"IP Address {go_quote(s)} parse error during conversion from string: {exc}") from None
+    if zone:
+        raise err(f"IP address {go_quote(s)} with zone value is not allowed")
     if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
-        raise err("IPv4-mapped IPv6 address is not allowed")
+        raise err(f"IPv4-mapped IPv6 address {go_quote(s)} is not allowed")
     return a
 
 
@@ -391,13 +393,15 @@ def cidr(s: Any) -> CIDRValue:
 
 
 def _parse_cidr(s: str) -> CIDRValue:
-    if "/" not in s:
-        raise err(f'network address parse error during conversion from string: netip.ParsePrefix("{s}"): no \'/\'')
-    addr_s, bits_s = s.split("/", 1)
-    a = _parse_ip(addr_s)
-    if not bits_s.isdigit() or (len(bits_s) > 1 and bits_s[0] == "0") or int(bits_s) > a.max_prefixlen:
-        raise err(f'network address parse error during conversion from string: netip.ParsePrefix("{s}"): bad bits after slash: "{bits_s}"')
-    return CIDRValue(a, int(bits_s))
+    """``cidr(string)``: apiserver's ``parseCIDR`` wrapped by ``stringToCIDR``, which both prefix the error."""
+    lead = "network address parse error during conversion from string: "
+    try:
+        a, bits = parse_prefix(s)
+    except NetipError as exc:
+        raise err(f"{lead}{lead}{exc}") from None
+    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
+        raise err(f"{lead}IPv4-mapped IPv6 address {go_quote(s)} is not allowed")
+    return CIDRValue(a, bits)
 
 
 def is_cidr(s: Any) -> bool:
@@ -418,7 +422,14 @@ def _cidr(v: Any) -> CIDRValue:
 
 def contains_ip(c: Any, v: Any) -> bool:
     net = _cidr(c).network
-    a = _parse_ip(v) if type(v) is str else _ip(v)
+    if type(v) is str:
+        # apiserver hands the failed string's error to a type switch that answers "no such overload".
+        try:
+            a = _parse_ip(v)
+        except CelRuntimeError:
+            raise no_overload() from None
+    else:
+        a = _ip(v)
     return a.version == net.version and a in net
 
 

@@ -110,7 +110,10 @@ def _digits(b: bytes) -> tuple[bytes, bytes]:
 
 def _uint(digits: bytes) -> int | None:
     """``leadingInt``'s value, or None where Go reports overflow (beyond 2**63)."""
-    value = int(digits) if digits else 0
+    significant = digits.lstrip(b"0")
+    if len(significant) > 19:      # past 2**63 anyway; spares int() a huge text
+        return None
+    value = int(significant) if significant else 0
     return value if value <= _TWO63 else None
 
 
