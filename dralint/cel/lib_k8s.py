@@ -9,7 +9,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from ..quantity import Quantity, QuantityError
 from .errors import CelRuntimeError
-from .netip import NetipError, go_quote, parse_addr, parse_prefix
+from .netip import NetipError, parse_addr, parse_prefix
+from .strconv import quote as go_quote
 from .regex import RegexError, compile_regex
 from .runtime import compare, equal, err, no_overload
 from .values import INT_MAX, INT_MIN, URL, CIDRValue, IPAddr, NamedFormat, Optional, Semver, SemverError

@@ -8,33 +8,16 @@ from __future__ import annotations
 
 import ipaddress
 
+from .strconv import quote as go_quote
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _HEX = "0123456789abcdefABCDEF"
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               '"': '\\"', "\\": "\\\\"}
 _INT_MAX = 2**63 - 1
 
 
 class NetipError(ValueError):
     """A text ``net/netip`` refuses; the message is Go's."""
-
-
-def go_quote(s: str) -> str:
-    """Go's ``strconv.Quote`` (``%q``): printable runes as they are, the rest escaped."""
-    out = []
-    for c in s:
-        if c in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[c])
-        elif c.isprintable():
-            out.append(c)
-        elif ord(c) < 0x80:
-            out.append(f"\\x{ord(c):02x}")
-        elif ord(c) < 0x10000:
-            out.append(f"\\u{ord(c):04x}")
-        else:
-            out.append(f"\\U{ord(c):08x}")
-    return '"' + "".join(out) + '"'
 
 
 def _addr_error(text: str, msg: str, at: str = "") -> NetipError:
