@@ -5,15 +5,14 @@ first; every failure is a :class:`CelRuntimeError` with cel-go's wording.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import re
 from typing import Any, Callable
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .regex import RegexError, compile_regex
 from .runtime import err, no_overload, size, type_name
 from .timefmt import MAX_UNIX, MIN_UNIX, TimeFormatError, TimestampOverflow, parse_duration, parse_timestamp
+from .timezone import TimeZoneError, local_time
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
 
 _GO_INT = re.compile(r"^[+-]?[0-9]+$")
@@ -230,41 +229,20 @@ def matches(s: Any, pattern: Any) -> bool:
     return rx.search(s)
 
 
-def _tz(name: str) -> _dt.tzinfo:
-    m = re.fullmatch(r"([+-])?(\d{1,2}):(\d{2})", name)
-    if m:
-        off = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
-        return _dt.timezone(-off if m.group(1) == "-" else off)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise err(f"unknown time zone {name}") from None
-
-
 def _ts_getter(field: str) -> Callable[..., int]:
     def get(ts: Any, tz: Any = None) -> int:
         if type(ts) is not Timestamp or (tz is not None and type(tz) is not str):
             raise no_overload(field)
-        d = ts.datetime(_tz(tz) if tz is not None else _dt.timezone.utc)
-        if field == "getFullYear":
-            return d.year
-        if field == "getMonth":
-            return d.month - 1
-        if field == "getDate":
-            return d.day
-        if field == "getDayOfMonth":
-            return d.day - 1
-        if field == "getDayOfWeek":
-            return (d.weekday() + 1) % 7
-        if field == "getDayOfYear":
-            return d.timetuple().tm_yday - 1
-        if field == "getHours":
-            return d.hour
-        if field == "getMinutes":
-            return d.minute
-        if field == "getSeconds":
-            return d.second
-        return (ts.nanos % 10**9) // 10**6
+        secs, nanos = divmod(ts.nanos, 10**9)
+        if field == "getMilliseconds":
+            return nanos // 10**6
+        try:
+            t = local_time(secs, tz if tz is not None else "UTC")
+        except TimeZoneError as exc:
+            raise err(str(exc)) from None
+        return {"getFullYear": t.year, "getMonth": t.month - 1, "getDate": t.day, "getDayOfMonth": t.day - 1,
+                "getDayOfWeek": t.weekday, "getDayOfYear": t.year_day - 1, "getHours": t.hour,
+                "getMinutes": t.minute, "getSeconds": t.second}[field]
     return get
 
 

@@ -205,7 +205,7 @@ def _rfc3339(text: bytes) -> tuple[int, int]:
         raise TimeFormatError(f"parsing time {go_quote(text)}: extra text: {go_quote(sc.rest)}")
     if not 1 <= day <= _days_in(month, year):
         raise sc.out_of_range("day")
-    days = _days_from_civil(year, month, day)
+    days = days_from_civil(year, month, day)
     return days * 86400 + hour * 3600 + minute * 60 + second - offset, nanos
 
 
@@ -243,7 +243,7 @@ def _days_in(month: int, year: int) -> int:
     return 30 if month in (4, 6, 9, 11) else 31
 
 
-def _days_from_civil(year: int, month: int, day: int) -> int:
+def days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 in the proleptic Gregorian calendar, year 0 included (Go allows 0000)."""
     y = year - (month <= 2)
     era = y // 400
@@ -251,3 +251,16 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146097 + doe - 719468
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a day counted from 1970-01-01; the inverse of :func:`days_from_civil`."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
