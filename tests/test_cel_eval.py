@@ -140,7 +140,7 @@ ERRORS = [
     ("[1][3] == 1", "index out of bounds: 3"),
     ("optional.none().value() == 1", "optional.none() dereference"),
     ("[].min() == 1", "min called on empty list"),
-    ("int('x') == 1", 'strconv.ParseInt: parsing "x": invalid syntax'),
+    ("int('x') == 1", "type conversion error from 'string' to 'int'"),
     (f"{G}.missing && true", "no such key: missing"),
     (f"{G}.missing || false", "no such key: missing"),
     ("lists.range(2000000).size() > 0", "actual cost limit exceeded"),

@@ -6,17 +6,16 @@ first; every failure is a :class:`CelRuntimeError` with cel-go's wording.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Callable
 
+from .errors import CelRuntimeError
 from .regex import RegexError, compile_regex
 from .runtime import err, no_overload, size, type_name
+from .strconv import parse_float, parse_int, parse_uint
 from .timefmt import MAX_UNIX, MIN_UNIX, TimeFormatError, TimestampOverflow, parse_duration, parse_timestamp
 from .timezone import TimeZoneError, local_time
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
 
-_GO_INT = re.compile(r"^[+-]?[0-9]+$")
-_GO_FLOAT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
 
 
 def go_float_g(f: float) -> str:
@@ -65,11 +64,9 @@ def to_int(v: Any) -> int:
             raise err("integer overflow")
         return int(v)
     if t is str:
-        if not _GO_INT.match(v):
-            raise err(f'strconv.ParseInt: parsing "{v}": invalid syntax')
-        n = int(v)
-        if not INT_MIN <= n <= INT_MAX:
-            raise err(f'strconv.ParseInt: parsing "{v}": value out of range')
+        n = parse_int(v)
+        if n is None:
+            raise _conversion_error("int")
         return n
     if t is Timestamp:
         return v.nanos // 10**9
@@ -89,12 +86,10 @@ def to_uint(v: Any) -> Uint:
             raise err("unsigned integer overflow")
         return Uint(int(v))
     if t is str:
-        if not re.match(r"^\+?[0-9]+$", v):
-            raise err(f'strconv.ParseUint: parsing "{v}": invalid syntax')
-        n = int(v)
-        if n > UINT_MAX:
-            raise err(f'strconv.ParseUint: parsing "{v}": value out of range')
-        return Uint(n)
+        u = parse_uint(v)
+        if u is None:
+            raise _conversion_error("uint")
+        return Uint(u)
     raise no_overload("uint")
 
 
@@ -105,9 +100,10 @@ def to_double(v: Any) -> float:
     if t in (int, Uint):
         return float(v)
     if t is str:
-        if not _GO_FLOAT.match(v):
-            raise err(f'strconv.ParseFloat: parsing "{v}": invalid syntax')
-        return float(v)
+        f = parse_float(v)
+        if f is None:
+            raise _conversion_error("double")
+        return f
     raise no_overload("double")
 
 
@@ -156,13 +152,18 @@ _BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": T
           "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
 
+def _conversion_error(target: str) -> CelRuntimeError:
+    """cel-go's ``String.ConvertToType`` drops the parser's error for this one text."""
+    return err(f"type conversion error from 'string' to '{target}'")
+
+
 def to_bool(v: Any) -> bool:
     if type(v) is bool:
         return v
     if type(v) is str:
         if v in _BOOLS:
             return _BOOLS[v]
-        raise err(f'strconv.ParseBool: parsing "{v}": invalid syntax')
+        raise _conversion_error("bool")
     raise no_overload("bool")
 
 
@@ -174,7 +175,7 @@ def to_duration(v: Any) -> Duration:
         try:
             return parse_duration(v)
         except TimeFormatError:
-            raise err("type conversion error from 'string' to 'google.protobuf.Duration'") from None
+            raise _conversion_error("google.protobuf.Duration") from None
     raise no_overload("duration")
 
 
@@ -187,7 +188,7 @@ def to_timestamp(v: Any) -> Timestamp:
         except TimestampOverflow:
             raise err("timestamp overflow") from None
         except TimeFormatError:
-            raise err("type conversion error from 'string' to 'google.protobuf.Timestamp'") from None
+            raise _conversion_error("google.protobuf.Timestamp") from None
     if type(v) is int:
         if not MIN_UNIX <= v <= MAX_UNIX:
             raise err("timestamp overflow")
