@@ -29,7 +29,7 @@ class TimestampOverflow(TimeFormatError):
     """A well-formed timestamp outside years 0001..9999 (cel-go: "timestamp overflow")."""
 
 
-def go_quote(b: bytes) -> str:
+def _time_quote(b: bytes) -> str:
     """The time package's ``quote``: non-ASCII and control bytes as ``\\xNN``, quotes and backslashes escaped."""
     out = []
     for c in b:
@@ -50,7 +50,7 @@ def parse_duration(s: str) -> Duration:
     and its digits past uint64 precision are dropped, both as Go does."""
     orig = s.encode()
     b = orig
-    invalid = TimeFormatError("time: invalid duration " + go_quote(orig))
+    invalid = TimeFormatError("time: invalid duration " + _time_quote(orig))
     neg = False
     if b[:1] in (b"-", b"+"):
         neg = b[:1] == b"-"
@@ -75,11 +75,11 @@ def parse_duration(s: str) -> Duration:
         while end < len(b) and b[end] != ord(".") and b[end] not in _DIGITS:
             end += 1
         if end == 0:
-            raise TimeFormatError("time: missing unit in duration " + go_quote(orig))
+            raise TimeFormatError("time: missing unit in duration " + _time_quote(orig))
         name, b = b[:end], b[end:]
         unit = _UNITS.get(name)
         if unit is None:
-            raise TimeFormatError("time: unknown unit " + go_quote(name) + " in duration " + go_quote(orig))
+            raise TimeFormatError("time: unknown unit " + _time_quote(name) + " in duration " + _time_quote(orig))
         v = _uint(whole) or 0
         if v > _TWO63 // unit:
             raise invalid
@@ -154,11 +154,11 @@ class _Scan:
         self.rest = text
 
     def cannot(self, elem: bytes, layout_elem: str) -> TimeFormatError:
-        return TimeFormatError(f"parsing time {go_quote(self.text)} as {go_quote(_LAYOUT.encode())}: "
-                               f"cannot parse {go_quote(elem)} as {go_quote(layout_elem.encode())}")
+        return TimeFormatError(f"parsing time {_time_quote(self.text)} as {_time_quote(_LAYOUT.encode())}: "
+                               f"cannot parse {_time_quote(elem)} as {_time_quote(layout_elem.encode())}")
 
     def out_of_range(self, what: str) -> TimeFormatError:
-        return TimeFormatError(f"parsing time {go_quote(self.text)}: {what} out of range")
+        return TimeFormatError(f"parsing time {_time_quote(self.text)}: {what} out of range")
 
     def literal(self, sep: str) -> None:
         if not self.rest.startswith(sep.encode()):
@@ -202,7 +202,7 @@ def _rfc3339(text: bytes) -> tuple[int, int]:
         nanos = int((frac[:9] + b"000000000")[:9])
     offset = _zone(sc)
     if sc.rest:
-        raise TimeFormatError(f"parsing time {go_quote(text)}: extra text: {go_quote(sc.rest)}")
+        raise TimeFormatError(f"parsing time {_time_quote(text)}: extra text: {_time_quote(sc.rest)}")
     if not 1 <= day <= _days_in(month, year):
         raise sc.out_of_range("day")
     days = days_from_civil(year, month, day)
