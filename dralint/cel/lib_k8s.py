@@ -9,6 +9,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from ..quantity import Quantity, QuantityError
 from .errors import CelRuntimeError
+from .netip import NetipError, parse_addr, parse_prefix
+from .strconv import quote as go_quote
 from .regex import RegexError, compile_regex
 from .runtime import compare, equal, err, no_overload
 from .values import INT_MAX, INT_MIN, URL, CIDRValue, IPAddr, NamedFormat, Optional, Semver, SemverError
@@ -321,14 +323,15 @@ def includes(target: Any, v: Any) -> bool:
 
 # -- ip / cidr ------------------------------------------------------------------------------
 def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    if "%" in s:
-        raise err("IP Address with zone value is not allowed")
+    """apiserver's ``parseIPAddr``: netip's reading, then no zone and no IPv4-mapped IPv6."""
     try:
-        a = ipaddress.ip_address(s)
-    except ValueError:
-        raise err(f'IP Address "{s}" parse error during conversion from string: ParseAddr("{s}"): unable to parse IP') from None
+        a, zone = parse_addr(s)
+    except NetipError as exc:
+        raise err(f"IP Address {go_quote(s)} parse error during conversion from string: {exc}") from None
+    if zone:
+        raise err(f"IP address {go_quote(s)} with zone value is not allowed")
     if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
-        raise err("IPv4-mapped IPv6 address is not allowed")
+        raise err(f"IPv4-mapped IPv6 address {go_quote(s)} is not allowed")
     return a
 
 
@@ -391,13 +394,15 @@ def cidr(s: Any) -> CIDRValue:
 
 
 def _parse_cidr(s: str) -> CIDRValue:
-    if "/" not in s:
-        raise err(f'network address parse error during conversion from string: netip.ParsePrefix("{s}"): no \'/\'')
-    addr_s, bits_s = s.split("/", 1)
-    a = _parse_ip(addr_s)
-    if not bits_s.isdigit() or (len(bits_s) > 1 and bits_s[0] == "0") or int(bits_s) > a.max_prefixlen:
-        raise err(f'network address parse error during conversion from string: netip.ParsePrefix("{s}"): bad bits after slash: "{bits_s}"')
-    return CIDRValue(a, int(bits_s))
+    """``cidr(string)``: apiserver's ``parseCIDR`` wrapped by ``stringToCIDR``, which both prefix the error."""
+    lead = "network address parse error during conversion from string: "
+    try:
+        a, bits = parse_prefix(s)
+    except NetipError as exc:
+        raise err(f"{lead}{lead}{exc}") from None
+    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
+        raise err(f"{lead}IPv4-mapped IPv6 address {go_quote(s)} is not allowed")
+    return CIDRValue(a, bits)
 
 
 def is_cidr(s: Any) -> bool:
@@ -418,7 +423,14 @@ def _cidr(v: Any) -> CIDRValue:
 
 def contains_ip(c: Any, v: Any) -> bool:
     net = _cidr(c).network
-    a = _parse_ip(v) if type(v) is str else _ip(v)
+    if type(v) is str:
+        # apiserver hands the failed string's error to a type switch that answers "no such overload".
+        try:
+            a = _parse_ip(v)
+        except CelRuntimeError:
+            raise no_overload() from None
+    else:
+        a = _ip(v)
     return a.version == net.version and a in net
 
 
@@ -451,7 +463,9 @@ _QNAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# strfmt.DateTimePattern; Go's "." outside a class matches any character but a line break.
+_DATETIME_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))")
 
 
 def _regex_error(what: str, rx: str, example: str) -> str:
@@ -459,7 +473,6 @@ def _regex_error(what: str, rx: str, example: str) -> str:
 
 
 def _validate(name: str, s: str) -> list[str]:
-    from .timefmt import TimeFormatError, parse_timestamp
 
     errs: list[str] = []
     if name.endswith("Prefix"):
@@ -506,19 +519,40 @@ def _validate(name: str, s: str) -> list[str]:
         if not _BASE64.match(s):
             errs.append("invalid base64")
     elif name == "date":
-        if not _DATE.match(s):
+        if not _is_date(s):
             errs.append("invalid date")
-        else:
-            try:
-                parse_timestamp(s + "T00:00:00Z")
-            except TimeFormatError:
-                errs.append("invalid date")
     elif name == "datetime":
-        try:
-            parse_timestamp(s)
-        except TimeFormatError:
+        if not _is_datetime(s):
             errs.append("invalid datetime")
     return errs
+
+
+def _is_date(s: str) -> bool:
+    """kube-openapi's strfmt ``IsDate``: ``time.Parse("2006-01-02", s)`` (any year 0000-9999, the
+    day checked against its month)."""
+    if not _DATE.fullmatch(s):
+        return False
+    year, month, day = int(s[:4]), int(s[5:7]), int(s[8:10])
+    return 1 <= month <= 12 and 1 <= day <= _days_in(month, year)
+
+
+def _days_in(month: int, year: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _is_datetime(s: str) -> bool:
+    """kube-openapi's strfmt ``IsDateTime``: the text lower-cased and cut at each "t", a date before
+    the first cut and the time pattern after it (hours to 23, minutes and seconds to 59; the
+    fraction's separator is any character, the zone ``z`` or an offset)."""
+    if len(s) < 4:
+        return False
+    parts = s.lower().split("t")
+    if len(parts) < 2 or not _is_date(parts[0]):
+        return False
+    m = _DATETIME_TIME.fullmatch(parts[1])
+    return m is not None and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
 def _qualified_name(s: str) -> list[str]:

@@ -5,19 +5,17 @@ first; every failure is a :class:`CelRuntimeError` with cel-go's wording.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
-import re
 from typing import Any, Callable
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .errors import CelRuntimeError
 from .regex import RegexError, compile_regex
 from .runtime import err, no_overload, size, type_name
-from .timefmt import MAX_DURATION, TimeFormatError, parse_duration, parse_timestamp
+from .strconv import parse_float, parse_int, parse_uint
+from .timefmt import MAX_UNIX, MIN_UNIX, TimeFormatError, TimestampOverflow, parse_duration, parse_timestamp
+from .timezone import TimeZoneError, local_time
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
 
-_GO_INT = re.compile(r"^[+-]?[0-9]+$")
-_GO_FLOAT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
 
 
 def go_float_g(f: float) -> str:
@@ -66,11 +64,9 @@ def to_int(v: Any) -> int:
             raise err("integer overflow")
         return int(v)
     if t is str:
-        if not _GO_INT.match(v):
-            raise err(f'strconv.ParseInt: parsing "{v}": invalid syntax')
-        n = int(v)
-        if not INT_MIN <= n <= INT_MAX:
-            raise err(f'strconv.ParseInt: parsing "{v}": value out of range')
+        n = parse_int(v)
+        if n is None:
+            raise _conversion_error("int")
         return n
     if t is Timestamp:
         return v.nanos // 10**9
@@ -90,12 +86,10 @@ def to_uint(v: Any) -> Uint:
             raise err("unsigned integer overflow")
         return Uint(int(v))
     if t is str:
-        if not re.match(r"^\+?[0-9]+$", v):
-            raise err(f'strconv.ParseUint: parsing "{v}": invalid syntax')
-        n = int(v)
-        if n > UINT_MAX:
-            raise err(f'strconv.ParseUint: parsing "{v}": value out of range')
-        return Uint(n)
+        u = parse_uint(v)
+        if u is None:
+            raise _conversion_error("uint")
+        return Uint(u)
     raise no_overload("uint")
 
 
@@ -106,9 +100,10 @@ def to_double(v: Any) -> float:
     if t in (int, Uint):
         return float(v)
     if t is str:
-        if not _GO_FLOAT.match(v):
-            raise err(f'strconv.ParseFloat: parsing "{v}": invalid syntax')
-        return float(v)
+        f = parse_float(v)
+        if f is None:
+            raise _conversion_error("double")
+        return f
     raise no_overload("double")
 
 
@@ -157,13 +152,18 @@ _BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": T
           "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
 
+def _conversion_error(target: str) -> CelRuntimeError:
+    """cel-go's ``String.ConvertToType`` drops the parser's error for this one text."""
+    return err(f"type conversion error from 'string' to '{target}'")
+
+
 def to_bool(v: Any) -> bool:
     if type(v) is bool:
         return v
     if type(v) is str:
         if v in _BOOLS:
             return _BOOLS[v]
-        raise err(f'strconv.ParseBool: parsing "{v}": invalid syntax')
+        raise _conversion_error("bool")
     raise no_overload("bool")
 
 
@@ -171,13 +171,11 @@ def to_duration(v: Any) -> Duration:
     if type(v) is Duration:
         return v
     if type(v) is str:
+        # cel-go drops Go's parse error for its own wording; Go's range is within CEL's.
         try:
-            d = parse_duration(v)
-        except TimeFormatError as exc:
-            raise err(str(exc)) from None
-        if abs(d.nanos) > MAX_DURATION:
-            raise err("duration out of range")
-        return d
+            return parse_duration(v)
+        except TimeFormatError:
+            raise _conversion_error("google.protobuf.Duration") from None
     raise no_overload("duration")
 
 
@@ -187,15 +185,14 @@ def to_timestamp(v: Any) -> Timestamp:
     if type(v) is str:
         try:
             return parse_timestamp(v)
-        except TimeFormatError as exc:
-            raise err(str(exc)) from None
+        except TimestampOverflow:
+            raise err("timestamp overflow") from None
+        except TimeFormatError:
+            raise _conversion_error("google.protobuf.Timestamp") from None
     if type(v) is int:
-        from .timefmt import MAX_TS, MIN_TS
-
-        n = v * 10**9
-        if not MIN_TS <= n <= MAX_TS:
-            raise err("timestamp out of range")
-        return Timestamp(n)
+        if not MIN_UNIX <= v <= MAX_UNIX:
+            raise err("timestamp overflow")
+        return Timestamp(v * 10**9)
     raise no_overload("timestamp")
 
 
@@ -233,41 +230,20 @@ def matches(s: Any, pattern: Any) -> bool:
     return rx.search(s)
 
 
-def _tz(name: str) -> _dt.tzinfo:
-    m = re.fullmatch(r"([+-])?(\d{1,2}):(\d{2})", name)
-    if m:
-        off = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
-        return _dt.timezone(-off if m.group(1) == "-" else off)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise err(f"unknown time zone {name}") from None
-
-
 def _ts_getter(field: str) -> Callable[..., int]:
     def get(ts: Any, tz: Any = None) -> int:
         if type(ts) is not Timestamp or (tz is not None and type(tz) is not str):
             raise no_overload(field)
-        d = ts.datetime(_tz(tz) if tz is not None else _dt.timezone.utc)
-        if field == "getFullYear":
-            return d.year
-        if field == "getMonth":
-            return d.month - 1
-        if field == "getDate":
-            return d.day
-        if field == "getDayOfMonth":
-            return d.day - 1
-        if field == "getDayOfWeek":
-            return (d.weekday() + 1) % 7
-        if field == "getDayOfYear":
-            return d.timetuple().tm_yday - 1
-        if field == "getHours":
-            return d.hour
-        if field == "getMinutes":
-            return d.minute
-        if field == "getSeconds":
-            return d.second
-        return (ts.nanos % 10**9) // 10**6
+        secs, nanos = divmod(ts.nanos, 10**9)
+        if field == "getMilliseconds":
+            return nanos // 10**6
+        try:
+            t = local_time(secs, tz if tz is not None else "UTC")
+        except TimeZoneError as exc:
+            raise err(str(exc)) from None
+        return {"getFullYear": t.year, "getMonth": t.month - 1, "getDate": t.day, "getDayOfMonth": t.day - 1,
+                "getDayOfWeek": t.weekday, "getDayOfYear": t.year_day - 1, "getHours": t.hour,
+                "getMinutes": t.minute, "getSeconds": t.second}[field]
     return get
 
 

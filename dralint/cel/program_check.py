@@ -10,7 +10,7 @@ literal ``matches`` pattern the same way, but the validators have refused a bad 
 ``OptOptimize`` also evaluates a type conversion (``int``, ``uint``, ``double``, ``string``,
 ``bytes``, ``bool``, ``timestamp``, ``duration``) whose argument is a constant — a literal or a
 conversion folded before it — and a failure ends ``env.Program`` the same way, with the error
-the evaluation would give ("program instantiation failed: strconv.ParseInt: parsing ...").
+the evaluation would give ("program instantiation failed: type conversion error from 'string' to 'int'").
 """
 from __future__ import annotations
 

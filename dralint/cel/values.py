@@ -12,6 +12,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from .strconv import quote
+
 INT_MIN = -(2**63)
 INT_MAX = 2**63 - 1
 UINT_MAX = 2**64 - 1
@@ -39,12 +41,13 @@ def _only(s: str, allowed: frozenset[str]) -> bool:
 
 
 def _parse_uint(s: str) -> int:
+    """``strconv.ParseUint(s, 10, 64)`` of a text already known to hold only ASCII digits."""
     if not s:
         raise SemverError('strconv.ParseUint: parsing "": invalid syntax')
-    n = int(s)
-    if n > UINT_MAX:
-        raise SemverError(f'strconv.ParseUint: parsing "{s}": value out of range')
-    return n
+    # Length first: past 20 digits the value is out of range and int() would balk at a huge text.
+    if len(s.lstrip("0")) > 20 or int(s) > UINT_MAX:
+        raise SemverError(f"strconv.ParseUint: parsing {quote(s)}: value out of range")
+    return int(s)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,9 +71,9 @@ class Semver:
         nums: list[int] = []
         for label, part in (("major", parts[0]), ("minor", parts[1])):
             if not _only(part, _DIGITS):
-                raise SemverError(f'Invalid character(s) found in {label} number "{part}"')
+                raise SemverError(f"Invalid character(s) found in {label} number {quote(part)}")
             if len(part) > 1 and part[0] == "0":
-                raise SemverError(f'{label.capitalize()} number must not contain leading zeroes "{part}"')
+                raise SemverError(f"{label.capitalize()} number must not contain leading zeroes {quote(part)}")
             nums.append(_parse_uint(part))
         rest = parts[2]
         build: list[str] = []
@@ -82,9 +85,9 @@ class Semver:
             rest, pre = rest.split("-", 1)
             pre_parts = pre.split(".")
         if not _only(rest, _DIGITS):
-            raise SemverError(f'Invalid character(s) found in patch number "{rest}"')
+            raise SemverError(f"Invalid character(s) found in patch number {quote(rest)}")
         if len(rest) > 1 and rest[0] == "0":
-            raise SemverError(f'Patch number must not contain leading zeroes "{rest}"')
+            raise SemverError(f"Patch number must not contain leading zeroes {quote(rest)}")
         patch = _parse_uint(rest)
         pre_out: list[int | str] = []
         for p in pre_parts:
@@ -92,17 +95,17 @@ class Semver:
                 raise SemverError("Prerelease is empty")
             if _only(p, _DIGITS):
                 if len(p) > 1 and p[0] == "0":
-                    raise SemverError(f'Numeric PreRelease version must not contain leading zeroes "{p}"')
+                    raise SemverError(f"Numeric PreRelease version must not contain leading zeroes {quote(p)}")
                 pre_out.append(_parse_uint(p))
             elif _only(p, _ALNUM):
                 pre_out.append(p)
             else:
-                raise SemverError(f'Invalid character(s) found in prerelease "{p}"')
+                raise SemverError(f"Invalid character(s) found in prerelease {quote(p)}")
         for b in build:
             if not b:
                 raise SemverError("Build meta data is empty")
             if not _only(b, _ALNUM):
-                raise SemverError(f'Invalid character(s) found in build meta data "{b}"')
+                raise SemverError(f"Invalid character(s) found in build meta data {quote(b)}")
         return cls(nums[0], nums[1], patch, tuple(pre_out), tuple(build))
 
     @classmethod
