@@ -21,7 +21,9 @@ def errors(obj: Any, version: str, gates: dict | None = None, old: Any = None) -
     text = obj if isinstance(obj, str) else yaml.safe_dump(obj, sort_keys=False)
     old_text = None if old is None else (old if isinstance(old, str) else yaml.safe_dump(old, sort_keys=False))
     found = lint_text(text, Options(kube_version=version, feature_gates=gates or {}), old_text=old_text)
-    return sorted((f.rule, f.field) for f in found if f.severity.value == "error")
+    # DRA217 (adminAccess where the namespace's labels are not known) is the strategies' namespace
+    # check, apart from the validation code these probes are written from.
+    return sorted((f.rule, f.field) for f in found if f.severity.value == "error" and f.rule != "DRA217")
 
 
 def claim(requests: list, version: str = "v1", **devices: Any) -> dict:

@@ -13,12 +13,14 @@ import pytest
 import yaml
 
 from dralint.findings import Category, Finding, Severity
+from dralint_webhook import app as app_module
 from dralint_webhook import judge as judge_module
 from dralint_webhook.admission import MAX_BODY_BYTES
 from dralint_webhook.app import Settings, Webhook, build_webhook, create_app
 from dralint_webhook.logs import FIELD_MAX, LIST_MAX
 from dralint_webhook.metrics import Metrics
 from dralint_webhook.policy import parse_policy
+from dralint_webhook.timeouts import review_deadline
 
 NS = "ml"
 # What our worker puts in the environ of a request that came in on the plain health port.
@@ -336,9 +338,16 @@ def _endless(*args: Any, **kwargs: Any) -> list:
 def test_an_organisation_denial_stands_when_the_rest_misses_its_deadline(monkeypatch, on_error):
     client = make_client(ORG_POLICY + f"onInternalError: {on_error}\n")
     monkeypatch.setattr(judge_module, "review", _endless)
-    started = time.monotonic()
+    deadlines: list[float] = []
+
+    def recorded(started: float, query: str, default: float) -> float:
+        deadlines.append(review_deadline(started, query, default) - started)
+        return started + deadlines[-1]
+
+    monkeypatch.setattr(app_module, "review_deadline", recorded)
     resp = client.post("/validate?timeout=1s", json=review(claim(count=5)))
-    assert time.monotonic() - started < 1.0        # the API server's own timeout, from ?timeout=
+    # Answered (the judging never ends), by a deadline within the API server's own timeout (?timeout=).
+    assert len(deadlines) == 1 and 0 < deadlines[0] < 1.0
     out = resp.get_json()["response"]
     assert out["allowed"] is False and out["status"]["code"] == 422
     assert "DRA951 too-many-devices" in out["status"]["message"]
