@@ -123,3 +123,16 @@ def test_every_span_lies_in_the_text(text: str) -> None:
         span = finding_span(finding, lines, parsed.documents)
         assert span.start <= span.end
         assert lines.clamp(span.start) == span.start and lines.clamp(span.end) == span.end
+
+
+def test_documents_are_found_by_offset_each_in_its_own_text() -> None:
+    from dralint.lsp.spans import DocumentsByOffset
+    from dralint.source.loader import load_text
+
+    text = "a: 1\n---\nb: 2\n---\nc: 3\n"
+    documents = load_text(text, "f.yaml").documents
+    located = DocumentsByOffset(documents)
+    assert [d.value for d in located.at(0)] == [{"a": 1}]
+    assert [d.value for d in located.at(text.index("b"))] == [{"b": 2}]
+    assert [d.value for d in located.at(text.index("c: 3") + 3)] == [{"c": 3}]
+    assert located.at(len(text) + 5) == []

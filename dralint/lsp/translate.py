@@ -19,7 +19,7 @@ from ..findings import Finding, Severity
 from ..fixers import FIXERS
 from ..fixes import Fix, Safety, TextEdit, apply_fixes
 from ..report.context import rule_url
-from .spans import Lines, Point, Span, finding_span, visible
+from .spans import DocumentsByOffset, Lines, Point, Span, finding_span, visible
 from .workspace import WHOLE_RUN_RULES, Linted
 
 SOURCE = "dralint"
@@ -66,9 +66,10 @@ def from_position(position: types.Position, lines: Lines, codec: PositionCodec) 
 def diagnostics(linted: Linted, lines: Lines, codec: PositionCodec, catalog: Catalog) -> list[Shown]:
     """One diagnostic per finding of a document: the rule id as code, linked to its documentation."""
     shown = []
+    documents = DocumentsByOffset(linted.parsed.documents)
     for finding in linted.findings:
         checkpoint()  # 10,000 findings take a second to place: a newer text stops that too
-        span = finding_span(finding, lines, linted.parsed.documents)
+        span = finding_span(finding, lines, documents)
         rule = catalog.rules.get(finding.rule)
         diagnostic = types.Diagnostic(
             range=to_range(span, lines, codec),
