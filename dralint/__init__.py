@@ -1,3 +1,3 @@
 """dralint: lint Kubernetes Dynamic Resource Allocation manifests before the cluster does."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

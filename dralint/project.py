@@ -39,7 +39,7 @@ def repository() -> str:
 
 
 def release_tag(version: str = __version__) -> str:
-    """The git tag of a release: ``v`` and the version of pyproject.toml (``v0.4.0``)."""
+    """The git tag of a release: ``v`` and the version of pyproject.toml (``v0.5.0``)."""
     return f"v{version}"
 
 
