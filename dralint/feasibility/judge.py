@@ -24,6 +24,7 @@ from ..index import Index
 from ..paths import FieldPath
 from ..releases import Release
 from ..rule_filter import UsageError
+from . import daemonset
 from .explain import Explainer, Explanation, absent_note, explain_together
 from .fatal import FatalError
 from .groups import Group, Member, build_groups, replicas_path
@@ -364,6 +365,13 @@ class Judge:
         if time.monotonic() > self.deadline:
             return None
         one = FeasibilityReport()
+        if daemonset.per_node(group, self.world.nodes_known()):
+            run = daemonset.run_daemonset(self, group)
+            if run.stopped is not None:
+                self.report(group, [Placed(group.members, run.stopped)], linted, one)
+            else:
+                daemonset.report_daemonset(group, run, linted, one)
+            return one
         self.report(group, self.place(group, one, keep=False), linted, one)
         return one
 
