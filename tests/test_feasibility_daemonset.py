@@ -106,3 +106,13 @@ def test_a_shared_claim_on_a_node_local_device_keeps_the_other_pods_pending():
     (problem,) = findings(run(cluster, [claim("one", [req()]), daemonset(claims=(), shared=("one",))]))
     assert problem.details["nodes"] == ["gpu-2"]
     assert "its shared claim default/one was allocated on gpu-1" in problem.message
+
+
+def test_show_allocation_lists_the_pod_of_each_node_that_runs_one():
+    cluster = [CLASS, node("gpu-1"), node("gpu-2"), node("cpu-1"), node_slice("gpu-1", gpus(2)),
+               node_slice("gpu-2", gpus(1))]
+    report = run(cluster, [MONITOR, daemonset()], show_allocation=True)
+    assert [(a["node"], a["devices"]) for a in report.allocations] == [
+        ("gpu-1", {"gpu": ["gpu.example.com/gpu-1/gpu-0", "gpu.example.com/gpu-1/gpu-1"]}),
+        ("gpu-2", {"gpu": ["gpu.example.com/gpu-2/gpu-0"]})]
+    assert findings(report)[0].details["nodes"] == ["cpu-1"]

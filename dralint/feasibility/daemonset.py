@@ -60,6 +60,7 @@ class DaemonRun:
     failing: list[NodeView] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     stopped: Outcome | None = None
+    placed: list[tuple[tuple[Member, ...], Outcome]] = field(default_factory=list)   # the pods that run
 
     def fail(self, node: NodeView, reason: Callable[[], str]) -> None:
         """``node``'s pod cannot run; ``reason`` is worked out only for the nodes the message names."""
@@ -119,6 +120,7 @@ def run_daemonset(judge: Judge, group: Group) -> DaemonRun:
                 # Explained now, while the devices the pods before it took are still taken.
                 out.fail(node, lambda: node_reason(judge, nodes, outcome, members))
                 continue
+            out.placed.append((members, outcome))
             if first:
                 pins = _shared_pins(members, outcome)
                 first = False

@@ -365,12 +365,16 @@ class Judge:
         if time.monotonic() > self.deadline:
             return None
         one = FeasibilityReport()
-        if daemonset.per_node(group, self.world.nodes_known()):
+        traced = any(_traced(m.spec, self.options.trace) for m in group.members)
+        if daemonset.per_node(group, self.world.nodes_known()) and not traced:
             run = daemonset.run_daemonset(self, group)
             if run.stopped is not None:
                 self.report(group, [Placed(group.members, run.stopped)], linted, one)
-            else:
-                daemonset.report_daemonset(group, run, linted, one)
+                return one
+            daemonset.report_daemonset(group, run, linted, one)
+            if self.options.show_allocation:
+                for members, outcome in run.placed:
+                    one.allocations.extend(_allocations(group, Placed(list(members), outcome), 0))
             return one
         self.report(group, self.place(group, one, keep=False), linted, one)
         return one
