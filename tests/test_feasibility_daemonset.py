@@ -116,3 +116,11 @@ def test_show_allocation_lists_the_pod_of_each_node_that_runs_one():
         ("gpu-1", {"gpu": ["gpu.example.com/gpu-1/gpu-0", "gpu.example.com/gpu-1/gpu-1"]}),
         ("gpu-2", {"gpu": ["gpu.example.com/gpu-2/gpu-0"]})]
     assert findings(report)[0].details["nodes"] == ["cpu-1"]
+
+
+def test_a_kept_world_that_lists_every_node_judges_a_daemonset_per_node():
+    cluster = [CLASS, node("gpu-1"), node("cpu-1"), node_slice("gpu-1", gpus(1))]
+    (problem,) = findings(run(cluster, [MONITOR, daemonset()], nodes_listed=True))
+    assert problem.details["nodes"] == ["cpu-1"]
+    # The webhook's watch lists the nodes even when there are none: no node, no DaemonSet pod.
+    assert not run([CLASS, node_slice("gpu-1", gpus(1))], [MONITOR, daemonset()], nodes_listed=True).problems
