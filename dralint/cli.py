@@ -197,7 +197,7 @@ def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options
     from .rule_filter import UsageError
 
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
-    for note in skip_notes(result.skipped):
+    for note in skip_notes(result.skipped) + unread_notes(result.unread):
         err.write(f"dralint: note: {note}\n")
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
@@ -237,6 +237,16 @@ def skip_notes(skipped: dict[str, list[str]]) -> list[str]:
         first = files[0] + (f" and {len(files) - 1} more" if len(files) > 1 else "")
         notes.append(f"skipped {len(files)} file(s) that are {what} ({first})" + (f"; {instead}" if instead else ""))
     return notes
+
+
+def unread_notes(unread: dict[str, int]) -> list[str]:
+    """One line for the objects whose pods ask for devices but whose kind dralint does not read."""
+    if not unread:
+        return []
+    kinds = ", ".join(f"{label} ×{count}" if count > 1 else label for label, count in sorted(unread.items()))
+    return [f"did not read {sum(unread.values())} object(s) whose pod templates carry resourceClaims, of kinds "
+            f"dralint does not know: {kinds}; their claims are not checked (docs/usage.md lists the workload "
+            "kinds read)"]
 
 
 def _config(args: argparse.Namespace, catalog: Catalog) -> Config:

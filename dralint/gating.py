@@ -145,7 +145,7 @@ _LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 
 def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tuple[Canonical, list[Problem]]:
     """The object as the server would validate it, and a warning per dropped field."""
-    if obj.version in _LEGACY_VERSIONS:
+    if obj.manifest.is_dra and obj.version in _LEGACY_VERSIONS:  # a JobSet's v1alpha2 is no DRA version
         return obj, []
     if obj.manifest.pod_spec_paths:
         pod_fields = tuple(tuple(base) + f for base in obj.manifest.pod_spec_paths for f in _POD_FIELDS)

@@ -6,9 +6,11 @@ path it has inside its document so findings still point at the right line.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterator
 
 from .paths import FieldPath
+from .workloads import PodTemplate, carries_pod_claims, is_workload_kind, pod_templates
 
 DRA_GROUP = "resource.k8s.io"
 
@@ -53,9 +55,16 @@ class Manifest:
     def is_dra(self) -> bool:
         return self.group == DRA_GROUP
 
-    @property
+    @cached_property
     def pod_spec_paths(self) -> tuple[FieldPath, ...]:
-        return _POD_SPECS.get((self.group, self.kind), ())
+        """Where the object's pod specs are: fixed for Kubernetes' own kinds, worked out from the value
+        for the workload CRDs of workloads.py (``replicatedJobs[i]``)."""
+        return _POD_SPECS.get((self.group, self.kind)) or tuple(t.spec for t in self.pod_templates)
+
+    @cached_property
+    def pod_templates(self) -> tuple[PodTemplate, ...]:
+        """The pod templates of a workload CRD with how many pods each runs (none for other kinds)."""
+        return pod_templates(self.group, self.kind, self.value)
 
     @property
     def name(self) -> str:
@@ -90,6 +99,17 @@ class WrongGroup:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """An object of a kind dralint does not read whose value holds a pod spec with ``resourceClaims``
+    (a workload CRD not in workloads.py): said once per run, so that its claims are not judged unseen."""
+
+    document: Any
+    base: FieldPath
+    api_version: str
+    kind: str
+
+
+@dataclass(frozen=True)
 class NotAnObject:
     """A document that is YAML but not a mapping (a list or a scalar)."""
 
@@ -97,7 +117,7 @@ class NotAnObject:
     found: str
 
 
-def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject | WrongGroup]:
+def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject | WrongGroup | Unread]:
     """Yield the objects of one document that dralint cares about, Lists expanded."""
     value = document.value
     if not isinstance(value, dict):
@@ -106,7 +126,8 @@ def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest 
     yield from _objects(document, value, FieldPath(), from_cluster)
 
 
-def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) -> Iterator[Manifest | WrongGroup]:
+def _objects(document: Any, value: dict, base: FieldPath,
+             from_cluster: bool) -> Iterator[Manifest | WrongGroup | Unread]:
     api_version, kind = value.get("apiVersion"), value.get("kind")
     if not isinstance(kind, str) or not kind:
         return
@@ -118,11 +139,13 @@ def _objects(document: Any, value: dict, base: FieldPath, from_cluster: bool) ->
         return
     api_version = api_version if isinstance(api_version, str) else ""
     manifest = Manifest(document, value, base, api_version, kind, from_cluster)
-    if manifest.is_dra or manifest.pod_spec_paths or (manifest.group, kind) in CONTEXT_KINDS \
-            or (not api_version and kind in KNOWN_KINDS):
+    if manifest.is_dra or manifest.pod_spec_paths or is_workload_kind(manifest.group, kind) \
+            or (manifest.group, kind) in CONTEXT_KINDS or (not api_version and kind in KNOWN_KINDS):
         yield manifest
     elif api_version and kind in _HOME_GROUP and _builtin_group(manifest.group):
         yield WrongGroup(document, base, api_version, kind, _HOME_GROUP[kind])
+    elif carries_pod_claims(value):
+        yield Unread(document, base, api_version, kind)
 
 
 def _builtin_group(group: str) -> bool:

@@ -33,7 +33,8 @@ _DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1|(["'])([^"']+
 def check(ctx: CheckContext) -> Iterator[Problem]:
     """Warnings for references whose target the run should contain but does not."""
     obj, index = ctx.obj, ctx.index
-    if index is None or obj.version in LEGACY_VERSIONS:
+    # Only DRA objects have legacy versions (a JobSet's v1alpha2 is its own, current one).
+    if index is None or (obj.manifest.is_dra and obj.version in LEGACY_VERSIONS):
         return
     if obj.manifest.pod_spec_paths:
         yield from _pod_references(ctx)

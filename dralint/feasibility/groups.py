@@ -1,7 +1,8 @@
 """What is allocated together: the claims of one pod (or pod template), or a claim on its own.
 
 A workload asks for its pod as many times as it has replicas (``replicas`` of a Deployment,
-ReplicaSet, StatefulSet or ReplicationController, ``parallelism`` of a Job or a CronJob's job);
+ReplicaSet, StatefulSet or ReplicationController, ``parallelism`` of a Job or a CronJob's job, what
+each template of a workload CRD runs: workloads.py);
 each pod gets its own claims from the templates and shares the claims named directly.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Callable, Iterable
 from ..convert import Canonical
 from ..index import Index
 from ..paths import FieldPath
+from ..workloads import PodTemplate
 from .model import ClaimSpec, read_claim
 from .placement import Placement, read_placement
 
@@ -73,7 +75,7 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool],
         for spec_path in work.manifest.pod_spec_paths:
             pod_spec = work.get(*spec_path, default={})
             group = Group(owner=work, placement=read_placement(pod_spec if isinstance(pod_spec, dict) else {}),
-                          replicas=replicas(work), spec_path=spec_path)
+                          replicas=replicas(work, spec_path), spec_path=spec_path)
             entries = work.get(*spec_path, "resourceClaims", default=[])
             for i, entry in enumerate(entries if isinstance(entries, list) else []):
                 _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
@@ -124,14 +126,25 @@ _REPLICAS = {"Deployment": ("spec", "replicas"), "ReplicaSet": ("spec", "replica
              "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
 
 
-def replicas_path(work: Canonical) -> FieldPath | None:
-    """Where the workload says how many pods it runs at once."""
+def _template(work: Canonical, spec_path: FieldPath | None) -> PodTemplate | None:
+    return next((t for t in work.manifest.pod_templates if t.spec == spec_path), None)
+
+
+def replicas_path(work: Canonical, spec_path: FieldPath | None = None) -> FieldPath | None:
+    """Where the workload says how many pods it runs at once (from the pod spec at ``spec_path``)."""
+    template = _template(work, spec_path)
+    if template is not None:
+        return template.count_path
     path = _REPLICAS.get(work.manifest.kind)
     return FieldPath(path) if path else None
 
 
-def replicas(work: Canonical) -> int:
-    """How many pods the workload asks for at once (1 when it does not say, or says nonsense)."""
+def replicas(work: Canonical, spec_path: FieldPath | None = None) -> int:
+    """How many pods the workload asks for at once from the pod spec at ``spec_path`` (1 when it does
+    not say, or says nonsense)."""
+    template = _template(work, spec_path)
+    if template is not None:
+        return template.count
     path = _REPLICAS.get(work.manifest.kind)
     if path is None:
         return 1

@@ -577,7 +577,7 @@ class Judge:
         if not linted(group.owner):
             return
         text = "; ".join(last.reasons) or "no node can run it beside the others"
-        path = replicas_path(group.owner) or group.spec_path or FieldPath()
+        path = replicas_path(group.owner, group.spec_path) or group.spec_path or FieldPath()
         self._add(report, group.owner, Problem(
             RULE_INFEASIBLE, path,
             f"{group.label} asks for {group.replicas} pods, but only {count - 1} can get their devices at once{where} "

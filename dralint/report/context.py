@@ -65,4 +65,7 @@ def counts_line(result: Any) -> str:
     parts += [f"{len(files)} {SKIPPED_NAMES.get(why, why)} file(s) skipped" for why, files in skipped.items()]
     if getattr(result, "foreign", 0):
         parts.append(f"{result.foreign} document(s) not Kubernetes objects")
+    unread = getattr(result, "unread", {}) or {}
+    if unread:
+        parts.append(f"{sum(unread.values())} object(s) of unknown workload kinds not read")
     return ", ".join(parts)
