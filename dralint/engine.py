@@ -6,6 +6,7 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import traceback
 from dataclasses import dataclass, field, replace
@@ -695,6 +696,10 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
+        close = difflib.get_close_matches(manifest.kind, sorted(schema.group_kinds(manifest.group)), n=1)
+        if close:  # a misspelt kind (`ResourceClaimTemplte`): no release or apiVersion would help
+            why += f": did you mean `kind: {close[0]}`?"
+            advice = f"correct the kind; {close[0]} is a kind of {manifest.group}"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
                            f" ({advice})",

@@ -54,6 +54,15 @@ def test_not_served_names_the_releases_that_serve_it():
     assert not lint_text(text, Options(kube_version="1.33"))
 
 
+def test_a_misspelt_kind_gets_a_did_you_mean():
+    text = CLAIM_V1.replace("kind: ResourceClaim", "kind: ResourceClaimTemplte")
+    (f,) = [f for f in lint_text(text, Options()) if f.rule == "DRA801"]
+    assert "no Kubernetes release serves it: did you mean `kind: ResourceClaimTemplate`?" in f.message
+    assert "--kube-version" not in f.message  # no release would serve it
+    nothing_close = lint_text(text.replace("ResourceClaimTemplte", "Frobnicator"), Options())
+    assert [f.message for f in nothing_close if f.rule == "DRA801"][0].count("did you mean") == 0
+
+
 def test_non_kubernetes_documents_are_skipped_and_mistaken_objects_reported():
     assert not lint_text("just: a config\n---\nkind: ConfigMap\napiVersion: v1\n", Options())
     # A playbook or a list of settings is no Kubernetes object, and not ours to judge.

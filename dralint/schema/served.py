@@ -44,6 +44,12 @@ def served_releases(api_version: str, kind: str) -> list[str]:
     return [release for release in _index() if serves(release, api_version, kind)]
 
 
+def group_kinds(group: str) -> frozenset[str]:
+    """Every kind some release serves in some version of API ``group`` (``resource.k8s.io``)."""
+    return frozenset(kind for versions in _index().values() for api_version, kinds in versions.items()
+                     if api_version.rpartition("/")[0] == group for kind in kinds)
+
+
 def schema_file(release: str, api_version: str, kind: str) -> Path | None:
     """The schema file of a served kind, or None when ``release`` does not serve it."""
     if not serves(release, api_version, kind):
