@@ -434,8 +434,11 @@ def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, em
         accepted = base.overlay(kept, beside=beside)
         for obj in left_out:
             accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
-        return accepted
-    return Index.build(kept + cluster, left_out)
+    else:
+        accepted = Index.build(kept + cluster, left_out)
+    for key, file in index.refused.items():  # the objects no release serves (DRA801)
+        accepted.refused.setdefault(key, file)
+    return accepted
 
 
 def _duplicates(emitter: _Emitter, objects: Sequence[Canonical], around: Surroundings | None) -> None:
@@ -463,9 +466,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
+    unserved: list[Manifest] = []
     for manifest in linted:
         try:
             if not _served(emitter, manifest, release):
+                unserved.append(manifest)
                 continue
             old_manifest = _old_for(manifest, olds)
             canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
@@ -477,6 +482,8 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
     index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
+    for manifest in unserved:  # refused too: what names them is told so, not that they are missing
+        index.refused.setdefault((manifest.kind, manifest.namespace, manifest.name), manifest.document.file)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
