@@ -147,6 +147,17 @@ def test_selector_explanation_names_the_devices_left():
     assert problem.details["requests"]["gpu"]["totals"] == {"class": 3, "selectors": 1, "free": 1, "usable": 1}
 
 
+def test_counter_amounts_are_written_as_people_write_them():
+    devices = [{"name": f"gpu-{i}", "consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "50Gi"}}}]}
+               for i in range(2)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}]}})
+    (msg,) = messages(run([CLASS, counters, node_slice("node-a", devices, {"pool": pool})], [claim("two", [req(count=2)])]))
+    assert msg.endswith("counter `memory` of set `mem` in pool gpu.example.com/node-a: 100Gi needed, 80Gi left (of 80Gi)")
+
+
 def test_match_attribute_across_requests_is_explained():
     cluster = [CLASS, node_slice("node-a", [{"name": "gpu-0", "attributes": {"numa": {"int": 0}}},
                                             {"name": "gpu-1", "attributes": {"numa": {"int": 1}}}])]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..quantity import format_value
+from ..quantity import format_readable
 from .capacity import consumption, fits
 from .columns import TRUE
 from .counters import CounterBook
@@ -162,8 +162,8 @@ def _counter_shortfall(world, pool, devices) -> str:
 
 
 def _amount(n: int) -> str:
-    """A quantity kept in nano-units, spelt as a quantity."""
-    return format_value(Fraction(n, NANO))
+    """A quantity kept in nano-units, spelt as people write it (``90Gi``, not ``96636764160``)."""
+    return format_readable(Fraction(n, NANO))
 
 
 def _spread(per_node: np.ndarray) -> str:
