@@ -692,6 +692,8 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     served = schema.serves(release.version, manifest.api_version, manifest.kind)
     gate = release.serving_gate(manifest.kind) if served else None
     if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
+        if served and manifest.is_dra:
+            _deprecated(emitter, manifest, release)
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
     advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
@@ -713,6 +715,20 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
+
+
+def _deprecated(emitter: _Emitter, manifest: Manifest, release: Release) -> None:
+    """DRA803: the API server's own warning for a served version that is deprecated at ``release``."""
+    span = schema.deprecation(manifest.api_version, manifest.kind)
+    if span is None or release.minor < span[0]:
+        return
+    group = manifest.api_version.rpartition("/")[0]
+    pos = manifest.document.locate(manifest.base.child("apiVersion"))
+    emitter.emit("DRA803", f"{manifest.api_version} {manifest.kind} is deprecated in v1.{span[0]}+, unavailable in "
+                           f"v1.{span[1]}+ (the API server's warning); move it to {group}/v1 with "
+                           "`dralint migrate --to v1`",
+                 file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
+                 field_path="apiVersion")
 
 
 def _reshaped(shapes: Sequence[request_shape.Misplaced],
