@@ -133,6 +133,22 @@ def test_node_local_devices_do_not_combine_across_nodes():
     assert "the class matches 2 devices on 2 nodes" in msg and "no node has 2" in msg
 
 
+def test_a_device_every_node_reaches_is_counted_once():
+    nodes = [json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}}) for i in range(3)]
+    shared = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "shared"},
+                         "spec": {"driver": "gpu.example.com", "allNodes": True,
+                                  "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 1},
+                                  "devices": [{"name": "g0", "taints": [{"key": "k", "value": "v",
+                                                                         "effect": "NoSchedule"}]}]}})
+    report = run([CLASS, *nodes, shared], [claim("one", [req()])], {"DRADeviceTaints": True})
+    (msg,) = messages(report)
+    assert ": 1 device reachable from 3 nodes matches and is free, but 1 has taint `k=v:NoSchedule`" in msg
+    (_, problem), = report.problems
+    assert problem.details["requests"]["gpu"]["totals"] == {"class": 1, "selectors": 1, "free": 1, "usable": 0}
+    (msg,) = messages(run([CLASS, *nodes, shared], [claim("two", [req(count=2)])]))
+    assert msg.endswith("the class matches 1 device reachable from 3 nodes; no node has 2")
+
+
 def test_selector_explanation_names_the_devices_left():
     sel = 'device.attributes["gpu.example.com"].memory >= 80'
     cluster = [CLASS, node_slice("node-a", gpus(2, memory=40)),
