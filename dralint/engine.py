@@ -379,39 +379,50 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         with_errors = {f.object for f in emitter.findings
                        if f.severity is Severity.ERROR and not _in_metadata(f.field)}
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
-        judged = [_as_allocated(t, options.as_stored) for t in judged_targets]
+        creating = operation in (None, "CREATE") and not subresource
+        judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
-        _feasibility(emitter, result, _judged_index(index, judged_targets), release, options,
+        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
                      {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
-def _as_allocated(target: _Target, as_stored: bool) -> Canonical:
+def _as_allocated(target: _Target, as_stored: bool, creating: bool) -> Canonical:
     """The object the allocator is asked about: as the API server would store it on create, where a
-    field whose feature gate is off is gone (DRA802 says so) and cannot make allocation fail. With
-    ``as_stored`` (``--as-stored``) the linted claims and templates are objects the cluster already
-    stores, as they are written: a gated field a stored claim keeps makes the allocator refuse it
-    (DRA704), as for the claims of ``--cluster`` and of the webhook's live state."""
+    field whose feature gate is off is gone (DRA802 says so) and cannot make allocation fail, and a
+    claim's ``status`` too (DRA265): a pasted ``kubectl get -o yaml`` claim holds no devices and is
+    judged as the new claim it is. With ``as_stored`` (``--as-stored``) the linted claims and
+    templates are objects the cluster already stores, as they are written: a gated field a stored
+    claim keeps makes the allocator refuse it (DRA704), as for the claims of ``--cluster`` and of
+    the webhook's live state."""
     if as_stored and target.canonical.kind in _ALLOCATABLE:
         return target.canonical
-    return target.stored or target.canonical
+    obj = target.stored or target.canonical
+    if creating and target.old is None and obj.kind == "ResourceClaim" and "status" in obj.value:
+        return replace(obj, value={k: v for k, v in obj.value.items() if k != "status"})
+    return obj
 
 
-def _judged_index(accepted: Index, judged: list[_Target]) -> Index:
+def _judged_index(accepted: Index, targets: list[_Target], judged: list[Canonical]) -> Index:
     """``accepted`` with the judged claims as the allocator is asked about them: as written in place of
-    as stored, and those refused for their metadata alone (a name with capitals), which feed no
+    as stored, a claim without the status the API server clears on create (``judged``: see
+    _as_allocated), and those refused for their metadata alone (a name with capitals), which feed no
     reference but are still judged themselves."""
     def key(obj: Canonical) -> tuple[str, str, str]:
         return obj.kind, obj.namespace, obj.name
 
+    def asked(t: _Target, obj: Canonical) -> Canonical:
+        return obj if obj is not t.canonical and obj is not t.stored else t.canonical
+
     # Most runs have neither: then no look at the whole index (the webhook's holds the cluster).
-    candidates = [t for t in judged if t.canonical.kind in _ALLOCATABLE and (
-        (t.stored is not None and t.stored is not t.canonical) or key(t.canonical) in accepted.refused)]
+    candidates = [(t, asked(t, obj)) for t, obj in zip(targets, judged) if t.canonical.kind in _ALLOCATABLE and (
+        (t.stored is not None and t.stored is not t.canonical) or asked(t, obj) is not t.canonical
+        or key(t.canonical) in accepted.refused)]
     if not candidates:
         return accepted
     present = {id(obj) for obj in accepted.all_objects()}
-    swap = [t.canonical for t in candidates if id(t.canonical) not in present
-            and (id(t.stored or t.canonical) in present or key(t.canonical) in accepted.refused)]
+    swap = [obj for t, obj in candidates if id(obj) not in present
+            and (id(t.stored or t.canonical) in present or key(obj) in accepted.refused)]
     return accepted.overlay(swap) if swap else accepted
 
 

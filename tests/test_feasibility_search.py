@@ -223,7 +223,8 @@ def test_allocated_claims_hold_their_devices_and_pin_the_pod():
     # Told once on the claim; the pod refers to that finding.
     assert messages(report) == [
         "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): request `gpu` needs 1 device "
-        "of class `gpu`: 1 device on 1 node matches, but other claims hold 1, which leaves none; no node has 1 free",
+        "of class `gpu`: 1 device on 1 node matches, but other claims hold 1 (default/held in x.yaml), which leaves "
+        "none; no node has 1 free",
         "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): see the finding on "
         "ResourceClaim default/new (x.yaml:1)"]
     report = run(cluster, [claim("new", [req()])], show_allocation=True)

@@ -52,6 +52,7 @@ class Stages:
     per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
     counters_note: str = ""                             # amounts, when shared counters block devices
     absent: dict[str, int] = field(default_factory=dict)  # node without a Node object -> devices the selectors leave
+    holders: list[str] = field(default_factory=list)    # the first claims holding matching devices, and their files
 
     def fits_somewhere(self) -> bool:
         usable = self.counts[-1][1]
@@ -93,6 +94,10 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
         passed = (counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE) & inside
         st.per_selector[i] = int(np.count_nonzero(passed))
     free = passed if alt.admin else passed & ~held
+    taken = passed & ~free
+    if taken.any():
+        keys = {world.selection.columns.devices[int(u)].key for u in np.unique(uid[taken])[:64]}
+        st.holders = [_holder(c) for c in world.holders_of(keys, _MAX_NAMED)]
     for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
         node = nodes.nodes[int(position[i])]
         d = world.selection.columns.devices[int(uid[i])]
@@ -228,7 +233,7 @@ def _stage_text(st: Stages, pool_note: str) -> str:
     if st.need is None and sel.any():
         held = n_sel - n_free
         blocked = _blocked(st)
-        held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims"
+        held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims{_holders(st)}"
         parts = ([held_text] if held else []) + ([blocked] if blocked else [])
         return (f"{head}: allocationMode All takes every device the selectors match ({_spread(sel, n_sel)}), and on "
                 f"every node some cannot be taken: {'; '.join(parts) or 'they are in use'}")
@@ -247,11 +252,27 @@ def _stage_text(st: Stages, pool_note: str) -> str:
         verb = "matches" if n_sel == 1 else "match"
         held = n_sel - n_free
         left = f"{_spread(free, n_free)}, at most {int(free.max())} on one node" if free.any() else "none"
-        return (f"{head}: {_spread(sel, n_sel)} {verb}, but other claims hold {held}, which leaves {left}; "
+        return (f"{head}: {_spread(sel, n_sel)} {verb}, but other claims hold {held}{_holders(st)}, which leaves {left}; "
                 f"no node has {need} free")
     reasons = _blocked(st)
     verb = "matches and is" if n_free == 1 else "match and are"
     return f"{head}: {_spread(free, n_free)} {verb} free, but {reasons}; no node has {need} usable"
+
+
+def _holder(claim: Any) -> str:
+    """A holding claim and the file it was read from; the webhook's live objects have no file
+    (their name, ``cluster:<resource>/<key>``, would only repeat the claim's)."""
+    file = claim.manifest.document.file
+    where = "" if file.startswith("cluster:") else f" in {file}"
+    return f"{claim.namespace or 'default'}/{claim.name}{where}"
+
+
+def _holders(st: Stages) -> str:
+    """Which claims hold the devices (claims of --cluster or the live state), as a parenthesis."""
+    if not st.holders:
+        return ""
+    more = ", …" if len(st.holders) >= _MAX_NAMED else ""
+    return f" ({', '.join(st.holders)}{more})"
 
 
 def _details(stages: list[Stages]) -> dict[str, Any]:
