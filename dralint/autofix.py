@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 from . import engine, source
 from .engine import Options, RunResult
@@ -149,9 +149,10 @@ def summary(run: FixRun, *, diff: bool) -> str:
 
 
 def apply_and_write(paths: Sequence[str], options: Options, *, unsafe: bool, diff: bool, out: TextIO,
-                    err: TextIO) -> int | None:
+                    err: TextIO, remaining: Callable[[RunResult], None] = lambda _: None) -> int | None:
     """The face of ``--fix``: write the fixed files (None: go on and report what remains), or print
-    the diff (exit 1 when there is one), or, for stdin, the fixed text (exit 1 when errors remain)."""
+    the diff (exit 1 when there is one), or, for stdin, the fixed text (exit 1 when errors remain)
+    and hand what remains to ``remaining``, since stdout carries the text."""
     run = fix_paths(paths, options, unsafe=unsafe)
     code: int | None = None
     if diff:
@@ -162,6 +163,8 @@ def apply_and_write(paths: Sequence[str], options: Options, *, unsafe: bool, dif
     elif source.reader.STDIN_NAME in run.texts:
         out.write(run.originals[source.reader.STDIN_NAME].with_bom(run.texts[source.reader.STDIN_NAME]))
         code = 1 if run.result is not None and run.result.errors else 0
+        if run.result is not None:
+            remaining(run.result)
     for name in run.changed():
         if code is None and name != source.reader.STDIN_NAME:
             try:

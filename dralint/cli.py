@@ -15,7 +15,7 @@ from . import __version__
 if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .catalog import Catalog
     from .config import Config
-    from .engine import Options
+    from .engine import Options, RunResult
     from .findings import Severity
     from .source import Reading
 
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "use one); the output does not change")
     parser.add_argument("--fix", action="store_true",
                         help="apply the safe fixes of the findings to the files, then report what remains "
-                             "(docs/migrate.md); with - the fixed text goes to stdout")
+                             "(docs/migrate.md); with - the fixed text goes to stdout and what remains to stderr")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
     parser.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a unified diff, write nothing")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto", help="colour text output")
@@ -145,6 +145,10 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("stdin (-) can be read once: give it to PATH or to --cluster, not both")
     if args.jobs < 0:
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
+    if args.max_steps <= 0:  # a budget of nothing would make every claim "undecided"
+        raise UsageError("--max-steps: N must be 1 or more")
+    if not args.max_seconds > 0:  # also refuses nan
+        raise UsageError("--max-seconds: SECONDS must be more than 0")
     try:
         config = _config(args, catalog)
         options, fail_on = _options(args, config, err)
@@ -157,7 +161,8 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
     if args.fix:
         from .autofix import apply_and_write
 
-        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err)
+        fixed = apply_and_write(args.paths, options, unsafe=args.unsafe_fixes, diff=args.diff, out=out, err=err,
+                                remaining=lambda result: _report_remaining(result, catalog, config, fail_on, err))
         if fixed is not None:
             return fixed
     # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
@@ -169,6 +174,17 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         if args.output:
             _close_output(stream, args.output)
     return code
+
+
+def _report_remaining(result: RunResult, catalog: Catalog, config: Config, fail_on: Severity, err: TextIO) -> None:
+    """The findings left after ``--fix -``, as text on stderr: stdout carries the fixed text."""
+    from .report import FORMATS, ReportContext
+
+    kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
+    code = 1 if any(f.severity.rank >= fail_on.rank for f in kept) else 0
+    context = ReportContext(catalog=catalog, exit_code=code, fail_on=fail_on,
+                            suppressed=result.suppressed + len(result.findings) - len(kept))
+    FORMATS["text"].render(dataclasses.replace(result, findings=kept), err, context)
 
 
 def _open_output(path: str) -> TextIO:
@@ -267,7 +283,7 @@ def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
 def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity]:
     """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
     from .config import ConfigError
-    from .engine import Options
+    from .engine import Options, RunResult
     from .findings import Severity
     from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError

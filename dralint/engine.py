@@ -6,6 +6,7 @@ knows about argv, HTTP or terminals: the faces build ``Options``, call ``lint_pa
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import traceback
 from dataclasses import dataclass, field, replace
@@ -380,39 +381,50 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         with_errors = {f.object for f in emitter.findings
                        if f.severity is Severity.ERROR and not _in_metadata(f.field)}
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
-        judged = [_as_allocated(t, options.as_stored) for t in judged_targets]
+        creating = operation in (None, "CREATE") and not subresource
+        judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
-        _feasibility(emitter, result, _judged_index(index, judged_targets), release, options,
+        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
                      {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
-def _as_allocated(target: _Target, as_stored: bool) -> Canonical:
+def _as_allocated(target: _Target, as_stored: bool, creating: bool) -> Canonical:
     """The object the allocator is asked about: as the API server would store it on create, where a
-    field whose feature gate is off is gone (DRA802 says so) and cannot make allocation fail. With
-    ``as_stored`` (``--as-stored``) the linted claims and templates are objects the cluster already
-    stores, as they are written: a gated field a stored claim keeps makes the allocator refuse it
-    (DRA704), as for the claims of ``--cluster`` and of the webhook's live state."""
+    field whose feature gate is off is gone (DRA802 says so) and cannot make allocation fail, and a
+    claim's ``status`` too (DRA265): a pasted ``kubectl get -o yaml`` claim holds no devices and is
+    judged as the new claim it is. With ``as_stored`` (``--as-stored``) the linted claims and
+    templates are objects the cluster already stores, as they are written: a gated field a stored
+    claim keeps makes the allocator refuse it (DRA704), as for the claims of ``--cluster`` and of
+    the webhook's live state."""
     if as_stored and target.canonical.kind in _ALLOCATABLE:
         return target.canonical
-    return target.stored or target.canonical
+    obj = target.stored or target.canonical
+    if creating and target.old is None and obj.kind == "ResourceClaim" and "status" in obj.value:
+        return replace(obj, value={k: v for k, v in obj.value.items() if k != "status"})
+    return obj
 
 
-def _judged_index(accepted: Index, judged: list[_Target]) -> Index:
+def _judged_index(accepted: Index, targets: list[_Target], judged: list[Canonical]) -> Index:
     """``accepted`` with the judged claims as the allocator is asked about them: as written in place of
-    as stored, and those refused for their metadata alone (a name with capitals), which feed no
+    as stored, a claim without the status the API server clears on create (``judged``: see
+    _as_allocated), and those refused for their metadata alone (a name with capitals), which feed no
     reference but are still judged themselves."""
     def key(obj: Canonical) -> tuple[str, str, str]:
         return obj.kind, obj.namespace, obj.name
 
+    def asked(t: _Target, obj: Canonical) -> Canonical:
+        return obj if obj is not t.canonical and obj is not t.stored else t.canonical
+
     # Most runs have neither: then no look at the whole index (the webhook's holds the cluster).
-    candidates = [t for t in judged if t.canonical.kind in _ALLOCATABLE and (
-        (t.stored is not None and t.stored is not t.canonical) or key(t.canonical) in accepted.refused)]
+    candidates = [(t, asked(t, obj)) for t, obj in zip(targets, judged) if t.canonical.kind in _ALLOCATABLE and (
+        (t.stored is not None and t.stored is not t.canonical) or asked(t, obj) is not t.canonical
+        or key(t.canonical) in accepted.refused)]
     if not candidates:
         return accepted
     present = {id(obj) for obj in accepted.all_objects()}
-    swap = [t.canonical for t in candidates if id(t.canonical) not in present
-            and (id(t.stored or t.canonical) in present or key(t.canonical) in accepted.refused)]
+    swap = [obj for t, obj in candidates if id(obj) not in present
+            and (id(t.stored or t.canonical) in present or key(obj) in accepted.refused)]
     return accepted.overlay(swap) if swap else accepted
 
 
@@ -435,8 +447,11 @@ def _accepted(targets: list[_Target], cluster: list[Canonical], index: Index, em
         accepted = base.overlay(kept, beside=beside)
         for obj in left_out:
             accepted.refused.setdefault((obj.kind, obj.namespace, obj.name), obj.manifest.document.file)
-        return accepted
-    return Index.build(kept + cluster, left_out)
+    else:
+        accepted = Index.build(kept + cluster, left_out)
+    for key, file in index.refused.items():  # the objects no release serves (DRA801)
+        accepted.refused.setdefault(key, file)
+    return accepted
 
 
 def _duplicates(emitter: _Emitter, objects: Sequence[Canonical], around: Surroundings | None) -> None:
@@ -464,9 +479,11 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     """The objects the release serves (DRA801 for the others), in canonical form, and the index."""
     release = options.release
     targets: list[_Target] = []
+    unserved: list[Manifest] = []
     for manifest in linted:
         try:
             if not _served(emitter, manifest, release):
+                unserved.append(manifest)
                 continue
             old_manifest = _old_for(manifest, olds)
             canonical, old = to_canonical(manifest), to_canonical(old_manifest) if old_manifest else None
@@ -478,6 +495,8 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     # References see each object as the server would store it (feasibility: see _as_allocated).
     stored = [t.stored or t.canonical for t in targets]
     index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
+    for manifest in unserved:  # refused too: what names them is told so, not that they are missing
+        index.refused.setdefault((manifest.kind, manifest.namespace, manifest.name), manifest.document.file)
     return targets, _Work(release, index, options.strict, operation, subresource)
 
 
@@ -691,6 +710,8 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
     served = schema.serves(release.version, manifest.api_version, manifest.kind)
     gate = release.serving_gate(manifest.kind) if served else None
     if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
+        if served and manifest.is_dra:
+            _deprecated(emitter, manifest, release)
         return True
     releases = schema.served_releases(manifest.api_version, manifest.kind)
     advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
@@ -702,12 +723,30 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
         why = f"it is served by Kubernetes {span}"
     else:
         why = "no Kubernetes release serves it"
+        close = difflib.get_close_matches(manifest.kind, sorted(schema.group_kinds(manifest.group)), n=1)
+        if close:  # a misspelt kind (`ResourceClaimTemplte`): no release or apiVersion would help
+            why += f": did you mean `kind: {close[0]}`?"
+            advice = f"correct the kind; {close[0]} is a kind of {manifest.group}"
     pos = manifest.document.locate(manifest.base.child("apiVersion"))
     emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
                            f" ({advice})",
                  file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
                  field_path="apiVersion")
     return False
+
+
+def _deprecated(emitter: _Emitter, manifest: Manifest, release: Release) -> None:
+    """DRA803: the API server's own warning for a served version that is deprecated at ``release``."""
+    span = schema.deprecation(manifest.api_version, manifest.kind)
+    if span is None or release.minor < span[0]:
+        return
+    group = manifest.api_version.rpartition("/")[0]
+    pos = manifest.document.locate(manifest.base.child("apiVersion"))
+    emitter.emit("DRA803", f"{manifest.api_version} {manifest.kind} is deprecated in v1.{span[0]}+, unavailable in "
+                           f"v1.{span[1]}+ (the API server's warning); move it to {group}/v1 with "
+                           "`dralint migrate --to v1`",
+                 file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
+                 field_path="apiVersion")
 
 
 def _reshaped(shapes: Sequence[request_shape.Misplaced],

@@ -201,3 +201,18 @@ def format_value(value: Fraction) -> str:
         if scaled.denominator == 1:
             return f"{scaled.numerator}{suffix}"
     return f"{float(value)!r}"
+
+
+def format_readable(value: Fraction) -> str:
+    """A computed amount as people write it, exactly: a whole multiple of 1Ki in the largest binary
+    suffix that divides it (``96636764160`` is ``90Gi``) when that is no longer than the decimal
+    spelling of :func:`format_value` (``4G`` stays ``4G``, ``1024k`` is not ``1000Ki``)."""
+    decimal = format_value(value)
+    if value.denominator != 1 or not value or abs(value.numerator).bit_length() > _LONGEST_BITS:
+        return decimal
+    n = value.numerator
+    for suffix, factor in reversed(_BINARY.items()):
+        if n % factor == 0:
+            binary = f"{n // factor}{suffix}"
+            return binary if len(binary) <= len(decimal) else decimal
+    return decimal

@@ -183,6 +183,21 @@ def test_hints_ignore_the_slices_the_api_server_would_refuse() -> None:
              if f.rule in ("DRA505", "DRA506")]
     assert [r for r, _ in found] == ["DRA505", "DRA505"]
     assert "gpu.example.com" in found[0][1]
+    # the gpu slice may well publish the name: the warning says only the accepted slices lack it
+    assert all(m.startswith("no accepted ResourceSlice publishes") for _, m in found)
+    assert "(ResourceSlice node-1, refused at Kubernetes 1.37, is not counted)" in found[0][1]
+
+
+def test_a_slice_the_release_does_not_serve_counts_as_refused_for_the_hints() -> None:
+    nics = (SLICE.replace("name: node-1\n", "name: node-1-nics\n", 1)
+            .replace("driver: gpu.example.com", "driver: nic.example.com")
+            .replace("pool: {name: node-1,", "pool: {name: node-1-nics,").replace("resource.k8s.io/v1", "resource.k8s.io/v1beta2"))
+    reading = _class("gpus", GPUS_ONLY, READ).replace("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
+    # v1 is served from 1.34: at 1.33 the gpu slice is refused (DRA801) and publishes nothing
+    found = [f.message for f in lint_text(reading + "---\n" + SLICE + "---\n" + nics, Options(kube_version="1.33"))
+             if f.rule == "DRA505"]
+    assert found and all(m.startswith("no accepted ResourceSlice publishes") for m in found)
+    assert "(ResourceSlice node-1, refused at Kubernetes 1.33, is not counted)" in found[0]
 
 
 def test_an_unguarded_read_is_judged_against_the_accepted_devices_only() -> None:

@@ -43,3 +43,10 @@ def test_a_writable_output_keeps_the_findings_exit_code(tmp_path: Path, claim: P
     report = tmp_path / "report.txt"
     code, out, _ = run("-o", str(report), str(claim))
     assert code == 1 and out == "" and "DRA201" in report.read_text()
+
+
+@pytest.mark.parametrize("option", ["--max-steps=0", "--max-steps=-5", "--max-seconds=0", "--max-seconds=-1",
+                                    "--max-seconds=nan"])
+def test_a_feasibility_budget_of_nothing_is_refused(tmp_path, option):
+    code, _, err = run("--no-config", option, str(tmp_path))
+    assert code == 2 and f"{option.split('=')[0][2:]}: " in err and "must be" in err

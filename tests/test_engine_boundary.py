@@ -272,6 +272,68 @@ spec:
 """
 
 
+TWO_GPUS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: g0
+  - name: g1
+"""
+HELD = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu, count: 2}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: p, device: g0}
+      - {request: gpu, driver: gpu.example.com, pool: p, device: g1}
+"""
+NEW = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: new, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu, count: 1}
+"""
+
+
+def test_a_linted_claims_status_holds_no_devices():
+    # a pasted `kubectl get -o yaml` claim: the API server clears its status on create (DRA265)
+    findings = engine.lint_files([source.load_text(TWO_GPUS + "---\n" + HELD + "---\n" + NEW, "claims.yaml")],
+                                 Options()).findings
+    assert {f.rule for f in findings} == {"DRA265"}
+
+
+def test_devices_held_by_claims_of_the_cluster_name_the_claim_and_its_file():
+    findings = engine.lint_files([source.load_text(NEW, "new.yaml")], Options(),
+                                 cluster_files=[source.load_text(TWO_GPUS, "cluster.yaml"),
+                                                source.load_text(HELD, "held.yaml")]).findings
+    (finding,) = [f for f in findings if f.rule == "DRA701"]
+    assert "but other claims hold 2 (default/held in held.yaml), which leaves none" in finding.message
+
+
 @pytest.mark.parametrize("as_stored, expected", [(False, {"DRA802"}), (True, {"DRA704", "DRA802"})])
 def test_a_claim_with_a_gated_field_is_judged_as_created_unless_said_to_be_stored(as_stored, expected):
     findings = engine.lint_files([source.load_text(SHARED_GPU, "claim.yaml")],

@@ -61,11 +61,17 @@ def test_a_pod_no_node_can_run_is_reported():
     assert [str(p.path) for _, p in report.problems] == ["spec.nodeSelector"]
 
 
+def test_one_node_that_cannot_run_a_pod_gets_singular_verbs():
+    cluster = [CLASS, node("node-1", {"zone": "a"}), node_slice("node-1", gpus(1))]
+    (msg,) = messages(run(cluster, [template("gpu"), workload("p", {"nodeSelector": {"zone": "c"}})]))
+    assert msg.endswith("the 1 node cannot run it: 1 does not match its nodeSelector")
+
+
 def test_node_taints_and_cordons_keep_pods_away_unless_tolerated():
     cluster = [CLASS, node("node-1", taints=[{"key": "gpu", "value": "busy", "effect": "NoSchedule"}]),
                node("node-2", cordoned=True), node_slice("node-1", gpus(1)), node_slice("node-2", gpus(1))]
     (msg,) = messages(run(cluster, [template("gpu"), workload("p", {})]))
-    assert "1 are cordoned" in msg and "1 have taint gpu=busy:NoSchedule that it does not tolerate" in msg
+    assert "1 is cordoned" in msg and "1 has taint gpu=busy:NoSchedule that it does not tolerate" in msg
     tolerant = {"tolerations": [{"key": "gpu", "operator": "Exists"}]}
     report = run(cluster, [template("gpu"), workload("p", tolerant)], show_allocation=True)
     assert [a["node"] for a in report.allocations] == ["node-1"]

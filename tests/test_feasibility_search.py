@@ -133,6 +133,22 @@ def test_node_local_devices_do_not_combine_across_nodes():
     assert "the class matches 2 devices on 2 nodes" in msg and "no node has 2" in msg
 
 
+def test_a_device_every_node_reaches_is_counted_once():
+    nodes = [json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}}) for i in range(3)]
+    shared = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "shared"},
+                         "spec": {"driver": "gpu.example.com", "allNodes": True,
+                                  "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 1},
+                                  "devices": [{"name": "g0", "taints": [{"key": "k", "value": "v",
+                                                                         "effect": "NoSchedule"}]}]}})
+    report = run([CLASS, *nodes, shared], [claim("one", [req()])], {"DRADeviceTaints": True})
+    (msg,) = messages(report)
+    assert ": 1 device reachable from 3 nodes matches and is free, but 1 has taint `k=v:NoSchedule`" in msg
+    (_, problem), = report.problems
+    assert problem.details["requests"]["gpu"]["totals"] == {"class": 1, "selectors": 1, "free": 1, "usable": 0}
+    (msg,) = messages(run([CLASS, *nodes, shared], [claim("two", [req(count=2)])]))
+    assert msg.endswith("the class matches 1 device reachable from 3 nodes; no node has 2")
+
+
 def test_selector_explanation_names_the_devices_left():
     sel = 'device.attributes["gpu.example.com"].memory >= 80'
     cluster = [CLASS, node_slice("node-a", gpus(2, memory=40)),
@@ -145,6 +161,17 @@ def test_selector_explanation_names_the_devices_left():
     assert f"the class matches 3 devices on 2 nodes, `{sel}` leaves 1, " in messages(two)[0]
     (_, problem), = report.problems
     assert problem.details["requests"]["gpu"]["totals"] == {"class": 3, "selectors": 1, "free": 1, "usable": 1}
+
+
+def test_counter_amounts_are_written_as_people_write_them():
+    devices = [{"name": f"gpu-{i}", "consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "50Gi"}}}]}
+               for i in range(2)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}]}})
+    (msg,) = messages(run([CLASS, counters, node_slice("node-a", devices, {"pool": pool})], [claim("two", [req(count=2)])]))
+    assert msg.endswith("counter `memory` of set `mem` in pool gpu.example.com/node-a: 100Gi needed, 80Gi left (of 80Gi)")
 
 
 def test_match_attribute_across_requests_is_explained():
@@ -196,7 +223,8 @@ def test_allocated_claims_hold_their_devices_and_pin_the_pod():
     # Told once on the claim; the pod refers to that finding.
     assert messages(report) == [
         "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): request `gpu` needs 1 device "
-        "of class `gpu`: 1 device on 1 node matches, but other claims hold 1, which leaves none; no node has 1 free",
+        "of class `gpu`: 1 device on 1 node matches, but other claims hold 1 (default/held in x.yaml), which leaves "
+        "none; no node has 1 free",
         "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): see the finding on "
         "ResourceClaim default/new (x.yaml:1)"]
     report = run(cluster, [claim("new", [req()])], show_allocation=True)

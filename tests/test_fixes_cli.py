@@ -89,6 +89,7 @@ def test_stdin_gets_the_fixed_text_on_stdout():
                           capture_output=True)
     assert proc.stdout == FIXED
     assert proc.returncode == 1  # `selector` remains
+    assert "unknown field `selector`" in proc.stderr and "[DRA101 unknown-field]" in proc.stderr
 
 
 def test_diff_and_unsafe_fixes_need_fix(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dralint.quantity import LARGEST, Quantity, QuantityError
+from dralint.quantity import LARGEST, Quantity, QuantityError, format_readable
 
 INT64_MAX = 2**63 - 1
 MAX_INT64_FACTORS = 18
@@ -212,6 +212,14 @@ def test_quantities_beyond_the_largest_keep_their_order(larger, smaller):
 ])
 def test_known_quantities(text, value):
     assert Quantity.parse(text).value == value
+
+
+@pytest.mark.parametrize("value, text", [(90 * 2**30, "90Gi"), (1536 * 2**20, "1536Mi"), (3 * 2**40, "3Ti"),
+                                         (4 * 10**9, "4G"), (1024000, "1024k"), (1000, "1k"), (4, "4"), (0, "0"),
+                                         (Fraction(1, 2), "500m"), (123456789, "123456789")])
+def test_readable_amounts_take_a_binary_suffix_when_it_is_as_short(value, text):
+    assert format_readable(Fraction(value)) == text
+    assert Quantity.parse(text).value == value  # exact, never rounded
 
 
 @pytest.mark.parametrize("text", ["", "e", "1e", "1EE", "1KiB", "1k2", "1e3.5", "Pi", "-Ei", ".e-10", "1 Gi", "--1",

@@ -164,6 +164,17 @@ def test_constraint_references_and_attributes():
     assert errors(claim(body), DRAConsumableCapacity=False)[-1] == ("DRA225", "spec.devices.constraints[3].matchAttribute")
 
 
+def test_an_invalid_request_name_is_quoted_once_unless_it_is_part_of_the_reference():
+    body = "requests:\n- name: GPU\n  exactly: {deviceClassName: gpu.example.com}\n" \
+           "constraints:\n- requests: [GPU]\n  matchAttribute: example.com/numa\n"
+    (message,) = [f.message for f in lint_text(claim(body), Options(kube_version="1.37")) if f.rule == "DRA223"]
+    assert message.startswith("'GPU' is not a valid request name: ")
+    body = "requests:\n- name: gpu\n  firstAvailable:\n  - {name: X, deviceClassName: gpu.example.com}\n" \
+           "constraints:\n- requests: [gpu/X]\n  matchAttribute: example.com/numa\n"
+    (message,) = [f.message for f in lint_text(claim(body), Options(kube_version="1.37")) if f.rule == "DRA223"]
+    assert message.startswith("'X' in 'gpu/X' is not a valid request name: ")
+
+
 def test_distinct_attribute_dropped_when_gate_off_then_match_attribute_required():
     body = REQ + "constraints:\n- distinctAttribute: example.com/numa\n"
     assert lint(claim(body), "1.35") == [("DRA225", "spec.devices.constraints[0].matchAttribute"),

@@ -96,6 +96,7 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
         verdicts = ctx.index.derived("cel-verdicts", lambda _: {})
     else:
         known, everywhere, verdicts = None, None, {}
+    refused_slices = _refused_slices(ctx)
     stored_env = None
     for path, selectors, class_name in lists:
         mode = _update_mode(ctx, path, selectors)
@@ -140,7 +141,25 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
                 where = path.child(j, "cel", "expression")
                 for rule, message, offset, details in verdict:
                     if (rule in _HINT_RULES) == hints:
+                        if rule == UNKNOWN_NAME and refused_slices:
+                            message = _accepted_only(message, refused_slices, ctx.release.version)
                         yield Problem(rule, where, message, scalar_offset=offset, details=details)
+
+
+def _refused_slices(ctx: CheckContext) -> list[str]:
+    """The names of the run's ResourceSlices the API server refuses: they publish nothing it keeps."""
+    if ctx.index is None:
+        return []
+    return sorted(name for kind, _, name in ctx.index.refused if kind == "ResourceSlice")
+
+
+def _accepted_only(message: str, refused: list[str], release: str) -> str:
+    """A DRA505 message that says the names were looked up in the accepted slices only: a slice
+    refused at the release may well publish the name, and "no ResourceSlice publishes" would be false."""
+    shown = ", ".join(refused[:3]) + (f" and {len(refused) - 3} more" if len(refused) > 3 else "")
+    return (message.replace("no ResourceSlice publishes", "no accepted ResourceSlice publishes", 1)
+            + f" (ResourceSlice {shown}, refused at Kubernetes {release}, {'is' if len(refused) == 1 else 'are'}"
+              " not counted)")
 
 
 def _update_mode(ctx: CheckContext, path: FieldPath, selectors: list) -> str:

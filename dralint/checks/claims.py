@@ -427,7 +427,8 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
     for segment in segments:
         errs = dns_label_errors(segment)
         if errs:
-            return Problem(rule, path, f"{segment!r} in {ref!r} is not a valid request name: {errs[0]}{suffix}")
+            where = f" in {ref!r}" if segment != ref else ""  # "'GPU' in 'GPU'" would quote one word twice
+            return Problem(rule, path, f"{segment!r}{where} is not a valid request name: {errs[0]}{suffix}")
     return None
 
 

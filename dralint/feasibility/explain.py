@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..quantity import format_value
+from ..quantity import format_readable
 from .capacity import consumption, fits
 from .columns import TRUE
 from .counters import CounterBook
@@ -43,12 +43,16 @@ class Stages:
     need: int | None                                   # None: allocationMode All
     # Per stage, per node of ``nodes`` (in their order), how many devices are left.
     counts: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    # Per stage, how many distinct devices are left: a device of an allNodes or nodeSelector slice is
+    # one device on every node it reaches, counted once here and once per node in ``counts``.
+    distinct: dict[str, int] = field(default_factory=dict)
     nodes: list = field(default_factory=list)          # the NodeViews the counts are for
     survivors: list[str] = field(default_factory=list)  # the first devices the selectors leave
     blocked: Counter = field(default_factory=Counter)   # why free matching devices are unusable
     per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
     counters_note: str = ""                             # amounts, when shared counters block devices
     absent: dict[str, int] = field(default_factory=dict)  # node without a Node object -> devices the selectors leave
+    holders: list[str] = field(default_factory=list)    # the first claims holding matching devices, and their files
 
     def fits_somewhere(self) -> bool:
         usable = self.counts[-1][1]
@@ -80,6 +84,7 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
     size = len(nodes.nodes)
     if world.classes.get(alt.class_name) is None or any(e is None for e in alt.selectors):
         st.counts = [(n, np.zeros(size, np.int64)) for n in _STAGE_NAMES]
+        st.distinct = dict.fromkeys(_STAGE_NAMES, 0)
         return st
     slot, uid, here = counts.flat()
     position, inside, held = judge.explainer.placed(nodes)
@@ -89,6 +94,10 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
         passed = (counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE) & inside
         st.per_selector[i] = int(np.count_nonzero(passed))
     free = passed if alt.admin else passed & ~held
+    taken = passed & ~free
+    if taken.any():
+        keys = {world.selection.columns.devices[int(u)].key for u in np.unique(uid[taken])[:64]}
+        st.holders = [_holder(c) for c in world.holders_of(keys, _MAX_NAMED)]
     for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
         node = nodes.nodes[int(position[i])]
         d = world.selection.columns.devices[int(uid[i])]
@@ -109,8 +118,9 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
             if d.uid not in seen:
                 st.blocked[why] += 1
                 seen.add(d.uid)
-    st.counts = [(name, _per_node(position, mask, size))
-                 for name, mask in zip(_STAGE_NAMES, (cls_ok, passed, free, usable))]
+    masks = (cls_ok, passed, free, usable)
+    st.counts = [(name, _per_node(position, mask, size)) for name, mask in zip(_STAGE_NAMES, masks)]
+    st.distinct = {name: int(np.unique(uid[mask]).size) for name, mask in zip(_STAGE_NAMES, masks)}
     absent_uids, absent_nodes = world.absent_devices()
     if len(absent_uids):
         matched = counts.selected(alt, alt.selectors)[absent_uids] == TRUE
@@ -162,14 +172,15 @@ def _counter_shortfall(world, pool, devices) -> str:
 
 
 def _amount(n: int) -> str:
-    """A quantity kept in nano-units, spelt as a quantity."""
-    return format_value(Fraction(n, NANO))
+    """A quantity kept in nano-units, spelt as people write it (``90Gi``, not ``96636764160``)."""
+    return format_readable(Fraction(n, NANO))
 
 
-def _spread(per_node: np.ndarray) -> str:
-    total = int(per_node.sum())
+def _spread(per_node: np.ndarray, devices: int) -> str:
+    """``devices`` (distinct) and the nodes they are on; a device several nodes reach is one device."""
     nodes = int(np.count_nonzero(per_node))
-    return f"{total} device{'s' if total != 1 else ''} on {nodes} node{'s' if nodes != 1 else ''}"
+    where = "reachable from" if devices < int(per_node.sum()) else "on"
+    return f"{devices} device{'s' if devices != 1 else ''} {where} {nodes} node{'s' if nodes != 1 else ''}"
 
 
 def _describe(alt: Alternative) -> str:
@@ -214,37 +225,54 @@ def _stage_reason(st: Stages, pool_note: str) -> str:
 def _stage_text(st: Stages, pool_note: str) -> str:
     need = st.need or 1
     (_, cls), (_, sel), (_, free), (_, usable) = st.counts
+    n_cls, n_sel, n_free = st.distinct["class"], st.distinct["selectors"], st.distinct["free"]
     head = _describe(st.alt)
     if not cls.any():
         return f"{head}: the class matches no device in a usable pool{pool_note}"
     named = ", ".join(st.survivors[:_MAX_NAMED]) + ("…" if len(st.survivors) > _MAX_NAMED else "")
     if st.need is None and sel.any():
-        held = int(sel.sum()) - int(free.sum())
+        held = n_sel - n_free
         blocked = _blocked(st)
-        held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims"
+        held_text = f"{held} {'is' if held == 1 else 'are'} held by other claims{_holders(st)}"
         parts = ([held_text] if held else []) + ([blocked] if blocked else [])
-        return (f"{head}: allocationMode All takes every device the selectors match ({_spread(sel)}), and on "
+        return (f"{head}: allocationMode All takes every device the selectors match ({_spread(sel, n_sel)}), and on "
                 f"every node some cannot be taken: {'; '.join(parts) or 'they are in use'}")
     if sel.max(initial=0) < need and not any(st.alt.selectors):
-        return f"{head}: the class matches {_spread(cls)}; no node has {need}"
+        return f"{head}: the class matches {_spread(cls, n_cls)}; no node has {need}"
     if sel.max(initial=0) < need:
-        left = f"the selector leaves {_spread(sel)}" if sel.any() else "the selector leaves none"
+        left = f"the selector leaves {_spread(sel, n_sel)}" if sel.any() else "the selector leaves none"
         if sel.any() and int(sel.sum()) <= _MAX_NAMED and named:
-            left = f"the selector leaves {int(sel.sum())} ({named})"
+            left = f"the selector leaves {n_sel} ({named})"
         if len(st.alt.selectors) > 1:
             steps = [f"`{expr}` leaves {st.per_selector[i] or 'none'}" for i, expr in enumerate(st.alt.selectors)
                      if i == 0 or st.per_selector[i - 1]]
             left = ", ".join(steps)
-        return f"{head}: the class matches {_spread(cls)}, {left}; no node has {need}"
+        return f"{head}: the class matches {_spread(cls, n_cls)}, {left}; no node has {need}"
     if free.max(initial=0) < need:
-        verb = "matches" if int(sel.sum()) == 1 else "match"
-        held = int(sel.sum()) - int(free.sum())
-        left = f"{_spread(free)}, at most {int(free.max())} on one node" if free.any() else "none"
-        return (f"{head}: {_spread(sel)} {verb}, but other claims hold {held}, which leaves {left}; "
+        verb = "matches" if n_sel == 1 else "match"
+        held = n_sel - n_free
+        left = f"{_spread(free, n_free)}, at most {int(free.max())} on one node" if free.any() else "none"
+        return (f"{head}: {_spread(sel, n_sel)} {verb}, but other claims hold {held}{_holders(st)}, which leaves {left}; "
                 f"no node has {need} free")
     reasons = _blocked(st)
-    verb = "matches and is" if int(free.sum()) == 1 else "match and are"
-    return f"{head}: {_spread(free)} {verb} free, but {reasons}; no node has {need} usable"
+    verb = "matches and is" if n_free == 1 else "match and are"
+    return f"{head}: {_spread(free, n_free)} {verb} free, but {reasons}; no node has {need} usable"
+
+
+def _holder(claim: Any) -> str:
+    """A holding claim and the file it was read from; the webhook's live objects have no file
+    (their name, ``cluster:<resource>/<key>``, would only repeat the claim's)."""
+    file = claim.manifest.document.file
+    where = "" if file.startswith("cluster:") else f" in {file}"
+    return f"{claim.namespace or 'default'}/{claim.name}{where}"
+
+
+def _holders(st: Stages) -> str:
+    """Which claims hold the devices (claims of --cluster or the live state), as a parenthesis."""
+    if not st.holders:
+        return ""
+    more = ", …" if len(st.holders) >= _MAX_NAMED else ""
+    return f" ({', '.join(st.holders)}{more})"
 
 
 def _details(stages: list[Stages]) -> dict[str, Any]:
@@ -252,7 +280,7 @@ def _details(stages: list[Stages]) -> dict[str, Any]:
     for st in stages:
         out[st.alt.full_name] = {
             "needed": st.need if st.need is not None else "all",
-            "totals": {stage: int(c.sum()) for stage, c in st.counts},
+            "totals": dict(st.distinct),
             "nodes_with_any": {stage: int(np.count_nonzero(c)) for stage, c in st.counts},
             "per_node": _top_nodes(st),
             "blocked": dict(st.blocked),

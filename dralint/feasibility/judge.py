@@ -680,12 +680,23 @@ _REFUSAL_TEXT = {"nodeName": "are not its nodeName", "nodeSelector": "do not mat
                  "the node of its shared claims": "are not where its shared claims were allocated"}
 
 
+# The verbs of _REFUSAL_TEXT for one node: "1 node has", never "1 node have".
+_SINGULAR = {"are": "is", "do": "does", "have": "has"}
+
+
 def _refusals(refused: Counter) -> str:
     if not refused:
         return "the cluster state has no nodes"
-    parts = [f"{n} {_REFUSAL_TEXT.get(why) or f'have {why} that it does not tolerate'}"
-             for why, n in refused.most_common()]
-    return f"none of the {sum(refused.values())} nodes can run it: " + ", ".join(parts)
+    parts = []
+    for why, n in refused.most_common():
+        text = _REFUSAL_TEXT.get(why) or f"have {why} that it does not tolerate"
+        if n == 1:
+            verb, _, rest = text.partition(" ")
+            text = f"{_SINGULAR.get(verb, verb)} {rest}"
+        parts.append(f"{n} {text}")
+    total = sum(refused.values())
+    return (f"none of the {total} nodes can run it: " if total != 1 else "the 1 node cannot run it: ") + \
+        ", ".join(parts)
 
 
 def _placement_note(nodes: NodeSet) -> str:

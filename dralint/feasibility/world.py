@@ -273,6 +273,19 @@ class World:
                                                              for k, v in (shares or {}).items())
         self._changed(set(), freed, set(shares or ()))
 
+    def holders_of(self, keys: set[DeviceKey], limit: int) -> list[Canonical]:
+        """Up to ``limit`` claims of the cluster state whose allocation holds one of ``keys``, in
+        their order: what an explanation names when other claims hold the devices. A scan of the
+        claims, made only to explain a claim that cannot be allocated."""
+        found: list[Canonical] = []
+        for claim in self._claims.values():
+            dedicated, _ = holdings(claim, self.features.consumable_capacity)
+            if keys.intersection(dedicated):
+                found.append(claim)
+                if len(found) >= limit:
+                    break
+        return found
+
     def _count_claims(self, gone: list[Canonical], come: list[Canonical]) -> None:
         """Take claims ``gone`` out of the allocated state and put claims ``come`` in (as the scheduler's
         allocateddevices.go gathers them over every claim); log what changed for the counts of every node."""

@@ -44,6 +44,32 @@ def served_releases(api_version: str, kind: str) -> list[str]:
     return [release for release in _index() if serves(release, api_version, kind)]
 
 
+def group_kinds(group: str) -> frozenset[str]:
+    """Every kind some release serves in some version of API ``group`` (``resource.k8s.io``)."""
+    return frozenset(kind for versions in _index().values() for api_version, kinds in versions.items()
+                     if api_version.rpartition("/")[0] == group for kind in kinds)
+
+
+# k8s.io/code-generator's prerelease-lifecycle-gen: a beta version without explicit tags is
+# deprecated three minors after it was introduced and removed three minors later; the API server
+# then answers each request with the warning "<group/version> <Kind> is deprecated in v1.X+,
+# unavailable in v1.Y+". resource.k8s.io's betas follow it: v1beta1 (1.32) is deprecated in 1.35
+# and, as the served tables show, gone in 1.38.
+_BETA_DEPRECATED_AFTER = 3
+_BETA_REMOVED_AFTER = 6
+
+
+def deprecation(api_version: str, kind: str) -> tuple[int, int] | None:
+    """The minors in which a beta ``kind`` of ``api_version`` is deprecated and unavailable; None
+    for GA and alpha versions and for kinds no release serves."""
+    version = api_version.rpartition("/")[2]
+    releases = served_releases(api_version, kind)
+    if "beta" not in version or not releases:
+        return None
+    introduced = _release_key(releases[0])[1]
+    return introduced + _BETA_DEPRECATED_AFTER, introduced + _BETA_REMOVED_AFTER
+
+
 def schema_file(release: str, api_version: str, kind: str) -> Path | None:
     """The schema file of a served kind, or None when ``release`` does not serve it."""
     if not serves(release, api_version, kind):
