@@ -406,20 +406,17 @@ def _as_allocated(target: _Target, as_stored: bool, creating: bool) -> Canonical
 
 
 def _judged_index(accepted: Index, targets: list[_Target], judged: list[Canonical]) -> Index:
-    """``accepted`` with the judged claims as the allocator is asked about them: as written in place of
-    as stored, a claim without the status the API server clears on create (``judged``: see
-    _as_allocated), and those refused for their metadata alone (a name with capitals), which feed no
-    reference but are still judged themselves."""
+    """``accepted`` with the judged claims as the allocator is asked about them (``judged``: see
+    _as_allocated): as stored on create, as written with ``--as-stored``, without the status the API
+    server clears on create; and those refused for their metadata alone (a name with capitals),
+    which feed no reference but are still judged themselves. The feasibility stage finds the claims
+    it judges in this index by identity, so each must be the very object judged."""
     def key(obj: Canonical) -> tuple[str, str, str]:
         return obj.kind, obj.namespace, obj.name
 
-    def asked(t: _Target, obj: Canonical) -> Canonical:
-        return obj if obj is not t.canonical and obj is not t.stored else t.canonical
-
     # Most runs have neither: then no look at the whole index (the webhook's holds the cluster).
-    candidates = [(t, asked(t, obj)) for t, obj in zip(targets, judged) if t.canonical.kind in _ALLOCATABLE and (
-        (t.stored is not None and t.stored is not t.canonical) or asked(t, obj) is not t.canonical
-        or key(t.canonical) in accepted.refused)]
+    candidates = [(t, obj) for t, obj in zip(targets, judged) if t.canonical.kind in _ALLOCATABLE and (
+        obj is not (t.stored or t.canonical) or key(t.canonical) in accepted.refused)]
     if not candidates:
         return accepted
     present = {id(obj) for obj in accepted.all_objects()}

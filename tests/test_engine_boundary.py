@@ -263,8 +263,8 @@ kind: ResourceSlice
 metadata: {name: s}
 spec:
   driver: gpu.example.com
-  nodeName: n
-  pool: {name: n, generation: 1, resourceSliceCount: 1}
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
   devices:
   - name: gpu-0
     allowMultipleAllocations: true
