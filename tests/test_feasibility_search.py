@@ -253,3 +253,20 @@ def test_names_read_refuses_expressions_that_see_unnamed_attributes():
     for opaque in ('device.attributes["d"].exists(k, k == "x")', 'size(device.attributes["d"]) > 0',
                    'device.attributes[device.driver] == {}', '"m" + "odel" in device.attributes["d"]'):
         assert names_read(opaque) is None, opaque
+
+
+def test_a_request_never_takes_a_multi_allocatable_device_twice_but_two_requests_may():
+    # The Go allocator (1.36.2) resumes a request's search after its last pick: count 2 on the one
+    # device that allowMultipleAllocations cannot be met, while two requests of count 1 share it.
+    cluster = [CLASS, node_slice("node-1", [{"name": "gpu-0", "allowMultipleAllocations": True}])]
+    gates = {"DRAConsumableCapacity": True}
+    (msg,) = messages(run(cluster, [claim("twice", [req(count=2)])], gates))
+    assert msg == ("claim default/twice cannot be allocated: request `gpu` needs 2 devices of class `gpu`: "
+                   "the class matches 1 device on 1 node; no node has 2")
+    both = claim("both", [req("a"), req("b")])
+    report = run(cluster, [both], gates, show_allocation=True)
+    assert not report.problems
+    (allocation,) = report.allocations
+    assert allocation["devices"] == {"a": ["gpu.example.com/node-1/gpu-0"], "b": ["gpu.example.com/node-1/gpu-0"]}
+    # Without consumable capacity the device is allocated once, like any other.
+    assert messages(run(cluster, [both], {"DRAConsumableCapacity": False}))
