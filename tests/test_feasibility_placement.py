@@ -115,9 +115,32 @@ def test_placement_narrows_the_explanation_to_the_nodes_the_pod_can_use():
     assert not report.problems  # node-1 has two GPUs
     full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
             node_slice("node-1", gpus(1)), node_slice("node-2", gpus(2))]
-    (on_template, on_pod) = messages(run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})]))
-    assert "(on the 1 of 2 nodes the pod can run on)" in on_template and "no node has 2" in on_template
+    report = run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})])
+    # node-2 has two: the pod's nodeSelector is the cause, so the pod is told, not the template.
+    ((obj, problem),) = report.problems
+    assert (obj.kind, str(problem.path)) == ("Pod", "spec.resourceClaims[0]")
+    assert "(on the 1 of 2 nodes the pod can run on)" in problem.message and "no node has 2" in problem.message
+
+
+def test_a_failure_of_the_template_itself_stays_on_the_template():
+    full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+            node_slice("node-1", gpus(1)), node_slice("node-2", gpus(1))]
+    report = run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})])
+    assert [(o.kind, str(p.path)) for o, p in report.problems] == [
+        ("ResourceClaimTemplate", "spec.spec.devices.requests[0]"), ("Pod", "spec.resourceClaims[0]")]
+    on_template, on_pod = (p.message for _, p in report.problems)
+    # Explained over every node, with no word of the pod: the template fails for every pod.
+    assert on_template == ("claim default/p-gpu cannot be allocated: request `gpu` needs 2 devices of class `gpu`: "
+                           "the class matches 2 devices on 2 nodes; no node has 2")
     assert "see the finding on ResourceClaimTemplate default/gpu" in on_pod
+
+
+def test_pods_sharing_a_template_are_each_told_what_their_placement_does():
+    full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+            node_slice("node-1", gpus(1)), node_slice("node-2", gpus(2))]
+    report = run(full, [template("gpu", count=2), workload("in-a", {"nodeSelector": {"zone": "a"}}),
+                        workload("in-b", {"nodeSelector": {"zone": "b"}})])
+    assert [(o.kind, o.name) for o, _ in report.problems] == [("Pod", "in-a")]
 
 
 def test_replicas_are_placed_beside_each_other():
