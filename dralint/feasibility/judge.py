@@ -528,8 +528,8 @@ class Judge:
         placed = _placement_note(nodes)
         # A claim that fits where the pod may not run fails because of this pod (its nodeName,
         # nodeSelector, affinity, tolerations, the nodes of its allocated claims): told on the pod,
-        # not on a template or claim other pods may share.
-        # One that fits nowhere is told on the claim or template, explained over every node.
+        # not on a template or claim other pods may share. One that fits nowhere is told on the
+        # claim or template, explained over every node.
         of_pod: set[str] = set()
         for m in group.members:
             why = alone.get(m.display)
