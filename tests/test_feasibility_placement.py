@@ -44,14 +44,50 @@ CLUSTER = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
            node_slice("node-1", gpus(2)), node_slice("node-2", gpus(2))]
 
 
-def test_node_name_and_node_selector_restrict_where_a_pod_is_allocated():
-    for spec in ({"nodeName": "node-2"}, {"nodeSelector": {"zone": "b"}},
+def test_node_selector_and_affinity_restrict_where_a_pod_is_allocated():
+    for spec in ({"nodeSelector": {"zone": "b"}},
                  {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                      "nodeSelectorTerms": [{"matchExpressions": [
                          {"key": "zone", "operator": "In", "values": ["b"]}]}]}}}}):
         report = run(CLUSTER, [template("gpu"), workload("p", spec)], show_allocation=True)
         assert not report.problems, spec
         assert [a["node"] for a in report.allocations] == ["node-2"], spec
+
+
+def allocated(name: str, node_name: str) -> str:
+    """A claim the cluster state shows allocated on ``node_name``."""
+    obj = json.loads(claim(name, [req()]))
+    obj["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": node_name, "device": "gpu-0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
+    return json.dumps(obj)
+
+
+def test_a_pod_naming_its_node_gets_no_allocation_for_claims_only_the_scheduler_would_allocate():
+    # The pod check reports it (DRA249); the judge neither allocates nor explains.
+    for mine in ([template("gpu"), workload("p", {"nodeName": "node-2"})],
+                 [claim("data", [req()]), workload("p", {"nodeName": "node-2"}, claims=(), shared=("data",))]):
+        report = run(CLUSTER, mine, show_allocation=True)
+        assert not report.problems and not report.allocations
+
+
+def test_a_pod_naming_its_node_may_use_a_claim_allocated_there():
+    pod = workload("p", {"nodeName": "node-2"}, claims=(), shared=("data",))
+    assert not run(CLUSTER + [allocated("data", "node-2")], [pod]).problems
+    (msg,) = messages(run(CLUSTER + [allocated("data", "node-1")], [pod]))
+    assert msg == ("Pod default/p cannot run on any node: none of the 2 nodes can run it: "
+                   "1 is not its nodeName, 1 is not where its allocated claims are")
+
+
+def test_a_pod_naming_its_node_ignores_its_no_schedule_taints_but_not_no_execute_ones():
+    pod = workload("p", {"nodeName": "node-1"}, claims=(), shared=("data",))
+    for tainted in (node("node-1", taints=[{"key": "gpu", "value": "busy", "effect": "NoSchedule"}]),
+                    node("node-1", cordoned=True)):
+        assert not run([CLASS, tainted, node_slice("node-1", gpus(1)), allocated("data", "node-1")], [pod]).problems
+    evicting = node("node-1", taints=[{"key": "gpu", "value": "busy", "effect": "NoExecute"}])
+    (msg,) = messages(run([CLASS, evicting, node_slice("node-1", gpus(1)), allocated("data", "node-1")], [pod]))
+    assert "1 has taint gpu=busy:NoExecute that it does not tolerate" in msg
 
 
 def test_a_pod_no_node_can_run_is_reported():
@@ -85,9 +121,32 @@ def test_placement_narrows_the_explanation_to_the_nodes_the_pod_can_use():
     assert not report.problems  # node-1 has two GPUs
     full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
             node_slice("node-1", gpus(1)), node_slice("node-2", gpus(2))]
-    (on_template, on_pod) = messages(run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})]))
-    assert "(on the 1 of 2 nodes the pod can run on)" in on_template and "no node has 2" in on_template
+    report = run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})])
+    # node-2 has two: the pod's nodeSelector is the cause, so the pod is told, not the template.
+    ((obj, problem),) = report.problems
+    assert (obj.kind, str(problem.path)) == ("Pod", "spec.resourceClaims[0]")
+    assert "(on the 1 of 2 nodes the pod can run on)" in problem.message and "no node has 2" in problem.message
+
+
+def test_a_failure_of_the_template_itself_stays_on_the_template():
+    full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+            node_slice("node-1", gpus(1)), node_slice("node-2", gpus(1))]
+    report = run(full, [template("gpu", count=2), workload("p", {"nodeSelector": {"zone": "a"}})])
+    assert [(o.kind, str(p.path)) for o, p in report.problems] == [
+        ("ResourceClaimTemplate", "spec.spec.devices.requests[0]"), ("Pod", "spec.resourceClaims[0]")]
+    on_template, on_pod = (p.message for _, p in report.problems)
+    # Explained over every node, with no word of the pod: the template fails for every pod.
+    assert on_template == ("claim default/p-gpu cannot be allocated: request `gpu` needs 2 devices of class `gpu`: "
+                           "the class matches 2 devices on 2 nodes; no node has 2")
     assert "see the finding on ResourceClaimTemplate default/gpu" in on_pod
+
+
+def test_pods_sharing_a_template_are_each_told_what_their_placement_does():
+    full = [CLASS, node("node-1", {"zone": "a"}), node("node-2", {"zone": "b"}),
+            node_slice("node-1", gpus(1)), node_slice("node-2", gpus(2))]
+    report = run(full, [template("gpu", count=2), workload("in-a", {"nodeSelector": {"zone": "a"}}),
+                        workload("in-b", {"nodeSelector": {"zone": "b"}})])
+    assert [(o.kind, o.name) for o, _ in report.problems] == [("Pod", "in-a")]
 
 
 def test_replicas_are_placed_beside_each_other():

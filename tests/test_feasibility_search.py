@@ -220,13 +220,12 @@ def test_allocated_claims_hold_their_devices_and_pin_the_pod():
     cluster = [CLASS, node_slice("node-a", gpus(1)), node_slice("node-b", gpus(1)), json.dumps(held)]
     report = run(cluster, [claim("new", [req()]), pod("p", ["held", "new"])])
     # node-b has a free GPU, but the pod is pinned to node-a, where claim `held` took the only one.
-    # Told once on the claim; the pod refers to that finding.
-    assert messages(report) == [
+    # That is the pod's doing, not the claim's: told on the pod only.
+    assert [(o.kind, str(p.path), p.message) for o, p in report.problems] == [(
+        "Pod", "spec.resourceClaims[1]",
         "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): request `gpu` needs 1 device "
         "of class `gpu`: 1 device on 1 node matches, but other claims hold 1 (default/held in x.yaml), which leaves "
-        "none; no node has 1 free",
-        "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): see the finding on "
-        "ResourceClaim default/new (x.yaml:1)"]
+        "none; no node has 1 free")]
     report = run(cluster, [claim("new", [req()])], show_allocation=True)
     assert report.allocations[0]["node"] == "node-b"
 
@@ -281,3 +280,20 @@ def test_names_read_refuses_expressions_that_see_unnamed_attributes():
     for opaque in ('device.attributes["d"].exists(k, k == "x")', 'size(device.attributes["d"]) > 0',
                    'device.attributes[device.driver] == {}', '"m" + "odel" in device.attributes["d"]'):
         assert names_read(opaque) is None, opaque
+
+
+def test_a_request_never_takes_a_multi_allocatable_device_twice_but_two_requests_may():
+    # The Go allocator (1.36.2) resumes a request's search after its last pick: count 2 on the one
+    # device that allowMultipleAllocations cannot be met, while two requests of count 1 share it.
+    cluster = [CLASS, node_slice("node-1", [{"name": "gpu-0", "allowMultipleAllocations": True}])]
+    gates = {"DRAConsumableCapacity": True}
+    (msg,) = messages(run(cluster, [claim("twice", [req(count=2)])], gates))
+    assert msg == ("claim default/twice cannot be allocated: request `gpu` needs 2 devices of class `gpu`: "
+                   "the class matches 1 device on 1 node; no node has 2")
+    both = claim("both", [req("a"), req("b")])
+    report = run(cluster, [both], gates, show_allocation=True)
+    assert not report.problems
+    (allocation,) = report.allocations
+    assert allocation["devices"] == {"a": ["gpu.example.com/node-1/gpu-0"], "b": ["gpu.example.com/node-1/gpu-0"]}
+    # Without consumable capacity the device is allocated once, like any other.
+    assert messages(run(cluster, [both], {"DRAConsumableCapacity": False}))

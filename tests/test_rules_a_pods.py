@@ -162,3 +162,63 @@ def test_selector_driver_must_be_published_when_slices_are_given():
     findings = [f for f in lint_text(SLICE + typo, Options()) if f.rule == "DRA603"]
     assert [(f.field, f.severity.value) for f in findings] == [("spec.selectors[0].cel.expression", "warning")]
     assert [f for f in lint_text(SLICE + CLASS, Options()) if f.rule == "DRA603"] == []
+
+
+CLAIM_DATA = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: data, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+"""
+ALLOCATION = """status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: node-1, device: gpu-0}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields:
+        - {key: metadata.name, operator: In, values: [node-1]}
+"""
+
+
+def bypass(text: str, version: str = "1.37", gates: dict | None = None, cluster: str | None = None) -> list[str]:
+    """The DRA249 findings: field and message."""
+    options = Options(kube_version=version, feature_gates=gates or {})
+    return [f"{f.field}: {f.message}" for f in lint_text(text, options, cluster_text=cluster) if f.rule == "DRA249"]
+
+
+def test_a_pod_naming_its_node_with_a_template_claim_bypasses_the_scheduler():
+    text = TEMPLATE + pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}",
+                          extra="nodeName: node-1\n")
+    (msg,) = bypass(text)
+    assert msg == ("spec.nodeName: spec.nodeName 'node-1' bypasses the scheduler, and only the scheduler allocates "
+                   "claims: pod claim 'gpu' (from template 'gpu-template') is never allocated and the pod never "
+                   "starts; to run on that node, remove nodeName and set a nodeSelector on the node's "
+                   "`kubernetes.io/hostname` label")
+    workload = pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}", kind="CronJob",
+                   extra="nodeName: node-1\n")
+    assert [m.split(":")[0] for m in bypass(workload)] == ["spec.jobTemplate.spec.template.spec.nodeName"]
+    assert bypass(TEMPLATE + pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}",
+                                 extra="nodeSelector: {kubernetes.io/hostname: node-1}\n")) == []
+
+
+def test_a_pod_naming_its_node_may_use_a_named_claim_only_once_it_is_allocated():
+    text = pod("- {name: gpu, resourceClaimName: data}", "- {name: gpu}", extra="nodeName: node-1\n")
+    (msg,) = bypass(CLAIM_DATA + "---\n" + text)
+    assert "pod claim 'gpu' (ResourceClaim 'data', not allocated) is never allocated" in msg
+    assert bypass(text, cluster=CLAIM_DATA + ALLOCATION) == []
+    assert bypass(text) == []  # the claim is not known: it may be allocated already
+
+
+def test_a_pod_naming_its_node_is_fine_where_classic_dra_could_allocate_without_the_scheduler():
+    text = TEMPLATE + pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}",
+                          extra="nodeName: node-1\n")
+    dra = {"DynamicResourceAllocation": True}  # alpha in 1.31
+    assert bypass(text.replace("resource.k8s.io/v1", "resource.k8s.io/v1alpha3"), version="1.31", gates=dra)
+    assert bypass(text.replace("resource.k8s.io/v1", "resource.k8s.io/v1alpha3"), version="1.31",
+                  gates={**dra, "DRAControlPlaneController": True}) == []
+    assert bypass(text.replace("resource.k8s.io/v1", "resource.k8s.io/v1alpha2"), version="1.30") == []

@@ -5,7 +5,9 @@ name and exactly one of ``resourceClaimName`` / ``resourceClaimTemplateName`` (1
 ``source``), that each container claim names one of those entries, at most once, with an
 optional ``request`` that is a DNS label, and that pod-level ``resources`` carry no claims. The
 server does not look into the referenced claim; when it is part of the run, dralint does: a
-``request`` the claim does not have would silently give the container no device.
+``request`` the claim does not have would silently give the container no device. A pod that names
+its node (``spec.nodeName``) skips the scheduler, which alone allocates claims: its template
+claims, and named claims not yet allocated, never get devices.
 
 Workloads (Deployment, Job, …) carry pod specs in templates; each one is checked the same way.
 """
@@ -33,6 +35,7 @@ R_CONTAINER_NAME_REQUIRED = "DRA245"
 R_CONTAINER_DUPLICATE = "DRA246"
 R_CONTAINER_REQUEST = "DRA247"
 R_POD_LEVEL = "DRA248"
+R_BYPASSES_SCHEDULER = "DRA249"
 R_REQUEST_UNKNOWN = "DRA604"
 R_UNKNOWN_FIELD = "DRA101"
 R_WRONG_TYPE = "DRA102"
@@ -41,6 +44,9 @@ SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 # Pod claims moved their source fields up from ``source`` in Kubernetes 1.31.
 _FLAT_SOURCE_SINCE = 31
+# Before 1.31, and with DRAControlPlaneController on in 1.31, classic DRA let a driver's controller
+# allocate claims without the scheduler.
+_STRUCTURED_ONLY_SINCE = 31
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
@@ -67,6 +73,7 @@ def _pod_spec(ctx: CheckContext, spec: dict, path: FieldPath) -> Iterator[Proble
     for i, entry in enumerate(entries):
         if isinstance(entry, dict):
             yield from _pod_claim(ctx, entry, path.child("resourceClaims", i), names)
+    yield from _bypassed_scheduler(ctx, spec, entries, path)
     resources = spec.get("resources")
     if isinstance(resources, dict) and resources.get("claims"):
         yield Problem(R_POD_LEVEL, path.child("resources", "claims"),
@@ -115,6 +122,36 @@ def _pod_claim(ctx: CheckContext, entry: dict, path: FieldPath, names: dict[str,
             for msg in dns_subdomain_errors(value):
                 yield Problem(R_TARGET_NAME, source_path.child(fld),
                               f"{fld} {value!r} is not a valid object name: {msg} (API server: Invalid value)")
+
+
+def _bypassed_scheduler(ctx: CheckContext, spec: dict, entries: list, path: FieldPath) -> Iterator[Problem]:
+    """A pod that names its node is never seen by the scheduler, and only the scheduler allocates
+    structured-parameter claims: a claim from a template, or a named one not allocated yet, stays
+    unallocated and the kubelet never starts the pod (DRA docs, "Pre-scheduled Pods")."""
+    node = spec.get("nodeName")
+    if not (isinstance(node, str) and node) or not ctx.release.at_least(_STRUCTURED_ONLY_SINCE) \
+            or ctx.gate("DRAControlPlaneController"):
+        return
+    stuck = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
+        if isinstance(source.get("resourceClaimTemplateName"), str) and source["resourceClaimTemplateName"]:
+            stuck.append(f"{entry['name']!r} (from template {source['resourceClaimTemplateName']!r})")
+        elif isinstance(source.get("resourceClaimName"), str) and source["resourceClaimName"]:
+            # A named claim may be allocated already (cluster state): then the kubelet can use it.
+            target = _target(ctx, entry)
+            if target is not None and target.version not in LEGACY_VERSIONS and \
+                    not isinstance(target.get("status", "allocation"), dict):
+                stuck.append(f"{entry['name']!r} (ResourceClaim {target.name!r}, not allocated)")
+    if stuck:
+        yield Problem(R_BYPASSES_SCHEDULER, path.child("nodeName"),
+                      f"spec.nodeName {node!r} bypasses the scheduler, and only the scheduler allocates claims: "
+                      f"pod claim{'s' if len(stuck) > 1 else ''} {', '.join(stuck)} "
+                      f"{'are' if len(stuck) > 1 else 'is'} never allocated and the pod never starts; to run on that "
+                      "node, remove nodeName and set a nodeSelector on the node's `kubernetes.io/hostname` label",
+                      details={"node": node})
 
 
 def _source(ctx: CheckContext, entry: dict, path: FieldPath) -> tuple[dict, FieldPath]:

@@ -79,6 +79,8 @@ def build_groups(index: Index, linted: Callable[[Canonical], bool],
             entries = work.get(*spec_path, "resourceClaims", default=[])
             for i, entry in enumerate(entries if isinstance(entries, list) else []):
                 _add_entry(group, index, work, spec_path.child("resourceClaims", i), entry, used, linted)
+            if group.placement.node_name and group.members:
+                continue  # bypasses the scheduler: its unallocated claims never are (DRA249), nothing to judge
             if group.members or group.pinned:
                 groups.append(group)
     for obj in _claims_and_templates(index, candidates):

@@ -538,13 +538,27 @@ class Judge:
                 if single.node is None and single.fatal is None and not single.undecided:
                     alone[m.display] = self.explainer.claim(m.spec, nodes, single.failures)
         placed = _placement_note(nodes)
+        # A claim that fits where the pod may not run fails because of this pod (its nodeName,
+        # nodeSelector, affinity, tolerations, the nodes of its allocated claims): told on the pod,
+        # not on a template or claim other pods may share. One that fits nowhere is told on the
+        # claim or template, explained over every node.
+        of_pod: set[str] = set()
         for m in group.members:
             why = alone.get(m.display)
-            if why is not None and m.linted:
-                path = m.spec.spec_path.child(*why.path_suffix) if why.path_suffix else m.spec.devices_path
+            if why is None:
+                continue
+            told, note, wider = why, placed, self._everywhere(m, nodes)
+            if wider is not None:
+                everywhere, single = wider
+                if single.node is not None:
+                    of_pod.add(m.display)
+                    continue
+                told, note = self.explainer.claim(m.spec, everywhere, single.failures), ""
+            if m.linted:
+                path = m.spec.spec_path.child(*told.path_suffix) if told.path_suffix else m.spec.devices_path
                 self._add(report, m.obj, Problem(
-                    RULE_INFEASIBLE, path, f"claim {m.display} cannot be allocated{where}{placed}: {why.message}",
-                    details=_details(why, nodes)))
+                    RULE_INFEASIBLE, path, f"claim {m.display} cannot be allocated{where}{note}: {told.message}",
+                    details=_details(told, wider[0] if wider is not None else nodes)))
         if not (group.is_workload and owner_linted):
             return
         if alone:
@@ -552,7 +566,7 @@ class Judge:
                 why = alone.get(m.display)
                 if why is None:
                     continue
-                if m.linted:
+                if m.linted and m.display not in of_pod:
                     # Told where it is caused (the claim or template); the pod refers to it.
                     msg = (f"claim {m.display} cannot be allocated{where}{placed}: see the finding on "
                            f"{m.obj.manifest.display} ({_location(m.obj)})")
@@ -570,6 +584,17 @@ class Judge:
                 RULE_INFEASIBLE, first.parent if first else first,
                 f"{group.label} cannot get its devices{where}{placed}: {why_text}{extra}",
                 details={"nodes_tried": len(nodes.nodes)}))
+
+    def _everywhere(self, member: Member, nodes: NodeSet) -> tuple[NodeSet, Outcome] | None:
+        """Every node, and how the claim alone fares on them, when the pod's placement keeps it from
+        some; None when it does not, or when the wider search ends in an error or undecided."""
+        if not nodes.refused:
+            return None
+        everywhere = self.node_set(Group(owner=member.obj, members=[member]))
+        if len(everywhere.nodes) == len(nodes.nodes):
+            return None
+        single = self.decide_cached([member.spec], everywhere, Budget(200_000, self.deadline))
+        return None if single.fatal is not None or single.undecided else (everywhere, single)
 
     def _report_replica(self, group: Group, count: int, last: Placed, linted: Callable[[Canonical], bool],
                         report: FeasibilityReport, where: str) -> None:

@@ -1,7 +1,8 @@
 """Where a pod may run at all, before any device is looked at: its ``nodeName``, ``nodeSelector``,
 required node affinity, and tolerations against node taints (a cordoned node counts as tainted
 ``node.kubernetes.io/unschedulable:NoSchedule``), as kube-scheduler's NodeName, NodeAffinity,
-TaintToleration and NodeUnschedulable filters decide.
+TaintToleration and NodeUnschedulable filters decide. A pod that names its node skips those
+filters; the kubelet still checks its node selector and affinity, and NoExecute taints evict it.
 
 Labels and taints are only known for nodes given as Node objects; a node known only from a
 slice's ``nodeName`` is assumed to admit every pod (docs/feasibility.md says so).
@@ -17,6 +18,7 @@ from .nodes import NodeTaint, NodeView, selector_matches
 
 UNSCHEDULABLE = NodeTaint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 _BLOCKING = ("NoSchedule", "NoExecute")
+_EVICTING = ("NoExecute",)
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,11 @@ class Placement:
         if self.affinity and not selector_matches(json.loads(self.affinity), node):
             return "node affinity"
         taints = node.taints + ((UNSCHEDULABLE,) if node.unschedulable else ())
+        # A pod that names its node skips the scheduler's taint filter: the kubelet admits it, and
+        # only the NoExecute taints evict it (a cordon is NoSchedule too).
+        blocking = _EVICTING if self.node_name else _BLOCKING
         for taint in taints:
-            if taint.effect in _BLOCKING and not any(t.tolerates(taint) for t in self.tolerations):
+            if taint.effect in blocking and not any(t.tolerates(taint) for t in self.tolerations):
                 return "cordoned" if taint == UNSCHEDULABLE else f"taint {taint.key}={taint.value}:{taint.effect}"
         return ""
 
