@@ -213,7 +213,7 @@ def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options
     from .rule_filter import UsageError
 
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
-    for note in skip_notes(result.skipped) + unread_notes(result.unread):
+    for note in skip_notes(result.skipped) + unread_notes(result.unread) + not_judged_notes(result.not_judged):
         err.write(f"dralint: note: {note}\n")
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     suppressed = result.suppressed + len(result.findings) - len(kept)
@@ -263,6 +263,22 @@ def unread_notes(unread: dict[str, int]) -> list[str]:
     return [f"did not read {sum(unread.values())} object(s) whose pod templates carry resourceClaims, of kinds "
             f"dralint does not know: {kinds}; their claims are not checked (docs/usage.md lists the workload "
             "kinds read)"]
+
+
+# Kinds named in the note before "and N more": a rendered chart holds a dozen or more.
+NOT_JUDGED_SHOWN = 8
+
+
+def not_judged_notes(not_judged: dict[str, int]) -> list[str]:
+    """One line naming the kinds of the objects dralint read but does not judge (a Service, a
+    ConfigMap, a custom resource without pod templates), most frequent first."""
+    if not not_judged:
+        return []
+    ranked = sorted(not_judged.items(), key=lambda item: (-item[1], item[0]))
+    kinds = ", ".join(f"{label} ×{count}" if count > 1 else label for label, count in ranked[:NOT_JUDGED_SHOWN])
+    more = f" and {len(ranked) - NOT_JUDGED_SHOWN} more kind(s)" if len(ranked) > NOT_JUDGED_SHOWN else ""
+    return [f"did not judge {sum(not_judged.values())} object(s) of kinds dralint does not read: {kinds}{more} "
+            "(docs/usage.md lists what is read)"]
 
 
 def _config(args: argparse.Namespace, catalog: Catalog) -> Config:

@@ -22,7 +22,7 @@ from .findings import Finding, Severity
 from .gating import apply_gates
 from .index import Index
 from .limits import limits_for
-from .manifest import Manifest, NotAnObject, Unread, WrongGroup, identify
+from .manifest import Manifest, NotAnObject, NotJudged, Unread, WrongGroup, identify
 from .paths import FieldPath
 from .releases import DEFAULT_MINOR, Release, parse_version
 from .rule_filter import RuleFilter
@@ -99,6 +99,7 @@ class RunResult:
     foreign: int = 0  # documents that are YAML but no Kubernetes object (playbooks, settings...)
     # Objects of kinds dralint does not read whose pods ask for devices: "Kind (apiVersion)" → how many.
     unread: dict[str, int] = field(default_factory=dict)
+    not_judged: dict[str, int] = field(default_factory=dict)  # objects of kinds dralint does not read, by kind
     # What the editor keeps of a large document's run as the other documents' context: the index
     # references were judged against (without the objects the API server would refuse), and the
     # linted objects in canonical form, in run order.
@@ -619,10 +620,11 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                              column=1)
                 continue
             for item in items:
-                if isinstance(item, Unread):
-                    if result is not None:
+                if isinstance(item, Unread | NotJudged):
+                    if result is not None and not from_cluster:
                         label = f"{item.kind} ({item.api_version})" if item.api_version else item.kind
-                        result.unread[label] = result.unread.get(label, 0) + 1
+                        counts = result.unread if isinstance(item, Unread) else result.not_judged
+                        counts[label] = counts.get(label, 0) + 1
                     continue
                 if isinstance(item, WrongGroup):
                     if not from_cluster:

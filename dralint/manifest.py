@@ -99,6 +99,15 @@ class WrongGroup:
 
 
 @dataclass(frozen=True)
+class NotJudged:
+    """An object of a kind dralint neither judges nor reads as context (a Service, a ConfigMap, a
+    custom resource without pod templates): counted, and its kind named once per run."""
+
+    api_version: str
+    kind: str
+
+
+@dataclass(frozen=True)
 class Unread:
     """An object of a kind dralint does not read whose value holds a pod spec with ``resourceClaims``
     (a workload CRD not in workloads.py): said once per run, so that its claims are not judged unseen."""
@@ -117,7 +126,8 @@ class NotAnObject:
     found: str
 
 
-def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest | NotAnObject | WrongGroup | Unread]:
+def identify(document: Any, *,
+             from_cluster: bool = False) -> Iterator[Manifest | NotAnObject | WrongGroup | Unread | NotJudged]:
     """Yield the objects of one document that dralint cares about, Lists expanded."""
     value = document.value
     if not isinstance(value, dict):
@@ -127,7 +137,7 @@ def identify(document: Any, *, from_cluster: bool = False) -> Iterator[Manifest 
 
 
 def _objects(document: Any, value: dict, base: FieldPath,
-             from_cluster: bool) -> Iterator[Manifest | WrongGroup | Unread]:
+             from_cluster: bool) -> Iterator[Manifest | WrongGroup | Unread | NotJudged]:
     api_version, kind = value.get("apiVersion"), value.get("kind")
     if not isinstance(kind, str) or not kind:
         return
@@ -146,6 +156,8 @@ def _objects(document: Any, value: dict, base: FieldPath,
         yield WrongGroup(document, base, api_version, kind, _HOME_GROUP[kind])
     elif carries_pod_claims(value):
         yield Unread(document, base, api_version, kind)
+    else:
+        yield NotJudged(api_version, kind)
 
 
 def _builtin_group(group: str) -> bool:

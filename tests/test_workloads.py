@@ -143,6 +143,34 @@ def test_unknown_kinds_whose_pods_ask_for_devices_are_named_once_per_run(tmp_pat
     path.write_text("---\n".join(json.dumps(o) + "\n" for o in (workflow, workflow, plain)))
     out, err = io.StringIO(), io.StringIO()
     assert main([str(path)], stdout=out, stderr=err) == 0
-    assert err.getvalue().count("did not read 2 object(s) whose pod templates carry resourceClaims") == 1
-    assert "Trainer (example.com/v1) ×2" in err.getvalue() and "Widget" not in err.getvalue()
+    notes = [line for line in err.getvalue().splitlines() if line.startswith("dralint: note:")]
+    assert len(notes) == 2
+    assert "did not read 2 object(s) whose pod templates carry resourceClaims" in notes[0]
+    assert "Trainer (example.com/v1) ×2" in notes[0] and "Widget" not in notes[0]
+    # Every other kind is named once too, in its own note.
+    assert notes[1] == ("dralint: note: did not judge 1 object(s) of kinds dralint does not read: Widget "
+                        "(example.com/v1) (docs/usage.md lists what is read)")
     assert "2 object(s) of unknown workload kinds not read" in out.getvalue()
+
+
+def test_the_kinds_not_judged_are_named_once_most_frequent_first(tmp_path):
+    kinds = [f"Kind{i}" for i in range(10)] + ["ConfigMap"] * 3
+    path = tmp_path / "chart.yaml"
+    path.write_text("---\n".join(json.dumps({"apiVersion": "v1", "kind": k, "metadata": {"name": f"o{i}"}}) + "\n"
+                                  for i, k in enumerate(kinds)))
+    out, err = io.StringIO(), io.StringIO()
+    assert main([str(path)], stdout=out, stderr=err) == 0
+    (note,) = [line for line in err.getvalue().splitlines() if "did not judge" in line]
+    assert note.startswith("dralint: note: did not judge 13 object(s) of kinds dralint does not read: "
+                           "ConfigMap (v1) ×3, Kind0 (v1), ")
+    assert note.endswith("and 3 more kind(s) (docs/usage.md lists what is read)")
+
+
+def test_cluster_files_of_kinds_not_judged_are_not_named(tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}) + "\n")
+    linted = tmp_path / "pod.yaml"
+    linted.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod()}) + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    main(["--cluster", str(cluster), str(linted)], stdout=out, stderr=err)
+    assert "did not judge" not in err.getvalue()
