@@ -130,6 +130,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except (GateError, UsageError, ConfigError) as exc:
         err.write(f"dralint: error: {exc}\n")
         return EXIT_USAGE
+    except BrokenPipeError:  # `dralint ... | head`: the reader left, which is no bug (run() ends quietly)
+        raise
     except Exception:  # past every boundary of the engine: a bug of dralint's, never called the user's error
         err.write("dralint: internal error: please report it with the input that caused it (the other objects' "
                   "findings could not be printed)\n" + traceback.format_exc())

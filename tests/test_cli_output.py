@@ -50,3 +50,21 @@ def test_a_writable_output_keeps_the_findings_exit_code(tmp_path: Path, claim: P
 def test_a_feasibility_budget_of_nothing_is_refused(tmp_path, option):
     code, _, err = run("--no-config", option, str(tmp_path))
     assert code == 2 and f"{option.split('=')[0][2:]}: " in err and "must be" in err
+
+
+def test_a_reader_that_leaves_early_is_no_internal_error(tmp_path):
+    # `dralint ... | head -1`: the pipe closes while findings are still being written.
+    import subprocess
+    import sys
+
+    claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: c{i}, namespace: d}}\n"
+             "spec: {{devices: {{requests: [{{name: gpu, exactly: {{deviceClassName: gpu, cout: 1}}}}]}}}}\n")
+    path = tmp_path / "many.yaml"
+    path.write_text("---\n".join(claim.format(i=i) for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "dralint", "--no-config", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 1 and "internal error" not in err and "Traceback" not in err
