@@ -261,10 +261,15 @@ def unread_notes(unread: dict[str, int]) -> list[str]:
     """One line for the objects whose pods ask for devices but whose kind dralint does not read."""
     if not unread:
         return []
-    kinds = ", ".join(f"{label} ×{count}" if count > 1 else label for label, count in sorted(unread.items()))
+    kinds = _counted(sorted(unread.items()))
     return [f"did not read {sum(unread.values())} object(s) whose pod templates carry resourceClaims, of kinds "
             f"dralint does not know: {kinds}; their claims are not checked (docs/usage.md lists the workload "
             "kinds read)"]
+
+
+def _counted(labels: list[tuple[str, int]]) -> str:
+    """``Kind (v1) ×3, Other (v1)``: each label, with its count where there are several."""
+    return ", ".join(f"{label} ×{count}" if count > 1 else label for label, count in labels)
 
 
 # Kinds named in the note before "and N more": a rendered chart holds a dozen or more.
@@ -277,7 +282,7 @@ def not_judged_notes(not_judged: dict[str, int]) -> list[str]:
     if not not_judged:
         return []
     ranked = sorted(not_judged.items(), key=lambda item: (-item[1], item[0]))
-    kinds = ", ".join(f"{label} ×{count}" if count > 1 else label for label, count in ranked[:NOT_JUDGED_SHOWN])
+    kinds = _counted(ranked[:NOT_JUDGED_SHOWN])
     more = f" and {len(ranked) - NOT_JUDGED_SHOWN} more kind(s)" if len(ranked) > NOT_JUDGED_SHOWN else ""
     return [f"did not judge {sum(not_judged.values())} object(s) of kinds dralint does not read: {kinds}{more} "
             "(docs/usage.md lists what is read)"]

@@ -147,6 +147,7 @@ def _max_fds(pid: int) -> int | None:
     return None
 
 
+# The two memos below take no argument: each holds one float or bool about this machine, for good.
 @lru_cache(maxsize=1)
 def _boot_time() -> float | None:
     try:
