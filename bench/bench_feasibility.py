@@ -28,7 +28,7 @@ from dralint.convert import to_canonical  # noqa: E402
 from dralint.feasibility import FeasibilityOptions, judge  # noqa: E402
 from dralint.index import Index  # noqa: E402
 from dralint.manifest import NotAnObject, identify  # noqa: E402
-from dralint.releases import Release  # noqa: E402
+from dralint.kube.releases import Release  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "conformance" / "allocator"
 

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_feasibility import load  # noqa: E402
 
 from dralint.feasibility import FeasibilityOptions, judge  # noqa: E402
-from dralint.releases import DEFAULT_MINOR, Release  # noqa: E402
+from dralint.kube.releases import DEFAULT_MINOR, Release  # noqa: E402
 
 RV = "resource.k8s.io/v1"
 DRIVER = "gpu.example.com"

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, TextIO
 
 from . import engine, source
-from .engine import Options, RunResult
+from .engine import RunResult
+from .options import Options
 from .findings import Category, Finding, Severity
 from .fixes import Fix, Safety, apply_fixes
 from .textfiles import Editable, read_editable, read_stdin, unified_diff, write_atomic

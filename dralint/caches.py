@@ -21,7 +21,7 @@ CALLER_CACHES: tuple[tuple[str, str], ...] = (
     ("dralint.cel.selector", "_compile_cached"),        # (expression, env) -> compiled program
     ("dralint.cel.lint", "_analyse"),                    # expression -> parse tree facts
     ("dralint.cel.regex", "_compile"),                   # RE2 pattern of matches()/find() -> program
-    ("dralint.quantity", "_parse"),                      # quantity text -> exact value
+    ("dralint.kube.quantity", "_parse"),                      # quantity text -> exact value
     ("dralint.feasibility.model", "_parsed_nanos"),      # quantity -> nano-units
     ("dralint.feasibility.model", "_read_alike"),        # a claim's devices part (without config) -> requests
     ("dralint.checks.formats", "_qualified_attribute_errors"),  # attribute name -> its errors

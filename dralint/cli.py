@@ -15,7 +15,8 @@ from . import __version__
 if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .catalog import Catalog
     from .config import Config
-    from .engine import Options, RunResult
+    from .engine import RunResult
+    from .options import Options
     from .findings import Severity
     from .source import Reading
 
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     from .catalog import load_catalog
     from .config import ConfigError
     from .explain import UnknownRule, explain, find_rule, rule_table
-    from .releases import GateError
+    from .kube.releases import GateError
     from .rule_filter import UsageError
 
     catalog = load_catalog()
@@ -140,7 +141,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
     from .config import ConfigError
-    from .releases import GateError
+    from .kube.releases import GateError
     from .rule_filter import UsageError
 
     if "-" in args.paths and "-" in args.cluster:
@@ -306,9 +307,9 @@ def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
 def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity]:
     """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
     from .config import ConfigError
-    from .engine import Options, RunResult
+    from .options import Options
     from .findings import Severity
-    from .releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+    from .kube.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
     from .rule_filter import UsageError
 
     version = args.kube_version or config.kube_version

@@ -16,15 +16,17 @@ from . import checks as check_registry
 from . import acceptance, request_shape, schema, source, suppress
 from .cancel import checkpoint
 from .catalog import Catalog, load_catalog
-from .checks.base import CheckContext, Problem
+from .checks.base import CheckContext
+from .problems import Problem
 from .convert import Canonical, to_canonical
 from .findings import Finding, Severity
 from .gating import apply_gates
 from .index import Index
-from .limits import limits_for
+from .kube.limits import limits_for
 from .manifest import Manifest, NotAnObject, NotJudged, Unread, WrongGroup, identify
+from .options import Options
 from .paths import FieldPath
-from .releases import DEFAULT_MINOR, Release, parse_version
+from .kube.releases import Release
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
 
@@ -42,45 +44,6 @@ _REFERENCE_CHECKS = (check_registry.pods, check_registry.references, check_regis
 _STATUS_WRITTEN = frozenset({"ResourceClaim", "ResourcePoolStatusRequest"})
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
-
-
-@dataclass(frozen=True)
-class Options:
-    """What the user asked for; every face builds one of these."""
-
-    kube_version: str = f"1.{DEFAULT_MINOR}"
-    feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    strict: bool = True
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severities: Mapping[str, str] = field(default_factory=dict)
-    cluster: tuple[str, ...] = ()
-    old: str | None = None
-    node: str | None = None
-    trace: tuple[str, ...] = ()
-    show_allocation: bool = False
-    together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
-    as_stored: bool = False  # feasibility: the linted claims are stored ones, gated fields kept (--as-stored)
-    max_steps: int = 1_000_000
-    max_seconds: float = 10.0
-    jobs: int = 1            # processes the run may use (the CLI's -j); the feasibility stage forks them
-    report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
-    reading: source.Reading = field(default_factory=source.Reading)  # excludes, the size limit
-    # Where the objects judged against come from, as messages name it: the CLI's files are "this run";
-    # the webhook's are the cluster it watches.
-    context: str = "this run"
-    # Suppressions (comments, the dralint.io/ignore annotation): read at all, and rules they cannot hide
-    # (the webhook's policy outranks an object's own annotation).
-    suppressions: bool = True
-    protected: frozenset[str] = frozenset()
-    # Rules the caller judges beside the catalog's, id → name (the webhook's organisation rules): no
-    # suppression reaches them, and one that names them is told so rather than "no such rule".
-    policy_rules: Mapping[str, str] = field(default_factory=dict)
-    fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
-
-    @property
-    def release(self) -> Release:
-        return Release(parse_version(self.kube_version), dict(self.feature_gates))
 
 
 @dataclass

@@ -18,10 +18,10 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from .checks.base import Problem
+from .problems import Problem
 from .convert import Canonical
 from .paths import FieldPath, Key
-from .releases import NEWEST_MINOR, OLDEST_MINOR, Release
+from .kube.releases import NEWEST_MINOR, OLDEST_MINOR, Release
 
 RULE = "DRA802"
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence, TextIO
 
 from . import engine, source
-from .engine import Options, RunResult, Split
+from .engine import RunResult, Split
+from .options import Options
 from .findings import Finding
 from .progress import ProgressBar, worth_showing
 from .source import SourceFile, transfer

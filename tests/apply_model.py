@@ -21,7 +21,7 @@
 Outside these models: ``$retainKeys`` (only a change of a Deployment's strategy type would send it),
 lists of scalars merged by value, and the real server's placing of elements that only the live
 list has among the ordered ones (they go after them here). A directive the model does not know
-raises. tests/test_webhook_upgrade.py checks the model's patches against real kubectl's, where
+raises. tests/webhook/test_webhook_upgrade.py checks the model's patches against real kubectl's, where
 kubectl is installed.
 """
 from __future__ import annotations

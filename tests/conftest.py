@@ -1,9 +1,16 @@
 """Shared test helpers: the optional reference folder beside the checkout, the webhook's certificates."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+# The tests are shelved by subject (tests/<package>/), and some lend builders across shelves (the
+# webhook's tests build fleets with the feasibility tests' helpers): every shelf is importable by
+# its modules' names, whichever shelf pytest collects first.
+for _shelf in sorted(p for p in Path(__file__).resolve().parent.iterdir() if any(p.glob("test_*.py"))):
+    sys.path.insert(0, str(_shelf))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -11,7 +11,7 @@ target is missing is an error, as in kustomize), and ``images`` (``name``, ``new
 Deployments). In that order, as kustomize runs them. Anything else in a kustomization is refused
 with an error rather than ignored, so a file that starts using a new feature fails the tests here
 until this model learns it. ``kubectl kustomize`` (kustomize v5, shipped inside kubectl) renders
-every folder to the same objects where it is installed: tests/test_webhook_upgrade.py checks that.
+every folder to the same objects where it is installed: tests/webhook/test_webhook_upgrade.py checks that.
 """
 from __future__ import annotations
 

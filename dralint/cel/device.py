@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..quantity import Quantity, QuantityError
+from ..kube.quantity import Quantity, QuantityError
 from .runtime import DomainMap
 from .values import Semver, SemverError
 

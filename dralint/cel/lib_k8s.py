@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any, Callable
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from ..quantity import Quantity, QuantityError
+from ..kube.quantity import Quantity, QuantityError
 from .errors import CelRuntimeError
 from .netip import NetipError, parse_addr, parse_prefix
 from .strconv import quote as go_quote
@@ -63,7 +63,7 @@ def q_sub(a: Any, b: Any) -> Quantity:
 
 
 def _qval(v: Fraction) -> Quantity:
-    from ..quantity import format_value
+    from ..kube.quantity import format_value
 
     return Quantity(v, format_value(v))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..quantity import Quantity
+from ..kube.quantity import Quantity
 from .errors import CelRuntimeError
 from .values import (INT_MAX, INT_MIN, UINT_MAX, URL, CIDRValue, Duration, IPAddr, NamedFormat, Optional, Semver,
                      Timestamp, TypeValue, Uint)

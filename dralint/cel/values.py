@@ -3,7 +3,7 @@
 CEL ``int`` is Python ``int`` (never ``bool``: checks use ``type(v) is int``), ``uint`` is
 :class:`Uint`, ``double`` is ``float``, ``string``/``bytes`` are ``str``/``bytes``, ``null`` is
 ``None``, lists are ``list``/``tuple`` and maps are ``dict``. Kubernetes Quantity is
-:class:`dralint.quantity.Quantity`; Semver, Optional, Duration, Timestamp and type values are here.
+:class:`dralint.kube.quantity.Quantity`; Semver, Optional, Duration, Timestamp and type values are here.
 """
 from __future__ import annotations
 

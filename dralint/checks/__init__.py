@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, pods, pool_status, references,
                slices, taint_rules)
-from .base import CheckContext, ObjectCheck, Problem
+from .base import CheckContext, ObjectCheck
 
 MODULES: tuple[ObjectCheck, ...] = (
     metadata,        # object metadata of every DRA kind: names, namespaces, labels, annotations
@@ -27,4 +27,4 @@ def checks_for(kind: str) -> list[ObjectCheck]:
     return [m for m in MODULES if kind in m.KINDS]
 
 
-__all__ = ["CheckContext", "MODULES", "Problem", "checks_for"]
+__all__ = ["CheckContext", "MODULES", "checks_for"]

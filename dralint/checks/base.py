@@ -8,30 +8,16 @@ in the catalog, and applies the user's selection. Checks never know about files,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from ..findings import Severity
-from ..limits import Limits
+from ..kube.limits import Limits
 from ..paths import FieldPath
-from ..releases import Release
+from ..problems import Problem
+from ..kube.releases import Release
 
 if TYPE_CHECKING:
     from ..convert import Canonical
     from ..index import Index
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing a check found; ``path`` is canonical unless ``user_path`` is given."""
-
-    rule: str
-    path: FieldPath
-    message: str
-    severity: Severity | None = None       # None: the catalog's default severity
-    details: Mapping[str, Any] | None = None
-    scalar_offset: int | None = None       # a position inside the string at ``path`` (CEL errors)
-    user_path: FieldPath | None = None     # already in the user's spelling (e.g. a field the server drops)
-    at: FieldPath | None = None            # where to point, when not at ``path`` (canonical): a bad key of a map
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..paths import FieldPath
-from .base import CheckContext, Problem, p
+from .base import CheckContext, p
+from ..problems import Problem
 
 KINDS: frozenset[str] = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule"})
 

@@ -17,8 +17,9 @@ import json
 from typing import Any, Iterator
 
 from ..paths import FieldPath
-from ..quantity import Quantity, QuantityError
-from .base import CheckContext, Problem, p, too_many, too_many_problem
+from ..kube.quantity import Quantity, QuantityError
+from .base import CheckContext, p, too_many, too_many_problem
+from ..problems import Problem
 from .claims import (LEGACY_VERSIONS, RequestNames, admin_access_problem, request_names, request_ref_problem,
                      spec_path)
 from .conditions import condition_problems

@@ -17,9 +17,10 @@ from typing import Any, Iterator, Mapping
 
 from ..findings import Severity
 from ..paths import FieldPath
-from ..quantity import Quantity, QuantityError
+from ..kube.quantity import Quantity, QuantityError
 from . import derived
-from .base import CheckContext, Problem, too_many_problem
+from .base import CheckContext, too_many_problem
+from ..problems import Problem
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
 from .tolerations import check_tolerations

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .base import CheckContext, Problem, p, too_many
+from .base import CheckContext, p, too_many
+from ..problems import Problem
 from .formats import extended_resource_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config

@@ -6,7 +6,7 @@ import re
 from typing import Iterator
 
 from ..paths import FieldPath
-from .base import Problem
+from ..problems import Problem
 from .formats import qualified_name_errors
 
 STATUSES = ("False", "True", "Unknown")

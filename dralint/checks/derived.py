@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 from ..paths import FieldPath
-from .base import CheckContext, Problem
+from .base import CheckContext
+from ..problems import Problem
 from .formats import qualified_attribute_errors
 
 RULE = "DRA266"

@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..paths import ROOT, FieldPath
-from .base import CheckContext, Problem, p
+from .base import CheckContext, p
+from ..problems import Problem
 from .formats import dns_label_errors, dns_subdomain_errors, is_semver
 from .nodeselector import node_selector_problems
 from .slices import FIELD_IMMUTABLE, driver_problems, node_name_problems

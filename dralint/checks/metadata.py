@@ -22,7 +22,8 @@ from typing import Any, Iterable, Iterator
 
 from ..manifest import NAMESPACED_DRA_KINDS
 from ..paths import FieldPath
-from .base import CheckContext, Problem, p
+from .base import CheckContext, p
+from ..problems import Problem
 from .formats import dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors
 
 KINDS: frozenset[str] = frozenset({

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..paths import FieldPath
-from ..releases import Release
-from .base import Problem
+from ..kube.releases import Release
+from ..problems import Problem
 from .formats import dns_subdomain_errors, label_value_errors, qualified_name_errors
 
 NODE_SELECTOR_INVALID = "DRA405"

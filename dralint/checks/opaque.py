@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-from ..limits import Limits
+from ..kube.limits import Limits
 from ..paths import FieldPath
-from .base import Problem
+from ..problems import Problem
 from .formats import driver_name_errors
 
 OPAQUE_REQUIRED = "DRA228"

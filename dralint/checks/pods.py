@@ -19,7 +19,8 @@ from typing import Any, Iterator
 from ..paths import FieldPath
 from ..schema import UNKNOWN_FIELD, core
 from ..workloads import WORKLOAD_KINDS
-from .base import CheckContext, Problem
+from .base import CheckContext
+from ..problems import Problem
 from .claims import LEGACY_VERSIONS, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..paths import FieldPath
-from .base import CheckContext, Problem, p
+from .base import CheckContext, p
+from ..problems import Problem
 from .conditions import condition_problems
 from .formats import dns_subdomain_errors, pool_name_errors, qualified_attribute_errors
 

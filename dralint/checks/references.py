@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..convert import Canonical
 from ..index import namespaces_of
 from ..paths import FieldPath
-from .base import CheckContext, Problem
+from .base import CheckContext
+from ..problems import Problem
 from .claims import LEGACY_VERSIONS, spec_path
 from .pods import KINDS as WORKLOAD_KINDS
 

@@ -31,9 +31,10 @@ import re
 from typing import Any, Generator, Iterable, Iterator
 
 from ..paths import FieldPath
-from ..quantity import Quantity, QuantityError
-from ..releases import Release
-from .base import CheckContext, Problem, map_key, p, too_many, too_many_problem
+from ..kube.quantity import Quantity, QuantityError
+from ..kube.releases import Release
+from .base import CheckContext, map_key, p, too_many, too_many_problem
+from ..problems import Problem
 from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
                       pool_name_errors, qualified_attribute_errors, qualified_name_errors)
 from .nodeselector import ONE_TERM, node_selector_problems

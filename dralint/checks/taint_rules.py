@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .base import CheckContext, Problem, p, too_many
+from .base import CheckContext, p, too_many
+from ..problems import Problem
 from .conditions import condition_problems
 from .formats import dns_subdomain_errors
 from .slices import device_name_problems, driver_problems, pool_name_problems, taint_problems

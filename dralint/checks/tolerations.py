@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..limits import Limits
+from ..kube.limits import Limits
 from ..paths import FieldPath
-from ..releases import Release
-from .base import Problem
+from ..kube.releases import Release
+from ..problems import Problem
 from .formats import label_value_errors, qualified_name_errors
 
 INVALID = "DRA214"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..checks.base import Problem
+from ..problems import Problem
 from ..convert import Canonical
 from ..paths import FieldPath
 from .explain import explain_together

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..quantity import format_readable
+from ..kube.quantity import format_readable
 from .capacity import consumption, fits
 from .columns import TRUE
 from .counters import CounterBook

@@ -17,12 +17,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..checks.base import Problem
+from ..problems import Problem
 from ..convert import Canonical
 from ..findings import Severity
 from ..index import Index
 from ..paths import FieldPath
-from ..releases import Release
+from ..kube.releases import Release
 from ..rule_filter import UsageError
 from . import daemonset
 from .explain import Explainer, Explanation, absent_note, explain_together

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..bounded_cache import bounded_cache
 from ..convert import Canonical
 from ..paths import FieldPath
-from ..quantity import Quantity, QuantityError
+from ..kube.quantity import Quantity, QuantityError
 
 if TYPE_CHECKING:
     from .nodes import NodeTaint

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checks.base import Problem
+from ..problems import Problem
 from ..convert import Canonical
 
 

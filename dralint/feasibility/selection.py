@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
-from ..releases import Release
+from ..kube.releases import Release
 from ..sizes import deep_size
 from .columns import ERROR, FALSE, TRUE, Columns
 from .lru import Lru

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from ..convert import Canonical
-from ..releases import Release
+from ..kube.releases import Release
 from ..sizes import deep_size
 from .counts import Counts
 from .lru import Lru

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..catalog import Catalog
 from ..findings import Finding
 from ..fixes import Fix, Safety
-from ..releases import Release
+from ..kube.releases import Release
 from ..yamltext.edits import EditRefused
 from . import fields, references, requests
 from .target import Target, targets

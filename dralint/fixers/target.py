@@ -9,7 +9,7 @@ from ..findings import Finding
 from ..fixes import Fix, Safety, line_starts
 from ..manifest import Manifest, identify
 from ..paths import FieldPath
-from ..releases import Release
+from ..kube.releases import Release
 from ..yamltext.edits import Splice, indent_step, text_edits
 from ..yamltext.layout import Layout, LayoutError, Node, read_layout
 

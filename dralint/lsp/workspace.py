@@ -27,11 +27,12 @@ from ..cancel import checkpoint
 from ..catalog import Catalog
 from ..convert import Canonical
 from ..config import Config, ConfigError, find_config, load_config
-from ..engine import Options, RunResult, Surroundings, index_surroundings, lint_files
+from ..options import Options
+from ..engine import RunResult, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
 from ..fixers import attach
 from ..index import Index
-from ..releases import GateError
+from ..kube.releases import GateError
 from ..rule_filter import UsageError
 from ..source.records import SourceFile
 

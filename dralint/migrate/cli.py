@@ -72,7 +72,7 @@ def _release(args: argparse.Namespace) -> str:
     linter's default (the same choice ``dralint`` makes)."""
     from ..catalog import load_catalog
     from ..config import find_config, load_config
-    from ..releases import DEFAULT_MINOR, parse_version
+    from ..kube.releases import DEFAULT_MINOR, parse_version
 
     version = args.kube_version
     if version is None and not args.no_config:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
-from ..releases import DEFAULT_MINOR
+from ..kube.releases import DEFAULT_MINOR
 from ..source import load_text
 from ..source.composer import DocumentComposer
 from ..source.records import SourceProblem

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 from ..paths import Key
-from ..quantity import Quantity, QuantityError
+from ..kube.quantity import Quantity, QuantityError
 from .problems import SchemaProblem, expected_text, json_type, unknown_field, wrong_type
 from .timestamps import EXAMPLE, is_go_rfc3339
 

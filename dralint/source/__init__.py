@@ -3,9 +3,9 @@
 Values are exactly what Kubernetes reads (sigs.k8s.io/yaml over goyaml.v2); see
 docs/yaml-parsing.md for the rules and the parser choice.
 """
-from dralint.source.discover import Exclude, Plan, Reading, discover, plan
-from dralint.source.loader import document_from_value, load_file, load_text
-from dralint.source.records import SourceDocument, SourceFile, SourceProblem
+from .discover import Exclude, Plan, Reading, discover, plan
+from .loader import document_from_value, load_file, load_text
+from .records import SourceDocument, SourceFile, SourceProblem
 
 __all__ = [
     "Exclude",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dralint.source.positions import NodeSpan, PositionIndex
+from .positions import NodeSpan, PositionIndex
 
 # The indentation given to blank and comment lines: deeper than any real line, so every
 # "skip the lines deeper than this node" loop also skips them.

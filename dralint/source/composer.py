@@ -15,10 +15,10 @@ from typing import Any, Iterator
 import yaml
 from yaml import events as ev
 
-from dralint.fixes import line_starts
-from dralint.source import scalars
-from dralint.source.limits import MAX_DEPTH, excessive_aliasing
-from dralint.source.positions import NodeSpan, PositionIndex
+from ..fixes import line_starts
+from . import scalars
+from .limits import MAX_DEPTH, excessive_aliasing
+from .positions import NodeSpan, PositionIndex
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = getattr(yaml, "CParser", None)

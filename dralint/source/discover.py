@@ -5,10 +5,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from dralint.globs import glob_regex
-from dralint.source import kustomize
-from dralint.source.limits import MAX_FILE_BYTES
-from dralint.source.records import SourceProblem
+from ..globs import glob_regex
+from . import kustomize
+from .limits import MAX_FILE_BYTES
+from .records import SourceProblem
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN = "-"

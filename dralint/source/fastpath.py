@@ -29,10 +29,10 @@ import sys
 import threading
 from typing import Any, Iterator, Sequence
 
-from dralint.bounded_cache import bounded_cache
+from ..bounded_cache import bounded_cache
 
-from dralint.source.records import Chunk
-from dralint.source.scalars import resolve_plain
+from .records import Chunk
+from .scalars import resolve_plain
 
 try:
     import orjson

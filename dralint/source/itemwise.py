@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dralint.source import fastpath
+from . import fastpath
 
 BIG = 2 * 1024 * 1024
 """Documents smaller than this are read whole: their tree is small, and one pass is faster."""

@@ -4,15 +4,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dralint.paths import FieldPath
-from dralint.source import fastpath, itemwise
-from dralint.source.composer import ComposedProblem, DocumentComposer
-from dralint.source.jsonc import blank_comments
-from dralint.source.limits import MAX_FILE_BYTES
-from dralint.source.reader import decode_bytes, read_path, too_large
-from dralint.source.records import Chunk, SourceDocument, SourceFile, SourceProblem
-from dralint.source.splitter import split_chunks
-from dralint.source.templates import HELM_TEMPLATE, is_template
+from ..paths import FieldPath
+from . import fastpath, itemwise
+from .composer import ComposedProblem, DocumentComposer
+from .jsonc import blank_comments
+from .limits import MAX_FILE_BYTES
+from .reader import decode_bytes, read_path, too_large
+from .records import Chunk, SourceDocument, SourceFile, SourceProblem
+from .splitter import split_chunks
+from .templates import HELM_TEMPLATE, is_template
 
 _COMPOSER = DocumentComposer()
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dralint.paths import FieldPath
-from dralint.source.records import SourceDocument
+from ..paths import FieldPath
+from .records import SourceDocument
 
 
 def quote_hint(document: SourceDocument, path: FieldPath, value: Any) -> str:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dralint.findings import Position
-from dralint.source.records import Chunk
-from dralint.source.scalar_map import map_scalar
+from ..findings import Position
+from .records import Chunk
+from .scalar_map import map_scalar
 
 SCALAR_STYLES = ("", "'", '"', "|", ">")
 
@@ -70,7 +70,7 @@ class PositionIndex:
 
 def index_chunk(chunk: Chunk) -> PositionIndex:
     """Re-read one chunk with positions on, and return the index of its document ``sub_index``."""
-    from dralint.source.composer import DocumentComposer
+    from .composer import DocumentComposer
 
     documents, _ = DocumentComposer(track_positions=True).compose(chunk.body)
     usable = [d for d in documents if d.usable and d.value is not None]

@@ -7,8 +7,8 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from dralint.source.limits import MAX_FILE_BYTES
-from dralint.source.records import SourceProblem
+from .limits import MAX_FILE_BYTES
+from .records import SourceProblem
 
 STDIN_NAME = "<stdin>"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dralint.findings import Position
-from dralint.paths import FieldPath
+from ..findings import Position
+from ..paths import FieldPath
 
 if TYPE_CHECKING:
-    from dralint.source.block_positions import PathLocator
-    from dralint.source.positions import PositionIndex
+    from .block_positions import PathLocator
+    from .positions import PositionIndex
 
 UNKNOWN = Position(0, 0)
 
@@ -78,7 +78,7 @@ class SourceDocument:
         it; anything else, or anything that scan is unsure of, is re-read by the exact composer.
         """
         if self._positions is None and self.chunk is not None:
-            from dralint.source.block_positions import index_block
+            from .block_positions import index_block
 
             fast = index_block(self.chunk.body, self.value) if self.chunk.sub_index == 0 else None
             if fast is not None:
@@ -89,7 +89,7 @@ class SourceDocument:
     def exact_positions(self) -> "PositionIndex | None":
         """The composer's full index, with each scalar's text and style (for :meth:`locate_in_scalar`)."""
         if self._exact is None and self.chunk is not None:
-            from dralint.source.positions import index_chunk
+            from .positions import index_chunk
 
             self._exact = index_chunk(self.chunk)
         return self._exact
@@ -137,7 +137,7 @@ class SourceDocument:
     def path_locator(self) -> "PathLocator | None":
         """The line walker for this document's paths (built once), or None when it would be unsure."""
         if self._locator is None and self.chunk is not None:
-            from dralint.source.block_positions import PathLocator
+            from .block_positions import PathLocator
 
             try:
                 self._locator = PathLocator(self.chunk.body)

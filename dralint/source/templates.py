@@ -11,7 +11,7 @@ import functools
 import os
 import re
 
-from dralint.source.records import SourceFile
+from .records import SourceFile
 
 HELM_TEMPLATE = "helm-template"
 _ACTION = re.compile(r"\{\{.*?\}\}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 from typing import Sequence
 
-from dralint.source.records import Chunk, SourceDocument, SourceFile
+from .records import Chunk, SourceDocument, SourceFile
 
 try:
     import orjson

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dralint.engine import Options, load_cluster
+from dralint.engine import load_cluster
+from dralint.options import Options
 from dralint.findings import Finding, Severity
 from dralint.index import Index
 

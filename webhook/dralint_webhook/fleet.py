@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dralint.index import Index
-from dralint.releases import Release
+from dralint.kube.releases import Release
 
 # Above this many changed objects a new world is built instead of changing the old one in place.
 REBUILD_CHANGES = 500

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from dralint.releases import NEWEST_MINOR, OLDEST_MINOR
+from dralint.kube.releases import NEWEST_MINOR, OLDEST_MINOR
 
 from .policy import Policy, PolicyError, at_release
 

@@ -23,7 +23,7 @@ from dralint import gojson
 from dralint.convert import Canonical
 from dralint.engine import cluster_object
 from dralint.index import Index
-from dralint.releases import Release
+from dralint.kube.releases import Release
 
 from .cluster import LIVE_CONTEXT, ClusterState
 from .collector import Collector

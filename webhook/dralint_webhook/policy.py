@@ -13,9 +13,9 @@ from typing import Any, Mapping
 import yaml
 
 from dralint.catalog import load_catalog
-from dralint.engine import Options
+from dralint.options import Options
 from dralint.findings import Finding, Severity
-from dralint.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+from dralint.kube.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
 from dralint.rule_filter import UsageError, resolve
 
 from . import org_rules

@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from dralint.catalog import load_catalog
-from dralint.engine import Options, review
+from dralint.engine import review
+from dralint.options import Options
 from dralint.index import Index
 
 VERSIONS = ("v1alpha1", "v1alpha2", "v1alpha3", "v1beta1", "v1beta2", "v1")

@@ -1,0 +1,299 @@
+"""The allocator's search, grouping and explanations on small hand-written clusters.
+
+Selectors here run through ``mini_cel``, a test evaluator for ``a && b`` of simple comparisons, so
+these tests pin the algorithm independently of the CEL engine.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from dralint import source
+from dralint.convert import to_canonical
+from dralint.feasibility import FeasibilityOptions, judge
+from dralint.feasibility.model import Device, nanos
+from dralint.feasibility.selection import SelectorError, names_read
+from dralint.feasibility.world import World
+from dralint.index import Index
+from dralint.manifest import NotAnObject, identify
+from dralint.kube.releases import Release
+
+_ATTR = re.compile(r'^device\.(attributes|capacity)\["([^"]+)"\]\.(\w+)\s*(.*)$')
+
+
+def _lookup(device: Device, table: str, domain: str, name: str):
+    items = device.attributes if table == "attributes" else device.capacity
+    for key, value in items.items():
+        dom, _, short = key.rpartition("/")
+        if (dom or device.key[0]) == domain and short == name:
+            if table == "capacity":
+                return value.value
+            return next(value[k] for k in ("int", "bool", "string", "version") if k in value)
+    raise SelectorError(f"CEL runtime error: no such key: {name}")
+
+
+def mini_cel(expression: str, device: Device) -> bool:
+    """``device.driver == "x"``, ``device.attributes["d"].a == v`` / ``< v`` / ``>= v``, and
+    ``device.capacity["d"].c.compareTo(quantity("q")) >= 0``, joined by ``&&``."""
+    for atom in (a.strip() for a in expression.split("&&")):
+        m = re.fullmatch(r'device\.driver == "([^"]*)"', atom)
+        if m:
+            if device.key[0] != m.group(1):
+                return False
+            continue
+        m = _ATTR.match(atom)
+        assert m, atom
+        value = _lookup(device, m.group(1), m.group(2), m.group(3))
+        rest = m.group(4)
+        q = re.fullmatch(r'\.compareTo\(quantity\("([^"]+)"\)\) >= 0', rest)
+        if q:
+            ok = value >= nanos(q.group(1))
+        else:
+            op, lit = re.fullmatch(r"(==|<|>=) (.+)", rest).groups()
+            want = json.loads(lit)
+            ok = {"==": value == want, "<": value < want, ">=": value >= want}[op]
+        if not ok:
+            return False
+    return True
+
+
+CLASS = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+"""
+
+
+def node_slice(node: str, devices: list[dict], extra: dict | None = None) -> str:
+    spec = {"driver": "gpu.example.com", "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}
+    spec.update(extra or {})
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                       "metadata": {"name": f"{node}-gpus"}, "spec": spec})
+
+
+def gpus(n: int, **attrs) -> list[dict]:
+    return [{"name": f"gpu-{i}", "attributes": {k: ({"int": v} if isinstance(v, int) else {"string": v})
+                                                for k, v in attrs.items()}} for i in range(n)]
+
+
+def claim(name: str, requests: list[dict], constraints: list[dict] | None = None, kind: str = "ResourceClaim") -> str:
+    devices: dict = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
+    spec = {"devices": devices}
+    if kind == "ResourceClaimTemplate":
+        spec = {"spec": spec}
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": kind,
+                       "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+
+
+def req(name: str = "gpu", count: int = 1, selectors: tuple[str, ...] = (), **extra) -> dict:
+    exactly = {"deviceClassName": "gpu", "count": count, **extra}
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    return {"name": name, "exactly": exactly}
+
+
+def pod(name: str, claims: list[str], templates: tuple[str, ...] = ()) -> str:
+    entries = [{"name": c, "resourceClaimName": c} for c in claims]
+    entries += [{"name": t, "resourceClaimTemplateName": t} for t in templates]
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                       "spec": {"containers": [{"name": "c", "image": "x"}], "resourceClaims": entries}})
+
+
+def run(cluster: list[str], linted: list[str], gates: dict | None = None, *, nodes_listed: bool = False, **options):
+    """Judge ``linted`` against ``cluster``; ``nodes_listed``: in a world that knows the whole node list
+    (the webhook's watch), even when the cluster has no Node."""
+    objs, mine = [], set()
+    for texts, is_cluster in ((cluster, True), (linted, False)):
+        for doc in source.load_text("\n---\n".join(texts), "x.yaml").documents:
+            for item in identify(doc, from_cluster=is_cluster):
+                if not isinstance(item, NotAnObject) and item.api_version:
+                    c = to_canonical(item)
+                    objs.append(c)
+                    if not is_cluster:
+                        mine.add(id(c))
+    index, release = Index.build(objs), Release(37, gates or {})
+    world = World.from_index(index, release, mini_cel, by_name=True, nodes_listed=True) if nodes_listed else None
+    return judge(index, release, FeasibilityOptions(**options), lambda o: id(o) in mine, evaluate=mini_cel,
+                 world=world)
+
+
+def messages(report, rule: str = "DRA701") -> list[str]:
+    return [p.message for _, p in report.problems if p.rule == rule]
+
+
+def test_node_local_devices_do_not_combine_across_nodes():
+    report = run([CLASS, node_slice("node-a", gpus(1)), node_slice("node-b", gpus(1))], [claim("two", [req(count=2)])])
+    (msg,) = messages(report)
+    assert "the class matches 2 devices on 2 nodes" in msg and "no node has 2" in msg
+
+
+def test_a_device_every_node_reaches_is_counted_once():
+    nodes = [json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}}) for i in range(3)]
+    shared = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "shared"},
+                         "spec": {"driver": "gpu.example.com", "allNodes": True,
+                                  "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 1},
+                                  "devices": [{"name": "g0", "taints": [{"key": "k", "value": "v",
+                                                                         "effect": "NoSchedule"}]}]}})
+    report = run([CLASS, *nodes, shared], [claim("one", [req()])], {"DRADeviceTaints": True})
+    (msg,) = messages(report)
+    assert ": 1 device reachable from 3 nodes matches and is free, but 1 has taint `k=v:NoSchedule`" in msg
+    (_, problem), = report.problems
+    assert problem.details["requests"]["gpu"]["totals"] == {"class": 1, "selectors": 1, "free": 1, "usable": 0}
+    (msg,) = messages(run([CLASS, *nodes, shared], [claim("two", [req(count=2)])]))
+    assert msg.endswith("the class matches 1 device reachable from 3 nodes; no node has 2")
+
+
+def test_selector_explanation_names_the_devices_left():
+    sel = 'device.attributes["gpu.example.com"].memory >= 80'
+    cluster = [CLASS, node_slice("node-a", gpus(2, memory=40)),
+               node_slice("node-b", [{"name": "gpu-3", "attributes": {"memory": {"int": 80}}}])]
+    report = run(cluster, [claim("big", [req(count=2, selectors=(sel,))])])
+    (msg,) = messages(report)
+    assert "the selector leaves 1 (node-b/gpu-3); no node has 2" in msg
+    second = 'device.attributes["gpu.example.com"].memory < 90'
+    two = run(cluster, [claim("big", [req(count=2, selectors=(sel, second))])])
+    assert f"the class matches 3 devices on 2 nodes, `{sel}` leaves 1, " in messages(two)[0]
+    (_, problem), = report.problems
+    assert problem.details["requests"]["gpu"]["totals"] == {"class": 3, "selectors": 1, "free": 1, "usable": 1}
+
+
+def test_counter_amounts_are_written_as_people_write_them():
+    devices = [{"name": f"gpu-{i}", "consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "50Gi"}}}]}
+               for i in range(2)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}]}})
+    (msg,) = messages(run([CLASS, counters, node_slice("node-a", devices, {"pool": pool})], [claim("two", [req(count=2)])]))
+    assert msg.endswith("counter `memory` of set `mem` in pool gpu.example.com/node-a: 100Gi needed, 80Gi left (of 80Gi)")
+
+
+def test_match_attribute_across_requests_is_explained():
+    cluster = [CLASS, node_slice("node-a", [{"name": "gpu-0", "attributes": {"numa": {"int": 0}}},
+                                            {"name": "gpu-1", "attributes": {"numa": {"int": 1}}}])]
+    c = claim("pair", [req("a"), req("b")], [{"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}])
+    (msg,) = messages(run(cluster, [c]))
+    assert msg.endswith("constraint matchAttribute `gpu.example.com/numa` across `a` and `b`: no node has devices "
+                        "for all of them with one value")
+
+
+def test_first_available_backtracks_across_claims():
+    # claim-a prefers two GPUs, which would starve claim-b; the pod fits with claim-a's second choice.
+    first = {"name": "gpu", "firstAvailable": [
+        {"name": "two", "deviceClassName": "gpu", "count": 2},
+        {"name": "one", "deviceClassName": "gpu", "count": 1}]}
+    report = run([CLASS, node_slice("node-a", gpus(2))],
+                 [claim("claim-a", [first]), claim("claim-b", [req()]), pod("p", ["claim-a", "claim-b"])],
+                 show_allocation=True)
+    assert not report.problems
+    picked = {a["claim"]: a["devices"] for a in report.allocations}
+    assert picked == {"default/claim-a": {"gpu/one": ["gpu.example.com/node-a/gpu-0"]},
+                      "default/claim-b": {"gpu": ["gpu.example.com/node-a/gpu-1"]}}
+
+
+def test_pod_whose_claims_fit_alone_but_not_together():
+    report = run([CLASS, node_slice("node-a", gpus(1))],
+                 [claim("x", [req()]), claim("y", [req()]), pod("p", ["x", "y"])])
+    (msg,) = messages(report)
+    assert msg.startswith("Pod default/p cannot get its devices: claims `default/x`, `default/y` each fit")
+
+
+def test_claim_stamped_from_a_template_is_judged_for_the_pod():
+    report = run([CLASS, node_slice("node-a", gpus(1))],
+                 [claim("tmpl", [req(count=3)], kind="ResourceClaimTemplate"), pod("p", [], ("tmpl",))])
+    objs = sorted(o.kind for o, p in report.problems if p.rule == "DRA701")
+    assert objs == ["Pod", "ResourceClaimTemplate"]
+
+
+def test_allocated_claims_hold_their_devices_and_pin_the_pod():
+    held = json.loads(claim("held", [req()]))
+    held["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-a", "device": "gpu-0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}]}}}
+    cluster = [CLASS, node_slice("node-a", gpus(1)), node_slice("node-b", gpus(1)), json.dumps(held)]
+    report = run(cluster, [claim("new", [req()]), pod("p", ["held", "new"])])
+    # node-b has a free GPU, but the pod is pinned to node-a, where claim `held` took the only one.
+    # That is the pod's doing, not the claim's: told on the pod only.
+    assert [(o.kind, str(p.path), p.message) for o, p in report.problems] == [(
+        "Pod", "spec.resourceClaims[1]",
+        "claim default/new cannot be allocated (on the 1 of 2 nodes the pod can run on): request `gpu` needs 1 device "
+        "of class `gpu`: 1 device on 1 node matches, but other claims hold 1 (default/held in x.yaml), which leaves "
+        "none; no node has 1 free")]
+    report = run(cluster, [claim("new", [req()])], show_allocation=True)
+    assert report.allocations[0]["node"] == "node-b"
+
+
+def test_taint_blocks_unless_tolerated():
+    tainted = [{"name": "gpu-0", "taints": [{"key": "maintenance", "value": "yes", "effect": "NoSchedule"}]}]
+    cluster = [CLASS, node_slice("node-a", tainted)]
+    (msg,) = messages(run(cluster, [claim("c", [req()])]))
+    assert "1 has taint `maintenance=yes:NoSchedule` that the request does not tolerate" in msg
+    tolerating = req(tolerations=[{"key": "maintenance", "operator": "Exists"}])
+    assert not run(cluster, [claim("c", [tolerating])]).problems
+
+
+def test_runtime_error_only_for_devices_the_search_reaches():
+    sel = ('device.attributes["gpu.example.com"].model == "a100"',)
+    devices = [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}, {"name": "gpu-1"}]
+    cluster = [CLASS, node_slice("node-a", devices)]
+    assert not run(cluster, [claim("c", [req(selectors=sel)])]).problems   # gpu-0 fits first
+    (msg,) = messages(run(cluster, [claim("c", [req(count=2, selectors=sel)])]), "DRA702")
+    assert "selector #0 on device gpu.example.com/node-a/gpu-1: CEL runtime error: no such key: model" in msg
+
+
+def test_runtime_error_on_another_node_still_aborts():
+    # node-a can take the claim, but the scheduler also filters node-b, where the selector fails.
+    sel = ('device.attributes["gpu.example.com"].model == "a100"',)
+    cluster = [CLASS, node_slice("node-a", [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}]),
+               node_slice("node-b", [{"name": "gpu-0"}])]
+    (msg,) = messages(run(cluster, [claim("c", [req(selectors=sel)])]), "DRA702")
+    assert "gpu.example.com/node-b/gpu-0" in msg
+
+
+def test_placeholder_nodes_stand_in_for_node_selectors():
+    selector = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}]}
+    s = json.loads(node_slice("x", gpus(2)))
+    del s["spec"]["nodeName"]
+    s["spec"]["nodeSelector"] = selector
+    report = run([CLASS, json.dumps(s)], [claim("c", [req(count=2)])], show_allocation=True)
+    assert not report.problems and report.allocations[0]["node"] == "<a node matching selector 1>"
+
+
+def test_trace_and_budget():
+    report = run([CLASS, node_slice("node-a", gpus(2))], [claim("c", [req(count=2)])], trace=frozenset({"c"}))
+    lines = report.traces["default/c"]
+    assert "node-a: default/c gpu: picked gpu.example.com/node-a/gpu-1" in lines
+    assert lines[-1].startswith("result: allocated")
+    report = run([CLASS, node_slice("node-a", gpus(2))], [claim("c", [req(count=2)])], max_steps=1)
+    assert messages(report, "DRA709")[0].startswith("undecided after 2 steps")
+
+
+def test_names_read_refuses_expressions_that_see_unnamed_attributes():
+    assert names_read('device.attributes["d"].model == "x"') >= {"model", "d"}
+    for opaque in ('device.attributes["d"].exists(k, k == "x")', 'size(device.attributes["d"]) > 0',
+                   'device.attributes[device.driver] == {}', '"m" + "odel" in device.attributes["d"]'):
+        assert names_read(opaque) is None, opaque
+
+
+def test_a_request_never_takes_a_multi_allocatable_device_twice_but_two_requests_may():
+    # The Go allocator (1.36.2) resumes a request's search after its last pick: count 2 on the one
+    # device that allowMultipleAllocations cannot be met, while two requests of count 1 share it.
+    cluster = [CLASS, node_slice("node-1", [{"name": "gpu-0", "allowMultipleAllocations": True}])]
+    gates = {"DRAConsumableCapacity": True}
+    (msg,) = messages(run(cluster, [claim("twice", [req(count=2)])], gates))
+    assert msg == ("claim default/twice cannot be allocated: request `gpu` needs 2 devices of class `gpu`: "
+                   "the class matches 1 device on 1 node; no node has 2")
+    both = claim("both", [req("a"), req("b")])
+    report = run(cluster, [both], gates, show_allocation=True)
+    assert not report.problems
+    (allocation,) = report.allocations
+    assert allocation["devices"] == {"a": ["gpu.example.com/node-1/gpu-0"], "b": ["gpu.example.com/node-1/gpu-0"]}
+    # Without consumable capacity the device is allocated once, like any other.
+    assert messages(run(cluster, [both], {"DRAConsumableCapacity": False}))
