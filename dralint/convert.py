@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .manifest import Manifest
+from .kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS
 from .paths import FieldPath
 from .schema.core import decode_claims
 from .schema.decode import decoded
 
-FLAT_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
-                       "capacity", "derivedAttributes")
-_FLAT_VERSIONS = frozenset({"v1beta1", "v1alpha3"})
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,7 @@ def to_canonical(manifest: Manifest) -> Canonical:
     """The canonical form of a DRA object, as the server decodes it (the input is never modified)."""
     kind, version = manifest.kind, manifest.version
     value = _decoded(manifest)
-    if version not in _FLAT_VERSIONS:
+    if version not in FLAT_VERSIONS:
         return Canonical(manifest, kind, value)
     if kind == "ResourceClaim":
         return Canonical(manifest, kind, _claim(value, ("spec",)), _requests_to_user(("spec", "devices", "requests")))

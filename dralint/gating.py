@@ -22,6 +22,7 @@ from .problems import Problem
 from .convert import Canonical
 from .paths import FieldPath, Key
 from .kube.releases import NEWEST_MINOR, OLDEST_MINOR, Release
+from .kube.shapes import LEGACY_VERSIONS
 
 RULE = "DRA802"
 
@@ -139,13 +140,11 @@ _POD_FIELDS: tuple[Pattern, ...] = (
     ("initContainers", "*", "resources", "claims"),
     ("ephemeralContainers", "*", "resources", "claims"),
 )
-# v1alpha1/v1alpha2 objects predate these gates; the legacy checks judge them as they are.
-_LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 
 
 def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tuple[Canonical, list[Problem]]:
     """The object as the server would validate it, and a warning per dropped field."""
-    if obj.manifest.is_dra and obj.version in _LEGACY_VERSIONS:  # a JobSet's v1alpha2 is no DRA version
+    if obj.manifest.is_dra and obj.version in LEGACY_VERSIONS:  # a JobSet's v1alpha2 is no DRA version
         return obj, []
     if obj.manifest.pod_spec_paths:
         pod_fields = tuple(tuple(base) + f for base in obj.manifest.pod_spec_paths for f in _POD_FIELDS)

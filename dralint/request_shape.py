@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .convert import FLAT_REQUEST_FIELDS
 from .paths import FieldPath
-from .reshape import FLAT_VERSIONS, REQUESTS
+from .kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS, REQUESTS
 
 _SHOWN = 30  # characters of a value shown in the suggested fix
 

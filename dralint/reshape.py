@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .convert import FLAT_REQUEST_FIELDS
+from .kube.shapes import FLAT_REQUEST_FIELDS
 from .yamltext.edits import EditRefused, Splice, hoist_entry, wrap_entries, wrap_value
 from .yamltext.layout import Layout, Node
 
-__all__ = ["EditRefused", "FLAT_VERSIONS", "device_from_basic", "device_to_basic", "request_from_exactly",
-           "request_to_exactly", "bare_capacities", "REQUESTS"]
-
-FLAT_VERSIONS = frozenset({"v1beta1", "v1alpha3"})
-# Where a kind keeps its device requests.
-REQUESTS = {"ResourceClaim": ("spec", "devices", "requests"),
-            "ResourceClaimTemplate": ("spec", "spec", "devices", "requests")}
+__all__ = ["EditRefused", "device_from_basic", "device_to_basic", "request_from_exactly", "request_to_exactly",
+           "bare_capacities"]
 
 
 def request_to_exactly(layout: Layout, request: Node, step: int) -> list[Splice]:

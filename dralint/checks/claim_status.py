@@ -16,11 +16,12 @@ import ipaddress
 import json
 from typing import Any, Iterator
 
+from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import FieldPath
 from ..kube.quantity import Quantity, QuantityError
 from .base import CheckContext, p, too_many, too_many_problem
 from ..problems import Problem
-from .claims import (LEGACY_VERSIONS, RequestNames, admin_access_problem, request_names, request_ref_problem,
+from .claims import (RequestNames, admin_access_problem, request_names, request_ref_problem,
                      spec_path)
 from .conditions import condition_problems
 from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors

@@ -16,6 +16,7 @@ import difflib
 from typing import Any, Iterator, Mapping
 
 from ..findings import Severity
+from ..kube.shapes import FLAT_VERSIONS, LEGACY_VERSIONS
 from ..paths import FieldPath
 from ..kube.quantity import Quantity, QuantityError
 from . import derived
@@ -27,10 +28,6 @@ from .tolerations import check_tolerations
 
 KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 
-# v1alpha1/v1alpha2 objects (1.26-1.30) have another shape; the ``legacy`` module judges them.
-LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
-# Versions whose requests are flat (converted to ``exactly``); their defaulting differs (see _exact).
-FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 ALLOCATION_MODES = ("All", "ExactCount")
 
 R_REQUESTS_TOO_MANY = "DRA200"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import ROOT, FieldPath
 from .base import CheckContext, p
 from ..problems import Problem
@@ -50,7 +51,6 @@ MODEL_REQUIRED = "DRA480"
 INSTANCE_INVALID = "DRA481"
 ATTRIBUTE_INVALID = "DRA482"
 
-LEGACY_VERSIONS = frozenset({"v1alpha1", "v1alpha2"})
 _ALLOCATION_MODES = ("Immediate", "WaitForFirstConsumer")
 _NAMED_ATTRIBUTE_VALUES = ("bool", "int", "intSlice", "quantity", "string", "stringSlice", "version")
 

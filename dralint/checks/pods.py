@@ -16,12 +16,13 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterator
 
+from ..kube.shapes import CONTAINER_LISTS, FLAT_SOURCE_SINCE, LEGACY_VERSIONS
 from ..paths import FieldPath
 from ..schema import UNKNOWN_FIELD, core
 from ..workloads import WORKLOAD_KINDS
 from .base import CheckContext
 from ..problems import Problem
-from .claims import LEGACY_VERSIONS, spec_path
+from .claims import spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
 
 KINDS: frozenset[str] = frozenset({"Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
@@ -42,9 +43,6 @@ R_UNKNOWN_FIELD = "DRA101"
 R_WRONG_TYPE = "DRA102"
 
 SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
-CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
-# Pod claims moved their source fields up from ``source`` in Kubernetes 1.31.
-_FLAT_SOURCE_SINCE = 31
 # Before 1.31, and with DRAControlPlaneController on in 1.31, classic DRA let a driver's controller
 # allocate claims without the scheduler.
 _STRUCTURED_ONLY_SINCE = 31
@@ -157,7 +155,7 @@ def _bypassed_scheduler(ctx: CheckContext, spec: dict, entries: list, path: Fiel
 
 def _source(ctx: CheckContext, entry: dict, path: FieldPath) -> tuple[dict, FieldPath]:
     """Where the claim's source fields are in this release: on the entry, or (≤ 1.30) under ``source``."""
-    if ctx.release.at_least(_FLAT_SOURCE_SINCE):
+    if ctx.release.at_least(FLAT_SOURCE_SINCE):
         return entry, path
     source = entry.get("source")
     return (source if isinstance(source, dict) else {}), path.child("source")
@@ -165,9 +163,9 @@ def _source(ctx: CheckContext, entry: dict, path: FieldPath) -> tuple[dict, Fiel
 
 def _missing_source_message(ctx: CheckContext, entry: dict, name: str) -> str:
     hint = ""
-    if ctx.release.at_least(_FLAT_SOURCE_SINCE) and isinstance(entry.get("source"), dict):
+    if ctx.release.at_least(FLAT_SOURCE_SINCE) and isinstance(entry.get("source"), dict):
         hint = "; `source` was removed in Kubernetes 1.31, put its fields directly on the entry"
-    elif not ctx.release.at_least(_FLAT_SOURCE_SINCE) and any(entry.get(f) for f in SOURCES):
+    elif not ctx.release.at_least(FLAT_SOURCE_SINCE) and any(entry.get(f) for f in SOURCES):
         hint = f"; Kubernetes {ctx.release.version} expects them under `source:` (they moved up in 1.31)"
     return (f"pod claim {name!r} must specify one of `resourceClaimName` (an existing ResourceClaim) or "
             f"`resourceClaimTemplateName` (a ResourceClaimTemplate to create one claim per pod){hint} "

@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..convert import Canonical
 from ..index import namespaces_of
+from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import FieldPath
 from .base import CheckContext
 from ..problems import Problem
-from .claims import LEGACY_VERSIONS, spec_path
+from .claims import spec_path
 from .pods import KINDS as WORKLOAD_KINDS
 
 KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"}) | WORKLOAD_KINDS

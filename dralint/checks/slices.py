@@ -33,6 +33,7 @@ from typing import Any, Generator, Iterable, Iterator
 from ..paths import FieldPath
 from ..kube.quantity import Quantity, QuantityError
 from ..kube.releases import Release
+from ..kube.shapes import FLAT_VERSIONS
 from .base import CheckContext, map_key, p, too_many, too_many_problem
 from ..problems import Problem
 from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
@@ -73,8 +74,6 @@ PARTITION_TYPE_INVALID = "DRA428"
 _PER_DEVICE_NODE_SELECTION_SINCE = 33   # perDeviceNodeSelection joins the exactly-one-of set
 _EFFECT_NONE_SINCE = 35                 # taint effect "None"
 _COUNTERS_XOR_DEVICES_SINCE = 35        # sharedCounters and devices in separate slices
-# v1alpha3/v1beta1 spell "unset" as "" / false for the slice's nodeName / allNodes (plain Go types).
-_FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 _ERROR_WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": "Invalid value"}
 _ATTRIBUTE_SCALARS = ("bool", "int", "string", "version")
 _ATTRIBUTE_LISTS = ("bools", "ints", "strings", "versions")
@@ -91,7 +90,7 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         spec = {}
     old_spec = ctx.old.get("spec") if ctx.is_update and ctx.old is not None else None
     old_spec = old_spec if isinstance(old_spec, dict) else None
-    flat = ctx.obj.version in _FLAT_VERSIONS
+    flat = ctx.obj.version in FLAT_VERSIONS
 
     driver = spec.get("driver", "")
     if isinstance(driver, str):

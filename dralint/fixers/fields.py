@@ -5,10 +5,10 @@ import copy
 from typing import Any
 
 from .. import schema
-from ..convert import FLAT_REQUEST_FIELDS
 from ..fixes import Fix, Safety
 from ..paths import FieldPath, value_at
-from ..reshape import FLAT_VERSIONS, device_from_basic, device_to_basic, request_from_exactly
+from ..kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS
+from ..reshape import device_from_basic, device_to_basic, request_from_exactly
 from ..yamltext.edits import replace_scalar
 from .requests import flat_request_fix, request_path
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..convert import FLAT_REQUEST_FIELDS
 from ..fixes import Fix
 from ..paths import FieldPath
-from ..reshape import FLAT_VERSIONS, REQUESTS, request_to_exactly
+from ..kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS, REQUESTS
+from ..reshape import request_to_exactly
 
 
 

@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterator
 from .. import schema
 from ..manifest import DRA_GROUP, Manifest, identify
 from ..paths import FieldPath, value_at
-from ..reshape import (FLAT_VERSIONS, REQUESTS, bare_capacities, device_from_basic, device_to_basic, request_from_exactly,
+from ..kube.shapes import FLAT_VERSIONS, REQUESTS, STRUCTURED_VERSIONS
+from ..reshape import (bare_capacities, device_from_basic, device_to_basic, request_from_exactly,
                        request_to_exactly)
 from ..source.records import SourceDocument
 from ..yamltext.edits import Splice, hoist_entry, indent_step, replace_scalar
@@ -22,7 +23,6 @@ from ..yamltext.layout import Layout, Node
 TARGETS = ("v1", "v1beta2", "v1beta1")
 MIGRATED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
                             "DeviceTaintRule"})
-_SHAPED = frozenset({"v1alpha3", "v1beta1", "v1beta2", "v1"})  # the versions of the structured-parameters model
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def refusal(ref: ObjectRef, target: str, release: str) -> str | None:
     if ref.version in ("v1alpha1", "v1alpha2"):
         return (f"{ref.api_version} is classic DRA (Kubernetes 1.26–1.30), removed in 1.31; it has no {target} "
                 "equivalent: rewrite it by hand as DeviceClasses and ResourceClaims with device requests")
-    if ref.version not in _SHAPED:
+    if ref.version not in STRUCTURED_VERSIONS:
         return f"{ref.api_version} is not a resource.k8s.io version dralint knows"
     target_api = f"{DRA_GROUP}/{target}"
     serving = schema.served_releases(target_api, ref.kind)

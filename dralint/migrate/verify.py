@@ -12,10 +12,10 @@ from functools import reduce
 from typing import Any
 
 from .. import schema
-from ..convert import FLAT_REQUEST_FIELDS, to_canonical
+from ..convert import to_canonical
 from ..manifest import Manifest
 from ..paths import FieldPath, value_at
-from ..reshape import FLAT_VERSIONS, REQUESTS
+from ..kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS, REQUESTS
 from .plan import ObjectRef
 
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterator, Mapping
 
+from ..kube.shapes import CONTAINER_LISTS, FLAT_SOURCE_SINCE
 from ..paths import FieldPath
 from .compiler import Compiled, compile_schema
 from .decode import decode_with
 from .problems import SchemaProblem
 
-# Pod claims moved their source fields up from ``source`` in Kubernetes 1.31.
-FLAT_SOURCE_SINCE = 31
-CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 _STRING = {"type": ["null", "string"]}
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from dralint.findings import Category, Finding, Severity
+from dralint.kube.shapes import SPEC_PATHS
 
 # v1beta1 / v1alpha3 requests carry these flat; v1 / v1beta2 put them under ``exactly``.
 _FLAT_FIELDS = ("deviceClassName", "allocationMode", "count", "adminAccess")
-_SPEC_PATHS = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def judge(obj: Mapping[str, Any], namespace: str, policy: OrgPolicy,
     ``namespace_labels`` are the labels of the claim's namespace, or None when they are unknown.
     Severities are the defaults; the caller applies the policy's ignore and severities.
     """
-    spec_path = _SPEC_PATHS.get(str(obj.get("kind")))
+    spec_path = SPEC_PATHS.get(str(obj.get("kind")))
     if spec_path is None or not policy.active:
         return []
     spec = _get(obj, spec_path)
