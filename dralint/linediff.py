@@ -93,7 +93,7 @@ class _Matcher(difflib.SequenceMatcher):
     """difflib's opcodes and hunks over the blocks found here."""
 
     def get_matching_blocks(self) -> list[difflib.Match]:
-        return [difflib.Match(i, j, n) for i, j, n in matching_blocks(self.a, self.b)]
+        return [difflib.Match(i, j, n) for i, j, n in matching_blocks(self.a, self.b)]  # type: ignore[attr-defined]
 
 
 def unified_lines(a: Sequence[str], b: Sequence[str], name: str, context: int = 3) -> Iterator[str]:

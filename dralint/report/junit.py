@@ -16,10 +16,10 @@ from .context import ReportContext
 
 def render(result: Any, stream: TextIO, context: ReportContext) -> None:
     """Write the JUnit XML document of one run."""
-    tree = ET.ElementTree(document(result, context))
-    ET.indent(tree)
+    root = document(result, context)
+    ET.indent(root)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    stream.write(ET.tostring(tree.getroot(), encoding="unicode"))
+    stream.write(ET.tostring(root, encoding="unicode"))
     stream.write("\n")
 
 

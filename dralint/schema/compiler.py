@@ -32,7 +32,7 @@ _PY_TYPES: dict[str, frozenset[type]] = {
     "boolean": frozenset({bool}),
     "null": frozenset({type(None)}),
 }
-_ANY_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+_ANY_TYPES: frozenset[type] = frozenset({dict, list, str, int, float, bool, type(None)})
 _ANNOTATIONS = frozenset({"$schema", "title", "description", "$defs", "required", "enum"})
 _KNOWN_KEYS = _ANNOTATIONS | {"type", "properties", "additionalProperties", "items", "$ref", "const",
                               "minimum", "maximum", "format"}

@@ -39,4 +39,4 @@ def is_go_rfc3339(value: object) -> bool:
 
 def _days_in(year: int, month: int) -> int:
     # calendar.isleap is plain arithmetic, so year 0 (valid in Go) works too.
-    return 29 if month == 2 and calendar.isleap(year) else calendar.mdays[month]
+    return 29 if month == 2 and calendar.isleap(year) else calendar.mdays[month]  # type: ignore[attr-defined]

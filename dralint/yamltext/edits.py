@@ -191,7 +191,7 @@ def hoist_entry(layout: Layout, mapping: Node, key_name: str) -> list[Splice]:
         return delete_entry(layout, mapping, key_name) if mapping.flow else _delete_alone(layout, mapping, index)
     if inner.kind != "map" or inner.props:
         raise EditRefused(f"`{key_name}` at line {key.line + 1} is not a mapping")
-    clash = sorted({k.value for k, _ in inner.entries} & {k.value for k, _ in mapping.entries if k is not key})
+    clash = sorted({k.value for k, _ in inner.entries} & {k.value for k, _ in mapping.entries if k is not key}, key=str)
     if clash:
         raise EditRefused(f"`{key_name}` holds {', '.join(f'`{c}`' for c in clash)}, which is also set beside it")
     if mapping.flow:

@@ -8,7 +8,7 @@ and answers the layout questions the edits ask: a node's last line, an entry's l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 import yaml
 from yaml import events as ev
@@ -147,6 +147,7 @@ def read_layout(text: str) -> Layout:
     anchors: dict[str, Node] = {}
     aliases: list[tuple[int, Node, Node]] = []
     try:
+        event: Any  # each kind of event has its own fields (anchor, tag, style...)
         for event in _events(text):
             kind = type(event)
             if kind is ev.DocumentStartEvent:

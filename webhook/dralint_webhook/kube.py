@@ -45,7 +45,8 @@ class ApiError(Exception):
     def from_status(cls, code: int, body: Any) -> "ApiError":
         """From an HTTP status and the ``metav1.Status`` body the API server sends with it (if any)."""
         if isinstance(body, dict) and body.get("kind") == "Status":
-            status_code = body.get("code") if isinstance(body.get("code"), int) else code
+            reported = body.get("code")
+            status_code = reported if isinstance(reported, int) else code
             return cls(status_code, str(body.get("reason") or ""), str(body.get("message") or ""))
         return cls(code, "", "")
 
@@ -283,7 +284,8 @@ def _discard(resp: Any) -> None:
 
 
 def _read_all(resp: Any, urllib3: Any) -> bytes:
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     try:
         while True:
             chunk = resp.read(1 << 20)

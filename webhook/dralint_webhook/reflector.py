@@ -35,6 +35,7 @@
 """
 from __future__ import annotations
 
+import builtins  # the class has a method named list: annotations inside it name the type explicitly
 import logging
 import random
 import threading
@@ -200,7 +201,7 @@ class Reflector:
                 return version
             params = {"limit": PAGE_SIZE, "continue": token}
 
-    def _page(self, body: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _page(self, body: bytes) -> tuple[dict[str, Any], builtins.list[dict[str, Any]]]:
         """The metadata and the items of one list page; an item that cannot be read is skipped."""
         try:
             page = gojson.loads(body)

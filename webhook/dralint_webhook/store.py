@@ -139,7 +139,7 @@ class ResourceState:
 class Store:
     """Every watched resource's state, and a generation number bumped by each change."""
 
-    def __init__(self, resources: Iterable[str] = tuple(r[0] for r in RESOURCES)) -> None:
+    def __init__(self, resources: Iterable[str] = tuple(KIND_OF)) -> None:
         self._lock = threading.Lock()
         self.resources: dict[str, ResourceState] = {name: ResourceState() for name in resources}
         self.generation = 0
