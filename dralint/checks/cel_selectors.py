@@ -50,6 +50,8 @@ VERSION_STRING = "DRA504"
 UNKNOWN_NAME = "DRA505"
 UNGUARDED = "DRA506"
 
+RULES = ("DRA500", "DRA501", "DRA502", "DRA503", "DRA504", "DRA505", "DRA506")
+
 _WARNING_RULES = {"has-domain-always-true": HAS_DOMAIN, "version-string-compare": VERSION_STRING,
                   "unknown-domain": UNKNOWN_NAME, "unknown-attribute": UNKNOWN_NAME, "unknown-capacity": UNKNOWN_NAME,
                   "unguarded-attribute": UNGUARDED}

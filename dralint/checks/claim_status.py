@@ -21,13 +21,12 @@ from ..paths import FieldPath
 from ..kube.quantity import Quantity, QuantityError
 from .base import CheckContext, p, too_many, too_many_problem
 from ..problems import Problem
-from .claims import (RequestNames, admin_access_problem, request_names, request_ref_problem,
-                     spec_path)
 from .conditions import condition_problems
+from .fields import (ERROR_WORDS, RequestNames, admin_access_problem, binding_condition_problems, request_names,
+                     request_ref_problem, spec_path)
 from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config, json_size
-from .slices import binding_condition_problems
 from .tolerations import check_tolerations
 
 KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
@@ -47,6 +46,12 @@ R_DEVICE_STATUS_DUPLICATE = "DRA262"
 R_DEVICE_STATUS_UNALLOCATED = "DRA263"
 R_DEVICE_STATUS_INVALID = "DRA264"
 R_STATUS_IGNORED = "DRA265"
+
+# The rules above and those of the shared validators it calls (tolerations, admin access, opaque config,
+# node selectors).
+RULES = ("DRA214", "DRA215", "DRA216", "DRA217", "DRA228", "DRA229", "DRA230", "DRA231", "DRA250", "DRA251", "DRA252",
+         "DRA253", "DRA254", "DRA255", "DRA256", "DRA257", "DRA258", "DRA259", "DRA260", "DRA262", "DRA263", "DRA264",
+         "DRA265", "DRA405")
 
 CONFIG_SOURCES = ("FromClaim", "FromClass")
 SKIP_NODE_OPERATIONS = ("NodePrepareResources", "NodeUnprepareResources", "*")
@@ -275,17 +280,14 @@ def _device_id(entry: dict, path: FieldPath, rule: str) -> Iterator[Problem]:
     driver, pool, device = entry.get("driver", ""), entry.get("pool", ""), entry.get("device", "")
     if isinstance(driver, str):
         for kind, msg in driver_name_errors(driver):
-            yield Problem(rule, path.child("driver"), f"driver {driver!r}: {msg} (API server: {_WORDS[kind]})")
+            yield Problem(rule, path.child("driver"), f"driver {driver!r}: {msg} (API server: {ERROR_WORDS[kind]})")
     if isinstance(pool, str):
         for kind, msg in pool_name_errors(pool):
-            yield Problem(rule, path.child("pool"), f"pool {pool!r}: {msg} (API server: {_WORDS[kind]})")
+            yield Problem(rule, path.child("pool"), f"pool {pool!r}: {msg} (API server: {ERROR_WORDS[kind]})")
     if isinstance(device, str):
         for msg in dns_label_errors(device):
             yield Problem(rule, path.child("device"),
                           f"device name {device!r} is not a DNS label: {msg} (API server: Invalid value)")
-
-
-_WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": "Invalid value"}
 
 
 def _uuid(value: str, path: FieldPath, rule: str) -> Iterator[Problem]:

@@ -13,7 +13,7 @@ server does (it short-circuits for DoS protection). CEL expressions are compiled
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from ..findings import Severity
 from ..kube.shapes import FLAT_VERSIONS, LEGACY_VERSIONS
@@ -22,6 +22,7 @@ from ..kube.quantity import Quantity, QuantityError
 from . import derived
 from .base import CheckContext, too_many_problem
 from ..problems import Problem
+from .fields import RequestNames, admin_access_problem, request_names, request_ref_problem, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
 from .opaque import check_opaque_config
 from .tolerations import check_tolerations
@@ -44,8 +45,6 @@ R_CEL_REQUIRED = "DRA210"
 R_SUBREQUESTS_TOO_MANY = "DRA211"
 R_SUBREQUEST_DUPLICATE = "DRA212"
 R_SUBREQUEST_NAME = "DRA213"
-R_ADMIN_FORBIDDEN = "DRA216"
-R_ADMIN_UNVERIFIED = "DRA217"
 R_CAPACITY = "DRA218"
 R_CONSTRAINTS_TOO_MANY = "DRA220"
 R_REFS_TOO_MANY = "DRA221"
@@ -56,13 +55,12 @@ R_ATTRIBUTE_REQUIRED = "DRA225"
 R_CONFIGS_TOO_MANY = "DRA226"
 R_CONFIG_UNKNOWN_REQUEST = "DRA227"
 
-# request name → names of its subrequests (None for a request without firstAvailable)
-RequestNames = Mapping[str, frozenset[str] | None]
-
-
-def spec_path(kind: str) -> FieldPath:
-    """Canonical path of the claim spec: ``spec`` of a claim, ``spec.spec`` of a template."""
-    return FieldPath(("spec", "spec")) if kind == "ResourceClaimTemplate" else FieldPath(("spec",))
+# The rules above and those of the shared validators it calls (tolerations, admin access, opaque config,
+# derived attributes).
+RULES = ("DRA200", "DRA201", "DRA202", "DRA203", "DRA204", "DRA205", "DRA206", "DRA207", "DRA208", "DRA209",
+         "DRA210", "DRA211", "DRA212", "DRA213", "DRA214", "DRA215", "DRA216", "DRA217", "DRA218", "DRA220",
+         "DRA221", "DRA222", "DRA223", "DRA224", "DRA225", "DRA226", "DRA227", "DRA228", "DRA229", "DRA230",
+         "DRA231", "DRA266")
 
 
 def check(ctx: CheckContext) -> Iterator[Problem]:
@@ -356,22 +354,7 @@ def _configs(ctx: CheckContext, configs: list, path: FieldPath, names: RequestNa
         yield from check_opaque_config(config.get("opaque"), kpath.child("opaque"), ctx.limits)
 
 
-# --- shared with claim_status ---------------------------------------------------------------------
-
-def request_names(requests: Any) -> RequestNames:
-    """Request names of a claim and, for prioritized-list requests, their subrequest names."""
-    names: dict[str, frozenset[str] | None] = {}
-    for request in requests if isinstance(requests, list) else ():
-        if not isinstance(request, dict) or not isinstance(request.get("name", ""), str):
-            continue
-        subs = request.get("firstAvailable")
-        if isinstance(subs, list) and subs:
-            names[request.get("name", "")] = frozenset(s.get("name") for s in subs
-                                                       if isinstance(s, dict) and isinstance(s.get("name"), str))
-        else:
-            names[request.get("name", "")] = None
-    return names
-
+# --- request references ---------------------------------------------------------------------------
 
 def check_request_refs(ctx: CheckContext, refs: Any, path: FieldPath, names: RequestNames,
                        rule: str) -> Iterator[Problem]:
@@ -397,61 +380,6 @@ def check_request_refs(ctx: CheckContext, refs: Any, path: FieldPath, names: Req
                           f"request {ref!r} is listed more than once; remove the repeated entry "
                           "(API server: Duplicate value)")
         seen.add(ref)
-
-
-def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: str) -> Problem | None:
-    """The problem of one ``<request>`` or ``<request>/<subrequest>`` reference, if any."""
-    segments = ref.split("/")
-    suffix = " (API server: Invalid value, \"must be the name of a request in the claim or the name of a request " \
-             "and a subrequest separated by '/'\")"
-    if len(segments) > 2:
-        return Problem(rule, path, f"{ref!r} has more than one '/'; refer to a request as `<request>` or "
-                                   f"`<request>/<subrequest>`{suffix}")
-    req = segments[0]
-    if req not in names:
-        close = difflib.get_close_matches(req, [n for n in names if n], n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else \
-            (f"; the claim's requests are {', '.join(sorted(names))}" if names else "; the claim has no requests")
-        return Problem(rule, path, f"{ref!r} does not name a request of this claim{hint}{suffix}")
-    subs = names[req]
-    if len(segments) == 2:
-        if subs is None:
-            return Problem(rule, path, f"{ref!r} names subrequest {segments[1]!r}, but request {req!r} has no "
-                                       f"`firstAvailable` subrequests; refer to it as {req!r}{suffix}")
-        if segments[1] not in subs:
-            close = difflib.get_close_matches(segments[1], sorted(subs), n=1, cutoff=0.6)
-            hint = f" (did you mean '{req}/{close[0]}'?)" if close else f"; its subrequests are {', '.join(sorted(subs))}"
-            return Problem(rule, path, f"request {req!r} has no subrequest {segments[1]!r}{hint}{suffix}")
-    for segment in segments:
-        errs = dns_label_errors(segment)
-        if errs:
-            where = f" in {ref!r}" if segment != ref else ""  # "'GPU' in 'GPU'" would quote one word twice
-            return Problem(rule, path, f"{segment!r}{where} is not a valid request name: {errs[0]}{suffix}")
-    return None
-
-
-def admin_access_problem(ctx: CheckContext, path: FieldPath) -> Problem | None:
-    """Admin access needs the namespace label: DRA216 when the namespace is known without it, DRA217 when
-    its labels are not known (judged as unlabelled, as the API server judges most namespaces)."""
-    key = ctx.limits.admin_access_label
-    if key is None:
-        return None
-    namespace = ctx.obj.namespace
-    labels = ctx.index.namespace_labels(namespace) if ctx.index is not None and namespace else None
-    label = f"`{key}: \"true\"`"
-    if labels is None:
-        where = f"namespace {namespace!r}" if namespace else "the namespace it is created in"
-        return Problem(R_ADMIN_UNVERIFIED, path,
-                       f"admin access is only granted when {where} carries the label {label}, which few "
-                       "namespaces do; the Namespace is not part of this run, so dralint cannot see its labels: give "
-                       "it in the files or with --cluster if it has the label (API server, without the label: "
-                       "Forbidden)")
-    if labels.get(key) != "true":
-        return Problem(R_ADMIN_FORBIDDEN, path,
-                       f"admin access to devices requires the label {label} on namespace {namespace!r}, which does "
-                       "not have it; ask a cluster admin to label the namespace, or drop `adminAccess` "
-                       "(API server: Forbidden)")
-    return None
 
 
 def _admin_access(ctx: CheckContext, path: FieldPath) -> Iterator[Problem]:

@@ -27,6 +27,9 @@ CEL_REQUIRED = "DRA301"
 TOO_MANY_CONFIGS = "DRA302"
 EXTENDED_RESOURCE_NAME_INVALID = "DRA303"
 
+# The rules above, opaque config's and node selectors'.
+RULES = ("DRA228", "DRA229", "DRA230", "DRA231", "DRA300", "DRA301", "DRA302", "DRA303", "DRA405")
+
 
 def check(ctx: CheckContext) -> Iterable[Problem]:
     """Problems of one DeviceClass spec (create, or update against ``ctx.old``)."""

@@ -25,6 +25,9 @@ from ..problems import Problem
 from .formats import qualified_attribute_errors
 
 RULE = "DRA266"
+
+RULES = ("DRA266",)
+
 MAX_DERIVED_ATTRIBUTES = 32
 _CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
 

@@ -15,7 +15,7 @@ DRA287 scheduling-context-nodes-invalid, DRA288 scheduling-context-claim-duplica
 claim-parameters-requests-invalid, DRA380 class-parameters-ref-invalid, DRA381
 class-parameters-filters-invalid, DRA480 named-resources-model-required, DRA481
 named-resources-instance-invalid, DRA482 named-resources-attribute-invalid; driver names, node
-names, node selectors and immutable slice fields via slices.py / nodeselector.py (DRA400,
+names, node selectors and immutable slice fields via fields.py / nodeselector.py (DRA400,
 DRA404, DRA405, DRA425).
 """
 from __future__ import annotations
@@ -27,8 +27,8 @@ from ..paths import ROOT, FieldPath
 from .base import CheckContext, p
 from ..problems import Problem
 from .formats import dns_label_errors, dns_subdomain_errors, is_semver
+from .fields import FIELD_IMMUTABLE, driver_problems, node_name_problems
 from .nodeselector import node_selector_problems
-from .slices import FIELD_IMMUTABLE, driver_problems, node_name_problems
 
 KINDS: frozenset[str] = frozenset({
     "ResourceClass", "ResourceClaim", "ResourceClaimTemplate", "PodSchedulingContext", "PodScheduling",
@@ -50,6 +50,11 @@ CLASS_PARAMETERS_INVALID = "DRA381"
 MODEL_REQUIRED = "DRA480"
 INSTANCE_INVALID = "DRA481"
 ATTRIBUTE_INVALID = "DRA482"
+
+# The rules above, and the driver and node names, node selectors and immutable fields of fields.py and
+# nodeselector.py.
+RULES = ("DRA280", "DRA281", "DRA282", "DRA283", "DRA284", "DRA285", "DRA286", "DRA287", "DRA288", "DRA289", "DRA380",
+         "DRA381", "DRA400", "DRA404", "DRA405", "DRA425", "DRA480", "DRA481", "DRA482")
 
 _ALLOCATION_MODES = ("Immediate", "WaitForFirstConsumer")
 _NAMED_ATTRIBUTE_VALUES = ("bool", "int", "intSlice", "quantity", "string", "stringSlice", "version")

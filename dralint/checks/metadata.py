@@ -44,6 +44,8 @@ OWNER_REFERENCE_INVALID = "DRA128"
 TEMPLATE_FIELD_FORBIDDEN = "DRA129"
 IMMUTABLE = "DRA130"
 
+RULES = ("DRA120", "DRA121", "DRA122", "DRA123", "DRA124", "DRA125", "DRA126", "DRA127", "DRA128", "DRA129", "DRA130")
+
 # apimachinery TotalAnnotationSizeLimitB: keys plus values, in bytes.
 ANNOTATIONS_MAX_BYTES = 256 * 1024
 # Kinds validated with ValidateObjectMetaWithOpts: generateName is not checked itself, the

@@ -22,6 +22,8 @@ from .formats import dns_subdomain_errors, label_value_errors, qualified_name_er
 NODE_SELECTOR_INVALID = "DRA405"
 ONE_TERM = "DRA406"
 
+RULES = ("DRA405", "DRA406")
+
 # Requirement values are checked as label values since Kubernetes 1.32 (kubernetes#128212);
 # older servers accepted any string there.
 _VALUES_CHECKED_SINCE = 32

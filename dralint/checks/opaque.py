@@ -17,12 +17,15 @@ from typing import Any, Iterator
 from ..kube.limits import Limits
 from ..paths import FieldPath
 from ..problems import Problem
+from .fields import ERROR_WORDS
 from .formats import driver_name_errors
 
 OPAQUE_REQUIRED = "DRA228"
 DRIVER_INVALID = "DRA229"
 PARAMETERS_INVALID = "DRA230"
 PARAMETERS_TOO_LARGE = "DRA231"
+
+RULES = ("DRA228", "DRA229", "DRA230", "DRA231")
 
 # Go's encoding/json escapes these inside strings as \u00XX / \u20XX (6 bytes instead of 1-3).
 _GO_ESCAPED = {"<": 5, ">": 5, "&": 5, "\u2028": 3, "\u2029": 3}
@@ -50,11 +53,8 @@ def check_opaque_config(opaque: Any, path: FieldPath, limits: Limits, *, check_s
         for kind, msg in driver_name_errors(driver):
             yield Problem(DRIVER_INVALID, path.child("driver"),
                           f"driver {driver!r} is not a valid driver name: {msg}; use the DNS subdomain name the "
-                          f"driver registers (e.g. gpu.example.com) (API server: {_TYPE_WORDS[kind]})")
+                          f"driver registers (e.g. gpu.example.com) (API server: {ERROR_WORDS[kind]})")
     yield from _check_parameters(opaque, path.child("parameters"), limits, check_size)
-
-
-_TYPE_WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": "Invalid value"}
 
 
 def _check_parameters(opaque: dict, path: FieldPath, limits: Limits, check_size: bool) -> Iterator[Problem]:

@@ -19,14 +19,12 @@ from typing import Any, Iterator
 from ..kube.shapes import CONTAINER_LISTS, FLAT_SOURCE_SINCE, LEGACY_VERSIONS
 from ..paths import FieldPath
 from ..schema import UNKNOWN_FIELD, core
-from ..workloads import WORKLOAD_KINDS
 from .base import CheckContext
 from ..problems import Problem
-from .claims import spec_path
+from .fields import POD_KINDS, spec_path
 from .formats import dns_label_errors, dns_subdomain_errors
 
-KINDS: frozenset[str] = frozenset({"Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
-                                   "ReplicationController", "Job", "CronJob"}) | WORKLOAD_KINDS
+KINDS: frozenset[str] = POD_KINDS
 
 R_NAME = "DRA240"
 R_NAME_DUPLICATE = "DRA241"
@@ -41,6 +39,9 @@ R_BYPASSES_SCHEDULER = "DRA249"
 R_REQUEST_UNKNOWN = "DRA604"
 R_UNKNOWN_FIELD = "DRA101"
 R_WRONG_TYPE = "DRA102"
+
+RULES = ("DRA101", "DRA102", "DRA240", "DRA241", "DRA242", "DRA243", "DRA244", "DRA245", "DRA246", "DRA247", "DRA248",
+         "DRA249", "DRA604")
 
 SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
 # Before 1.31, and with DRAControlPlaneController on in 1.31, classic DRA let a driver's controller

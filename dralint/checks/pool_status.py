@@ -33,6 +33,8 @@ KINDS: frozenset[str] = frozenset({"ResourcePoolStatusRequest"})
 SPEC_INVALID = "DRA460"
 UPDATE_INVALID = "DRA461"
 
+RULES = ("DRA460", "DRA461")
+
 LIMIT_MIN, LIMIT_MAX = 1, 1000
 _WORDS = {"Required": "Required value", "TooLong": "Too long", "Invalid": "Invalid value"}
 _COUNTS = ("totalDevices", "allocatedDevices", "availableDevices", "unavailableDevices", "generation")

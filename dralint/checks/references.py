@@ -18,15 +18,16 @@ from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import FieldPath
 from .base import CheckContext
 from ..problems import Problem
-from .claims import spec_path
-from .pods import KINDS as WORKLOAD_KINDS
+from .fields import POD_KINDS, spec_path
 
-KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"}) | WORKLOAD_KINDS
+KINDS: frozenset[str] = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"}) | POD_KINDS
 
 R_CLASS_NOT_FOUND = "DRA600"
 R_CLAIM_NOT_FOUND = "DRA601"
 R_TEMPLATE_NOT_FOUND = "DRA602"
 R_DRIVER_NOT_PUBLISHED = "DRA603"
+
+RULES = ("DRA600", "DRA601", "DRA602", "DRA603")
 
 # `device.driver == "x"` (either quote, either order) in a CEL selector.
 _DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1|(["'])([^"']+)\3\s*==\s*device\.driver""")

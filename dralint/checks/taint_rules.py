@@ -8,7 +8,7 @@ from 1.35); on update the effect is only re-checked when it changed. ``status.co
 (1.35+) are metav1 Conditions, at most 8; the server only looks at them on a status write.
 
 Rules: DRA450 taint-rule-selector-invalid, DRA451 taint-rule-status-invalid; driver, pool and
-device names, taint key/value/effect via slices.py (DRA400, DRA401, DRA410, DRA418, DRA419).
+device names, taint key/value/effect via fields.py (DRA400, DRA401, DRA410, DRA418, DRA419).
 """
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ from typing import Any, Iterable, Iterator
 from .base import CheckContext, p, too_many
 from ..problems import Problem
 from .conditions import condition_problems
+from .fields import device_name_problems, driver_problems, pool_name_problems, taint_problems
 from .formats import dns_subdomain_errors
-from .slices import device_name_problems, driver_problems, pool_name_problems, taint_problems
 
 KINDS: frozenset[str] = frozenset({"DeviceTaintRule"})
 
 SELECTOR_INVALID = "DRA450"
 STATUS_INVALID = "DRA451"
 
+RULES = ("DRA400", "DRA401", "DRA410", "DRA418", "DRA419", "DRA450", "DRA451")
 
 
 def check(ctx: CheckContext) -> Iterable[Problem]:

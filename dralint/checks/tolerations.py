@@ -22,6 +22,8 @@ from .formats import label_value_errors, qualified_name_errors
 INVALID = "DRA214"
 TOO_MANY = "DRA215"
 
+RULES = ("DRA214", "DRA215")
+
 OPERATORS = ("Equal", "Exists")
 # The release each taint effect first appears in (device taints arrived in 1.33; None in 1.35).
 _EFFECT_SINCE: dict[str, int] = {"NoSchedule": 33, "NoExecute": 33, "None": 35}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..checks.claims import request_names, spec_path
+from ..checks.fields import request_names, spec_path
 from ..convert import to_canonical
 from ..fixes import Fix
 from ..yamltext.edits import replace_scalar

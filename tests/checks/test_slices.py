@@ -1,4 +1,4 @@
-"""ResourceSlice rules (dralint/checks/slices.py), modelled on the API server's own test table."""
+"""ResourceSlice rules (dralint/checks/slices/), modelled on the API server's own test table."""
 from __future__ import annotations
 
 import textwrap
