@@ -18,7 +18,7 @@ class RunResult:
     documents: int = 0
     objects: int = 0
     input_error: bool = False
-    allocations: list[Any] = field(default_factory=list)
+    allocations: list[dict[str, Any]] = field(default_factory=list)
     traces: dict[str, list[str]] = field(default_factory=dict)
     suppressed: int = 0  # findings hidden by `dralint: ignore` comments and annotations
     skipped: dict[str, list[str]] = field(default_factory=dict)  # why → files that are no manifests

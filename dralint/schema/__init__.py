@@ -11,5 +11,5 @@ from .served import deprecation, group_kinds, known_releases, served_releases, s
 from .stage import check
 from .validator import validate
 
-__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "deprecation", "group_kinds", "check", "known_releases", "missing_top_level",
-           "served_releases", "serves", "serving", "validate"]
+__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "check", "deprecation", "group_kinds", "known_releases",
+           "missing_top_level", "served_releases", "serves", "serving", "validate"]
