@@ -119,7 +119,7 @@ def stage_error(emitter: Emitter, stage: str, exc: BaseException, *, file: str, 
 
 def run_error(emitter: Emitter, stage: str, exc: BaseException, files: Iterable[SourceFile | SourceDocument]) -> None:
     """DRA000 for a step over the whole run (on its first file): the findings of every object stand."""
-    first = next((getattr(f, "file", None) or getattr(f, "name", "") for f in files), "")
+    first = next((f.file if isinstance(f, SourceDocument) else f.name for f in files), "")
     stage_error(emitter, stage, exc, file=first, line=1, column=1)
 
 

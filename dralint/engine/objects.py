@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .. import checks as check_registry
 from .. import request_shape, schema
 from ..cancel import checkpoint
-from ..checks.base import CheckContext
+from ..checks.base import CheckContext, ObjectCheck
 from ..convert import Canonical, to_canonical
 from ..gating import apply_gates
 from ..index import Index
@@ -93,10 +92,11 @@ def read_manifests(files: Iterable[SourceFile], emitter: Emitter, result: RunRes
                         counts[label] = counts.get(label, 0) + 1
                     continue
                 found = refusal(item)
-                if found is None:
+                if found is not None:
+                    if isinstance(item, Manifest) or not from_cluster:  # of the cluster's, only DRA006 is told
+                        refused(emitter, found)
+                elif isinstance(item, Manifest):
                     yield item
-                elif isinstance(item, Manifest) or not from_cluster:  # of the cluster's, only DRA006 is told
-                    refused(emitter, found)
 
 
 def run_manifests(files: Sequence[SourceFile], cluster_files: Sequence[SourceFile], old_files: Sequence[SourceFile],
@@ -148,8 +148,8 @@ def read_targets(emitter: Emitter, linted: list[Manifest], olds: Mapping[tuple, 
             continue
         targets.append(Target(canonical, old, stored, tuple(dropped)))
     # References see each object as the server would store it (feasibility: see _as_allocated).
-    stored = [t.stored or t.canonical for t in targets]
-    index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
+    as_stored = [t.stored or t.canonical for t in targets]
+    index = base.overlay(as_stored, beside=beside) if base is not None else Index.build(as_stored + cluster)
     for manifest in unserved:  # refused too: what names them is told so, not that they are missing
         index.refused.setdefault((manifest.kind, manifest.namespace, manifest.name), manifest.document.file)
     return targets, Work(release, index, options.strict, operation, subresource)
@@ -225,7 +225,7 @@ def _contexts(target: Target, release: Release, index: Index, *, operation: str 
                            subresource=write, index=index, dropped=dropped, strict=strict)
 
 
-def _run_checks(emitter: Emitter, ctx: CheckContext, modules: Sequence[ModuleType], *, dropped: bool,
+def _run_checks(emitter: Emitter, ctx: CheckContext, modules: Sequence[ObjectCheck], *, dropped: bool,
                 reshape: Callable[[Canonical, Problem], Problem | None] | None = None) -> None:
     """The problems of ``modules`` (and those the feature gates dropped) on the object of ``ctx``."""
     obj = ctx.obj
