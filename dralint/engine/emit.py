@@ -112,6 +112,7 @@ def object_error(emitter: Emitter, manifest: Manifest, stage: str, exc: BaseExce
 
 def stage_error(emitter: Emitter, stage: str, exc: BaseException, *, file: str, line: int, column: int,
                  obj: str = "") -> None:
+    """DRA000 at a given place: ``stage`` failed there, and the rest of the run went on."""
     emitter.emit("DRA000", f"internal error in {stage}: {type(exc).__name__}: {str(exc)[:300]}{_where(exc)}; "
                            "please report it. The other objects and files were judged.",
                  file=file, line=line, column=column, obj=obj)
