@@ -1,7 +1,9 @@
 """Identify what each document is: a DRA object, a workload carrying pod specs, or neither.
 
 Lists (``kind: List`` and every ``*List``) are expanded into their items; each item keeps the
-path it has inside its document so findings still point at the right line.
+path it has inside its document so findings still point at the right line. What the API server
+would not take as an object at all (DRA003, DRA006, DRA007) this stage reports itself
+(:func:`refusal`).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from .paths import FieldPath
+from .problems import Problem
 from .workloads import PodTemplate, carries_pod_claims, is_workload_kind, pod_templates
 
 DRA_GROUP = "resource.k8s.io"
@@ -175,6 +178,65 @@ _HOME_GROUP = {kind: (f"{group}/v1" if group else "v1") for group, kind in _POD_
     kind: DRA_GROUP for kind in ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice",
                                  "DeviceTaintRule", "ResourceClass", "PodSchedulingContext", "ResourceClaimParameters",
                                  "ResourceClassParameters", "ResourcePoolStatusRequest")}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What the API server says of a document or object it would not take (DRA003, DRA006, DRA007).
+
+    No conversion has run, so the problem's paths are the user's, under ``base`` in ``document``;
+    ``base`` is None for a document that is no object at all, reported at its first line.
+    """
+
+    document: Any
+    base: FieldPath | None
+    display: str
+    problem: Problem
+
+
+def refusal(item: Manifest | NotAnObject | WrongGroup) -> Refusal | None:
+    """The manifest stage's finding on an identified item; None for an object the later stages judge.
+
+    A :class:`NotAnObject` is only asked about when it stands where an object was meant (see
+    :func:`mistaken_object`).
+    """
+    if isinstance(item, WrongGroup):
+        return Refusal(item.document, item.base, f"{item.kind} {_name_of(item)}", Problem(
+            "DRA007", FieldPath(("apiVersion",)), f"{item.kind} does not exist in {item.api_version}; it is in "
+                                                  f"{item.expected} (the API server answers \"no matches for kind\")"))
+    if isinstance(item, NotAnObject):
+        why = ("; write each object as its own document (after `---`) or as the `items` of a "
+               "`kind: List`" if _list_of_objects(item.document.value)
+               else " (the other documents of this file are objects)")
+        return Refusal(item.document, None, "", Problem(
+            "DRA003", FieldPath(), f"the document is {item.found}, not a Kubernetes object (a mapping){why}"))
+    if not item.api_version:
+        hint = " (keys are case-sensitive: found `apiversion`)" if "apiversion" in item.value else ""
+        return Refusal(item.document, item.base, item.display, Problem(
+            "DRA006", FieldPath(("apiVersion",)), f"{item.kind} has no apiVersion{hint}; the API server refuses an "
+                                                  "object without apiVersion and kind", at=FieldPath()))
+    return None
+
+
+def object_shaped(value: Any) -> bool:
+    """A mapping with a ``kind``: a Kubernetes object, or one meant to be."""
+    return isinstance(value, dict) and isinstance(value.get("kind"), str) and bool(value["kind"])
+
+
+def mistaken_object(value: Any, manifests_file: bool) -> bool:
+    """A list or scalar where an object was meant: a list of objects, or a stray document in a
+    file of objects (DRA003). A mapping without ``kind`` is no object of anyone's."""
+    return not isinstance(value, dict) and (_list_of_objects(value) or manifests_file)
+
+
+def _list_of_objects(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and object_shaped(value[0])
+
+
+def _name_of(item: WrongGroup) -> str:
+    meta = item.document.value.get("metadata") if isinstance(item.document.value, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else "<unnamed>"
 
 
 def type_name(value: Any) -> str:

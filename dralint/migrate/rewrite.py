@@ -13,9 +13,7 @@ from typing import Any
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
 from ..kube.releases import DEFAULT_MINOR
-from ..source import load_text
-from ..source.composer import DocumentComposer
-from ..source.records import SourceProblem
+from ..source import DocumentComposer, SourceProblem, load_text
 from ..yamltext.edits import EditRefused, Splice, apply_splices, delete_entry
 from ..yamltext.layout import Layout, LayoutError, read_layout
 from . import plan, verify

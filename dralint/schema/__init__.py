@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from .problems import UNKNOWN_FIELD, WRONG_TYPE, SchemaProblem
 from .required import missing_top_level
-from .served import deprecation, group_kinds, known_releases, served_releases, serves
+from .served import deprecation, group_kinds, known_releases, served_releases, serves, serving
+from .stage import check
 from .validator import validate
 
-__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "deprecation", "group_kinds", "known_releases", "missing_top_level", "served_releases",
-           "serves", "validate"]
+__all__ = ["SchemaProblem", "UNKNOWN_FIELD", "WRONG_TYPE", "check", "deprecation", "group_kinds", "known_releases",
+           "missing_top_level", "served_releases", "serves", "serving", "validate"]

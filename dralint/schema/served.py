@@ -1,4 +1,5 @@
-"""Which Kubernetes release serves which resource.k8s.io version and kind.
+"""Which Kubernetes release serves which resource.k8s.io version and kind, and what the API
+server says of an object it does not serve (DRA801) or serves deprecated (DRA803).
 
 Answered from ``schemas/index.json`` (release -> apiVersion -> kinds), written by
 ``scripts/gen_schemas.py`` from the releases' OpenAPI documents, so the big schema files are
@@ -6,11 +7,16 @@ only opened for the kinds that are validated.
 """
 from __future__ import annotations
 
+import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
+from ..kube.releases import Release
+from ..manifest import Manifest
+from ..paths import FieldPath
+from ..problems import Problem
 from ..resources import data_path
 
 INDEX_FILE = "index.json"
@@ -76,3 +82,43 @@ def schema_file(release: str, api_version: str, kind: str) -> Path | None:
         return None
     version = api_version.rpartition("/")[2]
     return data_path("schemas") / release / version / f"{kind}.json"
+
+
+_API_VERSION = FieldPath(("apiVersion",))
+
+
+def serving(manifest: Manifest, release: Release) -> tuple[bool, Problem | None]:
+    """Whether ``release`` serves the object (DRA objects must be served; others always pass), and
+    what to say of it: DRA801 when it is not served, DRA803 when its served version is deprecated.
+    The problem's path is the user's, under the manifest's base."""
+    served = serves(release.version, manifest.api_version, manifest.kind)
+    gate = release.serving_gate(manifest.kind) if served else None
+    if not manifest.is_dra or (served and (gate is None or release.gate(gate))):
+        return True, _deprecated(manifest, release) if served and manifest.is_dra else None
+    releases = served_releases(manifest.api_version, manifest.kind)
+    advice = "choose the release with --kube-version, or move to an apiVersion this release serves"
+    if served:
+        why = f"the API server only serves it while feature gate {gate} is on"
+        advice = f"enable the gate on the cluster and pass --feature-gates {gate}=true"
+    elif releases:
+        span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
+        why = f"it is served by Kubernetes {span}"
+    else:
+        why = "no Kubernetes release serves it"
+        close = difflib.get_close_matches(manifest.kind, sorted(group_kinds(manifest.group)), n=1)
+        if close:  # a misspelt kind (`ResourceClaimTemplte`): no release or apiVersion would help
+            why += f": did you mean `kind: {close[0]}`?"
+            advice = f"correct the kind; {close[0]} is a kind of {manifest.group}"
+    return False, Problem("DRA801", _API_VERSION, f"{manifest.api_version} {manifest.kind} is not served by "
+                                                  f"Kubernetes {release.version}; {why} ({advice})")
+
+
+def _deprecated(manifest: Manifest, release: Release) -> Problem | None:
+    """DRA803: the API server's own warning for a served version that is deprecated at ``release``."""
+    span = deprecation(manifest.api_version, manifest.kind)
+    if span is None or release.minor < span[0]:
+        return None
+    group = manifest.api_version.rpartition("/")[0]
+    return Problem("DRA803", _API_VERSION, f"{manifest.api_version} {manifest.kind} is deprecated in v1.{span[0]}+, "
+                                           f"unavailable in v1.{span[1]}+ (the API server's warning); move it to "
+                                           f"{group}/v1 with `dralint migrate --to v1`")

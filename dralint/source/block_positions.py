@@ -1,6 +1,6 @@
 """Node positions of a plain block-style document from its lines, guided by its value.
 
-:func:`dralint.source.positions.index_chunk` re-reads a document with the exact,
+:func:`dralint.source.composer.index_chunk` re-reads a document with the exact,
 position-tracking composer, about a millisecond per hundred lines. Most documents the fast
 reader takes are plain block YAML, where every node's place follows from indentation once the
 value is known: a mapping's keys come in order at one indentation, a list's items as ``-``
@@ -65,7 +65,7 @@ def index_block(body: str, value: Any) -> PositionIndex | None:
     """The positions of the one document in chunk text ``body``, whose read value is ``value``.
 
     Gives a span for every node of ``value`` with the key, line and column the exact index
-    (:func:`dralint.source.positions.index_chunk`) has, or None when unsure. ``line_offset``
+    (:func:`dralint.source.composer.index_chunk`) has, or None when unsure. ``line_offset``
     is left 0 for the caller to set. Never raises.
     """
     try:

@@ -18,7 +18,7 @@ from yaml import events as ev
 from ..fixes import line_starts
 from . import scalars
 from .limits import MAX_DEPTH, excessive_aliasing
-from .positions import NodeSpan, PositionIndex
+from .positions import Chunk, NodeSpan, PositionIndex
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = getattr(yaml, "CParser", None)
@@ -112,7 +112,7 @@ class DocumentComposer:
 
     def _compose(self, text: str, line_offset: int) -> tuple[list[ComposedDocument], yaml.YAMLError | None]:
         documents: list[ComposedDocument] = []
-        events = _events(text)
+        events = yaml_events(text)
         try:
             for event in events:
                 if isinstance(event, ev.DocumentStartEvent):
@@ -165,7 +165,7 @@ class DocumentComposer:
         return ComposedDocument(state.root, state.first_line, True, state.problems, state.index), False
 
 
-def _events(text: str) -> Iterator[ev.Event]:
+def yaml_events(text: str) -> Iterator[ev.Event]:
     """libyaml's events for ``text`` (``yaml.parse`` without its per-event ``check_event``), their
     marks' lines and columns counted as editors, LSP and YAML 1.2 count them (see _remarked)."""
     if _UNICODE_BREAKS.search(text) is None:
@@ -452,3 +452,16 @@ class _Mark:
     line: int
     column: int
     index: int = -1
+
+
+def index_chunk(chunk: Chunk) -> PositionIndex:
+    """Re-read one chunk with positions on, and return the index of its document ``sub_index``."""
+    documents, _ = DocumentComposer(track_positions=True).compose(chunk.body)
+    usable = [d for d in documents if d.usable and d.value is not None]
+    if chunk.sub_index < len(usable) and usable[chunk.sub_index].index is not None:
+        index = usable[chunk.sub_index].index
+    else:
+        index = PositionIndex()
+    index.body = chunk.body
+    index.line_offset = chunk.line_offset
+    return index

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Sequence
 
 from ..bounded_cache import bounded_cache
 
-from .records import Chunk
+from .positions import Chunk
 from .scalars import resolve_plain
 
 try:

@@ -9,8 +9,9 @@ from . import fastpath, itemwise
 from .composer import ComposedProblem, DocumentComposer
 from .jsonc import blank_comments
 from .limits import MAX_FILE_BYTES
+from .positions import Chunk
 from .reader import decode_bytes, read_path, too_large
-from .records import Chunk, SourceDocument, SourceFile, SourceProblem
+from .records import SourceDocument, SourceFile, SourceProblem
 from .splitter import split_chunks
 from .templates import HELM_TEMPLATE, is_template
 

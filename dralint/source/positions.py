@@ -1,13 +1,28 @@
-"""Where each node of a document is in its file: built on demand, only for documents that need it."""
+"""Where a document and each of its nodes are in its file: the chunk of text, and node spans built on demand."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..findings import Position
-from .records import Chunk
 from .scalar_map import map_scalar
 
 SCALAR_STYLES = ("", "'", '"', "|", ">")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Where a document's text lives: ``text[start:end]`` of its file, starting at line ``line_offset`` (0-based)."""
+
+    text: str
+    start: int
+    end: int
+    line_offset: int
+    sub_index: int = 0
+    """Which document of this chunk (a chunk holds several only after ``...`` markers)."""
+
+    @property
+    def body(self) -> str:
+        return self.text[self.start:self.end]
 
 
 @dataclass(frozen=True)
@@ -66,18 +81,3 @@ class PositionIndex:
         if newlines == 0:
             return self._position(span.line, span.column + source)
         return self._position(span.line + newlines, source - raw.rfind("\n", 0, source) - 1)
-
-
-def index_chunk(chunk: Chunk) -> PositionIndex:
-    """Re-read one chunk with positions on, and return the index of its document ``sub_index``."""
-    from .composer import DocumentComposer
-
-    documents, _ = DocumentComposer(track_positions=True).compose(chunk.body)
-    usable = [d for d in documents if d.usable and d.value is not None]
-    if chunk.sub_index < len(usable) and usable[chunk.sub_index].index is not None:
-        index = usable[chunk.sub_index].index
-    else:
-        index = PositionIndex()
-    index.body = chunk.body
-    index.line_offset = chunk.line_offset
-    return index

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..findings import Position
 from ..paths import FieldPath
-
-if TYPE_CHECKING:
-    from .block_positions import PathLocator
-    from .positions import PositionIndex
+from .block_positions import PathLocator, index_block
+from .composer import index_chunk
+from .positions import Chunk, PositionIndex
 
 UNKNOWN = Position(0, 0)
 
@@ -29,22 +28,6 @@ class SourceProblem:
     column: int
     document: int | None = None
     path: FieldPath | None = None
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """Where a document's text lives: ``text[start:end]`` of its file, starting at line ``line_offset`` (0-based)."""
-
-    text: str
-    start: int
-    end: int
-    line_offset: int
-    sub_index: int = 0
-    """Which document of this chunk (a chunk holds several only after ``...`` markers)."""
-
-    @property
-    def body(self) -> str:
-        return self.text[self.start:self.end]
 
 
 @dataclass(eq=False)
@@ -78,8 +61,6 @@ class SourceDocument:
         it; anything else, or anything that scan is unsure of, is re-read by the exact composer.
         """
         if self._positions is None and self.chunk is not None:
-            from .block_positions import index_block
-
             fast = index_block(self.chunk.body, self.value) if self.chunk.sub_index == 0 else None
             if fast is not None:
                 fast.line_offset = self.chunk.line_offset
@@ -89,8 +70,6 @@ class SourceDocument:
     def exact_positions(self) -> "PositionIndex | None":
         """The composer's full index, with each scalar's text and style (for :meth:`locate_in_scalar`)."""
         if self._exact is None and self.chunk is not None:
-            from .positions import index_chunk
-
             self._exact = index_chunk(self.chunk)
         return self._exact
 
@@ -137,8 +116,6 @@ class SourceDocument:
     def path_locator(self) -> "PathLocator | None":
         """The line walker for this document's paths (built once), or None when it would be unsure."""
         if self._locator is None and self.chunk is not None:
-            from .block_positions import PathLocator
-
             try:
                 self._locator = PathLocator(self.chunk.body)
             except ValueError:

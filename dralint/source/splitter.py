@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .records import Chunk
+from .positions import Chunk
 
 # Searching for the newline first lets the regex engine skip ahead quickly.
 _MARKER = re.compile(r"\n---(?=[ \t\r\n]|$)")

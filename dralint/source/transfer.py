@@ -11,7 +11,8 @@ from __future__ import annotations
 import pickle
 from typing import Sequence
 
-from .records import Chunk, SourceDocument, SourceFile
+from .positions import Chunk
+from .records import SourceDocument, SourceFile
 
 try:
     import orjson

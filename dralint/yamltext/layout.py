@@ -14,7 +14,7 @@ import yaml
 from yaml import events as ev
 
 from ..fixes import line_starts
-from ..source.composer import _events  # the reader's own event stream: the same parser, the same texts
+from ..source import yaml_events  # the reader's own event stream: the same parser, the same texts
 
 
 class LayoutError(ValueError):
@@ -148,7 +148,7 @@ def read_layout(text: str) -> Layout:
     aliases: list[tuple[int, Node, Node]] = []
     try:
         event: Any  # each kind of event has its own fields (anchor, tag, style...)
-        for event in _events(text):
+        for event in yaml_events(text):
             kind = type(event)
             if kind is ev.DocumentStartEvent:
                 roots.append(None)

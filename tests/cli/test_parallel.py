@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dralint import engine, parallel
+from dralint.engine import split
 from dralint.cli import main
 from dralint.progress import ProgressBar, worth_showing
 
@@ -118,7 +119,7 @@ def test_parallel_equals_serial_on_a_generated_corpus(shared, tmp_path):
 def test_processes_equal_one_process_on_real_world_files(shared, monkeypatch):
     # Real-world files are small: let every byte be worth a worker, and deal objects one by one.
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
+    monkeypatch.setattr(split, "_SHARE_RUN", 1)
     paths = [str(REPO / "examples"), str(shared / "realworld")]
     serial = run("--format", "json", "-j", "1", *paths)
     assert run("--format", "json", "-j", "3", *paths) == serial
@@ -128,7 +129,7 @@ def test_a_worker_that_dies_has_its_objects_judged_here(tmp_path, monkeypatch):
     tree = str(cross_file_tree(tmp_path))
     serial = run("--format", "json", "-j", "1", tree)
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
+    monkeypatch.setattr(split, "_SHARE_RUN", 1)
     monkeypatch.setattr(parallel, "_worker", lambda *args: os._exit(3))
     assert run("--format", "json", "-j", "3", tree) == serial
 
@@ -139,7 +140,7 @@ def test_workers_judge_their_own_objects(tmp_path, monkeypatch):
     tree = str(cross_file_tree(tmp_path))
     serial = run("--format", "json", "-j", "1", tree)
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    monkeypatch.setattr(engine, "_SHARE_RUN", 1)
+    monkeypatch.setattr(split, "_SHARE_RUN", 1)
     monkeypatch.setattr(engine, "judge_share", lambda *args, **kwargs: [])
     assert run("--format", "json", "-j", "2", tree) != serial
 

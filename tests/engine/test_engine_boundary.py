@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralint import engine
+from dralint.engine import objects, run
 from dralint.cli import EXIT_INTERNAL, main
 from dralint import source
 from dralint.engine import Options, RunResult, lint_files
@@ -111,7 +112,7 @@ BAD_CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metad
 def test_a_stage_that_fails_on_one_object_costs_only_that_object(monkeypatch, stage, target):
     victim = copy.deepcopy(OBJECTS[2])
     victim["metadata"]["name"] = "victim"
-    monkeypatch.setattr(engine, target, failing_for("victim", getattr(engine, target)))
+    monkeypatch.setattr(objects, target, failing_for("victim", getattr(objects, target)))
     result = lint_text(text_of([victim, BAD_CLAIM]))
     errors = [f for f in result.findings if f.rule == "DRA000"]
     assert len(errors) == 1 and errors[0].object == "ResourceClaim ml/victim" and stage in errors[0].message
@@ -121,14 +122,14 @@ def test_a_stage_that_fails_on_one_object_costs_only_that_object(monkeypatch, st
 
 
 def test_a_document_whose_kind_cannot_be_read_costs_only_that_document(monkeypatch):
-    real = engine.identify
+    real = objects.identify
 
     def identify(doc: Any, **kwargs: Any) -> Iterator[Any]:
         if isinstance(doc.value, dict) and doc.value.get("metadata", {}).get("name") == "victim":
             raise KeyError("kind")
         return real(doc, **kwargs)
 
-    monkeypatch.setattr(engine, "identify", identify)
+    monkeypatch.setattr(objects, "identify", identify)
     victim = dict(OBJECTS[0], metadata={"name": "victim"})
     result = lint_text(text_of([victim, BAD_CLAIM]))
     assert [f.line for f in result.findings if f.rule == "DRA000"] == [1]
@@ -139,7 +140,7 @@ def test_a_step_over_the_whole_run_that_fails_leaves_every_finding(monkeypatch):
     def duplicates(*args: Any) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(engine, "_duplicates", duplicates)
+    monkeypatch.setattr(run, "_duplicates", duplicates)
     result = lint_text(text_of([BAD_CLAIM]))
     assert {f.rule for f in result.findings} == {"DRA000", "DRA201"}
 
@@ -149,7 +150,7 @@ def test_the_command_line_reports_the_other_objects_and_exits_by_the_findings(mo
     victim = copy.deepcopy(OBJECTS[1])
     victim["metadata"]["name"] = "victim"
     path.write_text(text_of([victim, BAD_CLAIM]))
-    monkeypatch.setattr(engine, "_schema", failing_for("victim", engine._schema))
+    monkeypatch.setattr(objects, "_schema", failing_for("victim", objects._schema))
     out, err = io.StringIO(), io.StringIO()
     assert main([str(path), "--no-config", "-j", "1"], out, err) == 1
     assert "DRA201" in out.getvalue() and "DRA000" in out.getvalue() and "error:" not in err.getvalue()

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from dralint.findings import Position
 from dralint.source import block_positions, fastpath, load_file, load_text
 from dralint.source.block_positions import index_block
-from dralint.source.positions import NodeSpan, PositionIndex, index_chunk
+from dralint.source.composer import index_chunk
+from dralint.source.positions import NodeSpan, PositionIndex
 from dralint.source.records import SourceDocument
 
 REPO = Path(__file__).resolve().parents[2]

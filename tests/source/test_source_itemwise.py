@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from dralint.paths import FieldPath
 from dralint.source import fastpath, itemwise, load_text
 from dralint.source.composer import DocumentComposer
-from dralint.source.records import Chunk, SourceDocument
+from dralint.source.positions import Chunk
+from dralint.source.records import SourceDocument
 
 pytestmark = pytest.mark.skipif(not fastpath.available(), reason="the fast reader needs rapidyaml")
 
