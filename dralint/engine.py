@@ -25,6 +25,7 @@ from .index import Index
 from .kube.limits import limits_for
 from .manifest import Manifest, NotAnObject, NotJudged, Unread, WrongGroup, identify
 from .options import Options
+from .org_policy import OrgPolicy
 from .paths import FieldPath
 from .kube.releases import Release
 from .rule_filter import RuleFilter
@@ -458,7 +459,7 @@ def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Man
     index = base.overlay(stored, beside=beside) if base is not None else Index.build(stored + cluster)
     for manifest in unserved:  # refused too: what names them is told so, not that they are missing
         index.refused.setdefault((manifest.kind, manifest.namespace, manifest.name), manifest.document.file)
-    return targets, _Work(release, index, options.strict, operation, subresource)
+    return targets, _Work(release, index, options.strict, operation, subresource, options.org_policy)
 
 
 @dataclass(frozen=True)
@@ -470,6 +471,7 @@ class _Work:
     strict: bool
     operation: str | None
     subresource: str
+    org_policy: OrgPolicy | None = None
 
 
 def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool = False) -> None:
@@ -489,7 +491,8 @@ def _judge_one(emitter: _Emitter, target: _Target, work: _Work, *, cross: bool =
         # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
         reshape = _reshaped(target.shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
         contexts = list(_contexts(target, work.release, work.index, operation=work.operation,
-                                  subresource=work.subresource, strict=work.strict))
+                                  subresource=work.subresource, strict=work.strict,
+                                  org_policy=work.org_policy))
     except Exception as exc:
         _object_error(emitter, manifest, "preparing its checks", exc)
         return
@@ -766,7 +769,8 @@ def _value_at(value: Any, path: FieldPath) -> Any:
 
 
 def _contexts(target: _Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True,
+              org_policy: OrgPolicy | None = None) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -785,7 +789,8 @@ def _contexts(target: _Target, release: Release, index: Index, *, operation: str
         gated, dropped = found[0], tuple(found[1])
     for write in writes:
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=dropped, strict=strict)
+                           subresource=write, index=index, dropped=dropped, strict=strict,
+                           org_policy=org_policy)
 
 
 def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *, dropped: bool,
