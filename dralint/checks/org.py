@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..kube.shapes import REQUESTS
 from ..org_policy import OrgPolicy
 from ..paths import FieldPath, value_at
 from ..problems import Problem
 from .base import CheckContext
+
+if TYPE_CHECKING:
+    from ..index import Index
 
 KINDS = frozenset(REQUESTS)
 RULES = ("DRA950", "DRA951", "DRA952", "DRA953")
@@ -50,8 +53,9 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
                     namespace_labels(namespace, ctx.index, policy.namespace_labels), policy)
 
 
-def namespace_labels(namespace: str, index: Any, granted: Mapping[str, Mapping[str, str]]) -> Mapping[str, str] | None:
-    """Labels of ``namespace``: its Namespace object's in ``index`` (an ``Index`` or None), else those
+def namespace_labels(namespace: str, index: "Index | None",
+                     granted: Mapping[str, Mapping[str, str]]) -> Mapping[str, str] | None:
+    """Labels of ``namespace``: its Namespace object's in ``index``, else those
     ``granted`` to it, else None (unknown).
 
     A real Namespace wins: a static entry must not grant what the namespace's own labels do not
