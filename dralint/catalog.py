@@ -15,6 +15,7 @@ import yaml
 
 from .findings import Category, Severity
 from .fixes import Safety
+from .org_policy import OrgPolicy
 from .resources import data_path
 
 # libyaml's loader: the catalog is read on every run, and the pure-Python one takes half a second.
@@ -39,7 +40,7 @@ class Example:
     cluster: str | None = None
     kube_version: str | None = None
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)   # Options fields; org_policy an OrgPolicy
     fixed: str | None = None  # a bad example of a rule with a fix: the manifest once its fix is applied
 
 
@@ -85,7 +86,7 @@ def _load_rule(path: Path) -> Rule:
             raise CatalogError(f"{path}: examples[{i}] needs title, verdict good|bad and a manifest string")
         examples.append(Example(title=str(ex.get("title", f"example {i}")), verdict=ex["verdict"], manifest=ex["manifest"],
                                 old=ex.get("old"), cluster=ex.get("cluster"), kube_version=ex.get("kube_version"),
-                                feature_gates=ex.get("feature_gates") or {}, options=ex.get("options") or {},
+                                feature_gates=ex.get("feature_gates") or {}, options=_options(ex.get("options") or {}),
                                 fixed=ex.get("fixed")))
     if raw.get("autofix") not in (None, "safe", "unsafe"):
         raise CatalogError(f"{path}: autofix must be safe or unsafe")
@@ -102,6 +103,13 @@ def _load_rule(path: Path) -> Rule:
                     cluster_state=raw.get("cluster_state", False))
     except ValueError as exc:
         raise CatalogError(f"{path}: {exc}") from exc
+
+
+def _options(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An example's options as ``Options`` takes them: an ``org_policy`` is written as a mapping of its fields."""
+    if "org_policy" not in raw:
+        return raw
+    return {**raw, "org_policy": OrgPolicy.from_fields(raw["org_policy"])}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .kube.releases import DEFAULT_MINOR, Release, parse_version
+from .org_policy import OrgPolicy
 from .source import Reading
 
 
@@ -40,6 +41,8 @@ class Options:
     # Rules the caller judges beside the catalog's, id → name (the webhook's organisation rules): no
     # suppression reaches them, and one that names them is told so rather than "no such rule".
     policy_rules: Mapping[str, str] = field(default_factory=dict)
+    # The organisation's policy the organisation rules judge with (DRA950-DRA953); None: they do not judge.
+    org_policy: OrgPolicy | None = None
     fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
 
     @property

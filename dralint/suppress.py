@@ -153,7 +153,7 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
     ``policy_rules`` (id → name) are rules judged beside the catalog's that no suppression reaches:
     a suppression naming one is told so.
     """
-    resolved = [_resolve(s, catalog) for s in suppressions]
+    resolved = [_resolve(s, catalog, policy_rules or {}) for s in suppressions]
     used: set[tuple[int, str]] = set()
     kept: list[Finding] = []
     for finding in findings:
@@ -178,11 +178,11 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression], cata
     return Outcome(sorted(kept + [f for f in unused if f is not None], key=Finding.sort_key), suppressed)
 
 
-def _resolve(sup: Suppression, catalog: Catalog) -> dict[str, str]:
-    """Token as written → rule id ('' for a token that names no rule)."""
+def _resolve(sup: Suppression, catalog: Catalog, policy_rules: Mapping[str, str]) -> dict[str, str]:
+    """Token as written → rule id ('' for a token that names no rule, or a policy rule: none it can reach)."""
     out: dict[str, str] = {}
     for token in sup.tokens:
-        rule = catalog.resolve(token)
+        rule = None if _policy_rule(token, policy_rules) else catalog.resolve(token)
         out[token] = rule.id if rule else ""
     return out
 

@@ -1,14 +1,15 @@
 """The explicit list of object checks. Each module has ``KINDS`` and ``check(ctx)``; see base.py."""
 from __future__ import annotations
 
-from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, pods, pool_status, references,
-               slices, taint_rules)
+from . import (cel_selectors, claim_status, claims, classes, legacy, metadata, org, pods, pool_status,
+               references, slices, taint_rules)
 from .base import CheckContext, ObjectCheck
 
 MODULES: tuple[ObjectCheck, ...] = (
     metadata,        # object metadata of every DRA kind: names, namespaces, labels, annotations
     claims,          # ResourceClaim / ResourceClaimTemplate spec
     claim_status,    # claim status, and the update rules of claims and templates
+    org,             # claims and templates under the organisation's policy, when one is given (the webhook's)
     classes,         # DeviceClass
     slices,          # ResourceSlice
     taint_rules,     # DeviceTaintRule

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from ..kube.limits import Limits
+from ..org_policy import OrgPolicy
 from ..paths import FieldPath
 from ..problems import Problem
 from ..kube.releases import Release
@@ -33,6 +34,7 @@ class CheckContext:
     index: "Index | None" = None            # every object of the run (linted files and --cluster)
     dropped: tuple["Problem", ...] = ()    # fields the server drops for a gate that is off (DRA802), already gone from obj
     strict: bool = True                     # fieldValidation=Strict: unknown fields are refused
+    org_policy: OrgPolicy | None = None     # the organisation's policy (checks/org.py); None: no such rules
 
     @property
     def is_update(self) -> bool:

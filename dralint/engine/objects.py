@@ -18,6 +18,7 @@ from ..kube.limits import limits_for
 from ..kube.releases import Release
 from ..manifest import Manifest, NotJudged, Unread, identify, mistaken_object, object_shaped, refusal
 from ..options import Options
+from ..org_policy import OrgPolicy
 from ..problems import Problem
 from ..source import SourceFile, document_from_value
 from .emit import Emitter, internal_error, object_error, on_manifest, refused, stage_error
@@ -56,6 +57,7 @@ class Work:
     strict: bool
     operation: str | None
     subresource: str
+    org_policy: OrgPolicy | None = None
 
 
 def single_file(obj: Mapping[str, Any] | None, name: str) -> SourceFile:
@@ -152,7 +154,7 @@ def read_targets(emitter: Emitter, linted: list[Manifest], olds: Mapping[tuple, 
     index = base.overlay(as_stored, beside=beside) if base is not None else Index.build(as_stored + cluster)
     for manifest in unserved:  # refused too: what names them is told so, not that they are missing
         index.refused.setdefault((manifest.kind, manifest.namespace, manifest.name), manifest.document.file)
-    return targets, Work(release, index, options.strict, operation, subresource)
+    return targets, Work(release, index, options.strict, operation, subresource, options.org_policy)
 
 
 def judge_one(emitter: Emitter, target: Target, work: Work, *, cross: bool = False) -> None:
@@ -172,7 +174,8 @@ def judge_one(emitter: Emitter, target: Target, work: Work, *, cross: bool = Fal
         # Under strict decoding the schema's one finding (DRA101) says it all, when it is reported.
         reshape = _reshaped(target.shapes, work.strict and emitter.rules.selected(emitter.catalog.get("DRA101")))
         contexts = list(_contexts(target, work.release, work.index, operation=work.operation,
-                                  subresource=work.subresource, strict=work.strict))
+                                  subresource=work.subresource, strict=work.strict,
+                                  org_policy=work.org_policy))
     except Exception as exc:
         object_error(emitter, manifest, "preparing its checks", exc)
         return
@@ -203,7 +206,8 @@ def _reshaped(shapes: Sequence[request_shape.Misplaced],
 
 
 def _contexts(target: Target, release: Release, index: Index, *, operation: str | None = None,
-              subresource: str = "", strict: bool = True) -> Iterator[CheckContext]:
+              subresource: str = "", strict: bool = True,
+              org_policy: OrgPolicy | None = None) -> Iterator[CheckContext]:
     """The check contexts for one object: a create, an update, and/or a status write."""
     limits = limits_for(release.minor)
     old = target.old
@@ -222,7 +226,8 @@ def _contexts(target: Target, release: Release, index: Index, *, operation: str 
         gated, dropped = found[0], tuple(found[1])
     for write in writes:
         yield CheckContext(release=release, limits=limits, obj=gated, old=old, operation=operation,
-                           subresource=write, index=index, dropped=dropped, strict=strict)
+                           subresource=write, index=index, dropped=dropped, strict=strict,
+                           org_policy=org_policy)
 
 
 def _run_checks(emitter: Emitter, ctx: CheckContext, modules: Sequence[ObjectCheck], *, dropped: bool,

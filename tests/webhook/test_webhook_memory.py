@@ -247,7 +247,7 @@ def test_relief_drops_the_engines_caches_and_the_fleet_views(files):
     view = hook.loaded_cluster().fleet
     world = view.world(hook.policy().options.release)
     assert len(world.selection._combined)
-    relief = Relief(hook, None)
+    relief = Relief(hook.settings.max_rss, hook.loaded_cluster, hook.metrics, None)
     dropped = relief.relieve()
     assert dropped.complete and dropped.freed > 0
     assert not len(world.selection._combined) and not len(world.counts._filters)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.findings import Severity
-from dralint_webhook import org_rules
-from dralint_webhook.org_rules import OrgPolicy
+from dralint.findings import Category, Severity
+from dralint.checks import org
+from dralint.org_policy import OrgPolicy
+from dralint_webhook.judge import judge_org
 from dralint.kube.releases import DEFAULT_MINOR
 from dralint_webhook.policy import Policy, PolicyError, at_release, load_policy, parse_policy
 from dralint_webhook.reloading import Reloading
@@ -115,8 +116,8 @@ def test_a_token_names_the_same_rules_in_every_key():
     catalog = load_catalog()
     engine = RuleFilter.build(catalog, (), policy.options.ignore, policy.options.severities)
     assert {engine.severity(rule, None) for rule in catalog} == {Severity.WARNING}
-    assert set(policy.org_filter.severities) == set(org_rules.RULES)
-    assert policy.org_filter.ignored == set(org_rules.RULES) and not engine.ignored_ids
+    assert set(policy.org_filter.severities) == set(org.RULES)
+    assert policy.org_filter.ignored == set(org.RULES) and not engine.ignored_ids
     # A token names every rule it names, or nothing at all: then it is refused, as the CLI refuses it.
     for key in ("ignore", "severities", "enforcement"):
         value = ["DRAX"] if key == "ignore" else {"DRAX": "warning" if key == "severities" else "warn"}
@@ -246,7 +247,7 @@ ORG = OrgPolicy(allowed_classes={"ml": ("gpu.example.com", "*.fpga.example.com")
 
 
 def rules_of(obj: dict, namespace: str = "ml", labels: dict | None = None, policy: OrgPolicy = ORG) -> list[tuple]:
-    return [(f.rule, f.field) for f in org_rules.judge(obj, namespace, policy, labels)]
+    return [(f.rule, f.field) for f in judge_org(obj, namespace, policy, labels)]
 
 
 def test_allowed_classes_per_namespace_with_patterns():
@@ -289,7 +290,7 @@ def test_admin_access_needs_the_namespace_labels():
     assert rules_of(obj, labels={"dra.example.com/admin": "true", "other": "x"}) == []
     assert rules_of(obj, labels={"dra.example.com/admin": "false"}) == [("DRA952", field)]
     assert rules_of(obj, labels=None) == [("DRA953", field)]
-    assert org_rules.judge(obj, "ml", ORG, None)[0].severity is Severity.WARNING
+    assert judge_org(obj, "ml", ORG, None)[0].severity is Severity.WARNING
 
 
 def test_other_kinds_and_odd_shapes_are_ignored():
@@ -298,13 +299,13 @@ def test_other_kinds_and_odd_shapes_are_ignored():
     assert rules_of(claim(["x", {"name": "y"}])) == []
 
 
-def test_org_rules_do_not_clash_with_the_catalog():
+def test_org_rules_are_the_catalogs_best_practice_rules_reserved_for_policy():
     from dralint.catalog import load_catalog
 
     catalog = load_catalog()
-    for rule in org_rules.RULES.values():
-        assert "DRA950" <= rule.id <= "DRA969"
-        assert rule.id not in catalog.rules and catalog.resolve(rule.name) is None
+    for rule_id in org.RULES:
+        assert "DRA950" <= rule_id <= "DRA969"
+        assert catalog.get(rule_id).category is Category.BEST_PRACTICE
 
 
 # --- reloading ----------------------------------------------------------------------------------

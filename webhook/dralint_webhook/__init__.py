@@ -4,7 +4,7 @@ Modules, one job each:
 
 * ``admission`` reads an AdmissionReview request; ``answers`` writes the AdmissionReview back.
 * ``judge`` decides one request (engine findings, organisation rules, policy) into a ``verdict``.
-* ``policy`` parses the policy file; ``org_rules`` are the organisation rules (DRA950-DRA969);
+* ``policy`` parses the policy file, its ``organization`` section the organisation rules judge with;
   ``enforcement`` is what each rule's errors do (deny, warn, dryrun).
 * ``cluster`` holds the cluster state for feasibility; ``reloading`` re-reads changed files.
 * ``tls`` is the serving context with certificate reload; ``certs`` makes a CA and a certificate.

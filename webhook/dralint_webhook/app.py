@@ -200,7 +200,7 @@ def build_webhook(settings: Settings) -> Webhook:
     # Before any thread starts: what an API server sends may nest 10,000 levels deep (gojson).
     gojson.allow_deep_values()
     hook = Webhook(settings=settings, metrics=Metrics(settings.metrics_dir))
-    hook.guard = memory_guard(hook)
+    hook.guard = memory_guard(settings.max_rss, settings.retire_lock, hook.loaded_cluster, hook.metrics)
     if settings.policy_file:
         path = settings.policy_file
         hook.policy_source = Reloading("policy", (path,), lambda: load_policy(path), interval=settings.reload_interval,

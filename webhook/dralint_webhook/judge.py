@@ -12,11 +12,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
+from dralint.catalog import load_catalog
+from dralint.checks import org
+from dralint.convert import to_canonical
 from dralint.engine import review
 from dralint.findings import Finding
 from dralint.index import Index
+from dralint.manifest import Manifest
+from dralint.org_policy import OrgPolicy
+from dralint.paths import FieldPath
 
-from . import org_rules
 from .admission import AdmissionRequest, with_identity
 from .cluster import ClusterState
 from .enforcement import INTERNAL_ERROR_RULE
@@ -35,15 +40,48 @@ def org_findings(request: AdmissionRequest, policy: Policy, cluster: Index | Non
     """The organisation rules' findings on ``request`` (the policy's ignore and severities applied).
 
     They judge the CREATE of a claim or template; ``cluster`` (the last state the worker loaded, or
-    None) lends the namespace's labels (see :func:`namespace_labels`).
+    None) lends the namespace's labels (see :func:`dralint.checks.org.namespace_labels`).
     """
     if request.operation != "CREATE" or request.sub_resource or request.obj is None:
         return []
     if request.namespace in policy.exempt_namespaces:
         return []
-    labels = namespace_labels(request.namespace, policy, cluster)
-    return policy.org_filter.apply(org_rules.judge(with_identity(request, request.obj), request.namespace,
-                                                   policy.org, labels))
+    labels = org.namespace_labels(request.namespace, cluster, policy.namespace_labels)
+    return policy.org_filter.apply(judge_org(with_identity(request, request.obj), request.namespace, policy.org, labels))
+
+
+def judge_org(obj: Mapping[str, Any], namespace: str, policy: OrgPolicy,
+              namespace_labels: Mapping[str, str] | None) -> list[Finding]:
+    """Findings of the organisation rules (checks/org.py) for one claim or template (any other kind: none).
+
+    ``namespace_labels`` are the labels of the claim's namespace, or None when they are unknown.
+    Judged apart from the engine's run, so that they hold when that run is not judged; their findings
+    point at the user's fields and no line. Severities are the defaults; the caller applies the
+    policy's ignore and severities.
+    """
+    kind = obj.get("kind")
+    if kind not in org.KINDS or not policy.active:
+        return []
+    api_version = obj.get("apiVersion")
+    canonical = to_canonical(Manifest(None, dict(obj), FieldPath(), api_version if isinstance(api_version, str) else "",
+                                      str(kind)))
+    catalog = load_catalog()
+    display = _display(obj, namespace)
+    out = []
+    for problem in org.problems(canonical.kind, canonical.value, namespace, namespace_labels, policy):
+        rule = catalog.get(problem.rule)
+        out.append(Finding(rule=rule.id, name=rule.name, severity=rule.severity, category=rule.category,
+                           message=problem.message, file="<request>", line=0, column=0, object=display,
+                           field=canonical.to_user(problem.path).render()))
+    return out
+
+
+def _display(obj: Mapping[str, Any], namespace: str) -> str:
+    """``ResourceClaim ml/gpu``, with the request's namespace (the object may leave its own out)."""
+    meta = obj.get("metadata")
+    name = (meta.get("name") or meta.get("generateName")) if isinstance(meta, dict) else None
+    name = name if isinstance(name, str) and name else "<unnamed>"
+    return f"{obj.get('kind')} {namespace}/{name}" if namespace else f"{obj.get('kind')} {name}"
 
 
 def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
@@ -113,17 +151,3 @@ def aborted(request: AdmissionRequest, policy: Policy, reason: str, org: list[Fi
         return replace(verdict, notes=(f"{what}; allowed by the webhook's policy",))
     return replace(verdict, allowed=False, code=500, reason="InternalError",
                    message=f"{what}; refused by the webhook's policy")
-
-
-def namespace_labels(namespace: str, policy: Policy, cluster: Index | None) -> Mapping[str, str] | None:
-    """Labels of ``namespace``: its Namespace object's in the cluster state, else the policy's
-    ``namespaceLabels``, else None (unknown).
-
-    A real Namespace wins: a static entry must not grant what the namespace's own labels do not
-    (adminAccess in a namespace whose admin-access label was removed, or never set)."""
-    if cluster is not None:
-        labels: Any = cluster.namespace_labels(namespace)
-        if labels is not None:
-            return {str(k): str(v) for k, v in labels.items()}
-    return policy.namespace_labels.get(namespace)
-

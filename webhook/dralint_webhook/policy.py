@@ -13,14 +13,14 @@ from typing import Any, Mapping
 import yaml
 
 from dralint.catalog import load_catalog
+from dralint.checks import org
 from dralint.options import Options
 from dralint.findings import Finding, Severity
 from dralint.kube.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+from dralint.org_policy import OrgPolicy
 from dralint.rule_filter import UsageError, resolve
 
-from . import org_rules
 from .enforcement import INTERNAL_ERROR_RULE, Action, Enforcement, cluster_rules
-from .org_rules import OrgPolicy
 
 _KEYS = {"kubeVersion", "featureGates", "strictFields", "ignore", "severities", "enforcement", "exemptNamespaces",
          "onInternalError", "feasibility", "namespaceLabels", "organization", "annotationSuppressions"}
@@ -174,7 +174,7 @@ def parse_policy(raw: Any) -> Policy:
                         ignore=tuple(n.token for n in ignore if n.engine),
                         severities={n.token: level.value for n, level in severities if n.engine},
                         max_seconds=FEASIBILITY_SECONDS, suppressions=annotations != "none", protected=protected,
-                        policy_rules={r.id: r.name for r in org_rules.RULES.values()}),
+                        policy_rules={rule: load_catalog().get(rule).name for rule in org.RULES}),
         org=_org(doc.get("organization", {})),
         org_filter=OrgRuleFilter(frozenset().union(*(n.org for n in ignore)),
                                  {rule: level for n, level in severities for rule in n.org}),
@@ -206,23 +206,14 @@ class _Named:
 
 def _named(token: str, where: str) -> _Named:
     """What ``token`` (an id, a name or an id prefix; ``DRA``: every rule) names, in the engine and among the
-    organisation rules; a token naming neither is an error here, at load time, rather than a failing request later.
+    organisation rules (by the CLI's own resolution); a token naming neither is an error here, at load time,
+    rather than a failing request later.
     """
-    org = frozenset(r.id for r in org_rules.RULES.values() if _names(token, r.id, r.name))
     try:
-        engine = resolve(load_catalog(), token, where)
+        named = resolve(load_catalog(), token, where)
     except UsageError as exc:
-        if not org:
-            raise PolicyError(str(exc)) from None
-        engine = frozenset()
-    return _Named(token, engine, org)
-
-
-def _names(token: str, rule_id: str, name: str) -> bool:
-    """Whether ``token`` names the rule as the CLI's resolution would: its id, its name, or an id prefix."""
-    upper = token.strip().upper()
-    prefix = upper == "DRA" or (upper.startswith("DRA") and upper[3:].isdigit() and len(upper) < 6)
-    return rule_id == upper or name == token.strip() or (prefix and rule_id.startswith(upper))
+        raise PolicyError(str(exc)) from None
+    return _Named(token, named - frozenset(org.RULES), named & frozenset(org.RULES))
 
 
 @dataclass(frozen=True)
@@ -239,7 +230,7 @@ class _Rules:
         for named, level in reversed(self.severities):
             if rule in named.ids:
                 return level
-        return org_rules.RULES[rule].severity if rule in org_rules.RULES else load_catalog().get(rule).severity
+        return load_catalog().get(rule).severity
 
     def check_enforced(self, named: _Named) -> None:
         """Refuse an enforcement entry that can never act: every rule it names is never judged or never an error."""

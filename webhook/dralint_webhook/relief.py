@@ -19,15 +19,14 @@ import logging
 import os
 import signal
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from dralint import caches
 
+from .cluster import ClusterState
 from .guard import Dropped, Guard, resident_bytes
 from .logs import LOGGER, log
-
-if TYPE_CHECKING:
-    from .app import Webhook
+from .metrics import Metrics
 
 _log = logging.getLogger(LOGGER)
 # After a worker of the replica began to retire, another may only this long after: the first one's
@@ -37,19 +36,25 @@ RETIRE_SPACING_SECONDS = 30.0
 LOG_SECONDS = 10.0
 
 
-def memory_guard(hook: "Webhook") -> Guard:
-    """The guard of ``hook``'s reviews: its memory ceiling, the caches dropped near it, and (with a
-    lock file, in a server's workers) retirement."""
-    settings = hook.settings
-    relief = Relief(hook, Retirement(settings.retire_lock) if settings.retire_lock else None)
-    return Guard(settings.max_rss, relieve=relief.relieve, retire=relief.retire if relief.retirement else None)
+def memory_guard(max_rss: int, retire_lock: str | None, loaded_cluster: Callable[[], ClusterState | None],
+                 metrics: Metrics) -> Guard:
+    """The guard of a worker's reviews: its memory ceiling ``max_rss``, the caches dropped near it (the
+    engine's and those of the cluster state ``loaded_cluster`` gives), and (with a lock file, in a
+    server's workers) retirement."""
+    relief = Relief(max_rss, loaded_cluster, metrics, Retirement(retire_lock) if retire_lock else None)
+    return Guard(max_rss, relieve=relief.relieve, retire=relief.retire if relief.retirement else None)
 
 
 class Relief:
-    """What the guard of ``hook`` calls: :meth:`relieve` and :meth:`retire`, logged and counted."""
+    """What the guard of a worker calls: :meth:`relieve` and :meth:`retire`, logged and counted.
 
-    def __init__(self, hook: "Webhook", retirement: "Retirement | None") -> None:
-        self.hook = hook
+    It is handed the webhook's parts it needs rather than the webhook, which builds it."""
+
+    def __init__(self, max_rss: int, loaded_cluster: Callable[[], ClusterState | None], metrics: Metrics,
+                 retirement: "Retirement | None") -> None:
+        self.max_rss = max_rss
+        self.loaded_cluster = loaded_cluster
+        self.metrics = metrics
         self.retirement = retirement
         self._logged_at = float("-inf")
         self._unlogged = (0, 0)         # drops and bytes freed since the last log line
@@ -58,12 +63,12 @@ class Relief:
         """Drop the engine's caches and the fleet view's. Not complete while reviews hold the fleet
         view: a thread waits for it, and the guard asks again."""
         freed = caches.drop_caches()
-        state = self.hook.loaded_cluster()
+        state = self.loaded_cluster()
         fleet = state.fleet if state is not None else None
         dropped = fleet.drop_caches() if fleet is not None else 0
         freed += dropped or 0
         if freed:
-            self.hook.metrics.count("cache_drops")
+            self.metrics.count("cache_drops")
             self._log_drop(freed)
         return Dropped(freed, dropped is not None)
 
@@ -75,7 +80,7 @@ class Relief:
             return
         self._logged_at, self._unlogged = now, (0, 0)
         log(_log, logging.WARNING, "memory near the ceiling: caches dropped", drops=drops, freed_bytes=total,
-            resident_bytes=resident_bytes(), max_bytes=self.hook.settings.max_rss)
+            resident_bytes=resident_bytes(), max_bytes=self.max_rss)
 
     def retire(self) -> bool:
         """Retire this worker, unless another worker of the replica is retiring."""
@@ -83,12 +88,12 @@ class Relief:
         if not self.retirement.begin():
             log(_log, logging.WARNING, "memory still over the ceiling after dropping caches; another worker is "
                 "retiring, so this one keeps serving for now", resident_bytes=resident_bytes(),
-                max_bytes=self.hook.settings.max_rss)
+                max_bytes=self.max_rss)
             return False
-        self.hook.metrics.count("retirements")
+        self.metrics.count("retirements")
         log(_log, logging.ERROR, "memory still over the ceiling after dropping caches: worker retiring (it "
             "finishes what is in flight; gunicorn starts a fresh one)", resident_bytes=resident_bytes(),
-            max_bytes=self.hook.settings.max_rss)
+            max_bytes=self.max_rss)
         self.retirement.stop()
         return True
 

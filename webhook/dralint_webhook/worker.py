@@ -38,27 +38,23 @@ internals of gunicorn's own workers.
 from __future__ import annotations
 
 import errno
-import io
 import os
 import select
 import selectors
 import socket
 import ssl
-import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import Empty, SimpleQueue
-from typing import Any, Callable
-from urllib.parse import unquote
+from typing import Any
 
 import h11
-import orjson
 from gunicorn.workers.base import Worker
 
+from . import wsgi
 from .admission import MAX_BODY_BYTES
 from .conntable import BUSY, HANDSHAKE, IDLE, NEW, READING, WRITING, Table
-from .timeouts import review_deadline
 
 HANDSHAKE_SECONDS = 5.0
 FIRST_REQUEST_SECONDS = 5.0
@@ -348,7 +344,7 @@ class WebhookWorker(Worker):
             if isinstance(event, h11.Request):
                 conn.request, conn.body, conn.size = event, [], 0
                 conn.deadline = conn.started + REQUEST_SECONDS
-                declared = _header(event.headers, b"content-length")
+                declared = wsgi.header(event.headers, b"content-length")
                 if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                     self._reply_too_large(conn, int(declared))
                     return False
@@ -385,16 +381,17 @@ class WebhookWorker(Worker):
         # The body stays counted until it is answered: bodies queued for a thread or being judged are
         # memory too, and the budget must cover them, or fast peers could queue any number.
         conn.body, conn.held, conn.size = [], conn.size, 0
-        environ = self._environ(conn, conn.request, body)
+        environ = wsgi.environ(conn.request, body, conn.sock, conn.peer, started=conn.started, health=conn.health,
+                               timeout_seconds=self.timeout_seconds)
         self._interest(conn, 0)
         if conn.health:
             self._set(conn, BUSY, WRITE_SECONDS)
             self._release(conn)
-            self._respond(conn, _call(self.wsgi, environ))
+            self._respond(conn, wsgi.call(self.wsgi, environ))
             return
         # The guard answers by the review's deadline (the API server's ?timeout=); this one is the backstop.
         self._set(conn, BUSY, environ["dralint.deadline"] + REQUEST_SECONDS - time.monotonic())
-        future = self.pool.submit(_call, self.wsgi, environ)
+        future = self.pool.submit(wsgi.call, self.wsgi, environ)
         future.add_done_callback(lambda f, c=conn: self._completed(c, f))
 
     def _completed(self, conn: _Conn, future: Future) -> None:
@@ -422,7 +419,7 @@ class WebhookWorker(Worker):
                     answer = future.result()
                 except Exception as exc:   # the app answers its own errors; this is a last resort
                     self.log.exception("review failed outside the app")
-                    answer = _json_answer(500, {"error": f"internal error ({type(exc).__name__})"})
+                    answer = wsgi.json_answer(500, {"error": f"internal error ({type(exc).__name__})"})
                 self._respond(conn, answer)
 
     def _respond(self, conn: _Conn, answer: tuple[int, list[tuple[str, str]], bytes]) -> None:
@@ -475,8 +472,8 @@ class WebhookWorker(Worker):
         self.buffered -= conn.size
         conn.size, conn.body = 0, []
         self._interest(conn, 0)
-        code, headers, body = _json_answer(code, {"error": message[:300]})
-        data = (f"HTTP/1.1 {code} {h11_reason(code)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) +
+        code, headers, body = wsgi.json_answer(code, {"error": message[:300]})
+        data = (f"HTTP/1.1 {code} {wsgi.reason(code)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) +
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
         conn.h11 = h11.Connection(h11.SERVER)   # the old one is in an error state; this answer ends the connection
         conn.out = data
@@ -488,11 +485,12 @@ class WebhookWorker(Worker):
         assert conn.request is not None
         self.buffered -= conn.size
         conn.size, conn.body, conn.close_after = 0, [], True
-        environ = self._environ(conn, conn.request, b"")
+        environ = wsgi.environ(conn.request, b"", conn.sock, conn.peer, started=conn.started, health=conn.health,
+                               timeout_seconds=self.timeout_seconds)
         environ["CONTENT_LENGTH"] = str(max(size, MAX_BODY_BYTES + 1))
         self._interest(conn, 0)
-        code, headers, body = _call(self.wsgi, environ)
-        data = (f"HTTP/1.1 {code} {h11_reason(code)}\r\n" +
+        code, headers, body = wsgi.call(self.wsgi, environ)
+        data = (f"HTTP/1.1 {code} {wsgi.reason(code)}\r\n" +
                 "".join(f"{k}: {v}\r\n" for k, v in headers if k.lower() not in ("content-length", "connection")) +
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
         conn.h11 = h11.Connection(h11.SERVER)
@@ -522,31 +520,6 @@ class WebhookWorker(Worker):
         conn.state, conn.since, conn.deadline = state, now, now + seconds
         self.soonest = min(self.soonest, conn.deadline)
         conn.port.table.update(conn)
-
-    def _environ(self, conn: _Conn, request: h11.Request, body: bytes) -> dict[str, Any]:
-        target = request.target.decode("latin-1")
-        path, _, query = target.partition("?")
-        local = conn.sock.getsockname()
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": request.method.decode("ascii", "replace"), "SCRIPT_NAME": "",
-            "PATH_INFO": unquote(path, encoding="latin-1"), "QUERY_STRING": query,
-            "SERVER_NAME": str(local[0]), "SERVER_PORT": str(local[1]), "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": str(conn.peer[0]) if isinstance(conn.peer, tuple) else "",
-            "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if isinstance(conn.sock, ssl.SSLSocket) else "http",
-            "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
-            "wsgi.multiprocess": True, "wsgi.run_once": False, "CONTENT_LENGTH": str(len(body)),
-            "dralint.started": conn.started, "dralint.health": conn.health,
-            "dralint.deadline": review_deadline(conn.started, query, self.timeout_seconds),
-        }
-        for name, value in request.headers:
-            key = name.decode("latin-1").upper().replace("-", "_")
-            if key in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
-                continue
-            if key == "CONTENT_TYPE":
-                environ["CONTENT_TYPE"] = value.decode("latin-1")
-                continue
-            environ[f"HTTP_{key}"] = value.decode("latin-1")
-        return environ
 
     def _interest(self, conn: _Conn, events: int) -> None:
         """Wait for ``events`` on the connection (0: none, while its request is being judged)."""
@@ -600,25 +573,6 @@ def worker_class(health_port: int | None, timeout_seconds: float) -> type[Webhoo
                                                     "timeout_seconds": timeout_seconds})
 
 
-def _call(app: Callable, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-    """Run the WSGI app on one request; its status, headers and body."""
-    started: list[Any] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable:
-        started[:] = [status, headers]
-        return lambda data: None
-
-    result = app(environ, start_response)
-    try:
-        body = b"".join(result)
-    finally:
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
-    status, headers = started
-    return int(status.split(" ", 1)[0]), list(headers), body
-
-
 def _readable(sock: socket.socket) -> bool:
     """Whether bytes (or the peer's close) wait to be read on ``sock``."""
     if isinstance(sock, ssl.SSLSocket) and sock.pending():
@@ -626,23 +580,3 @@ def _readable(sock: socket.socket) -> bool:
     poller = select.poll()
     poller.register(sock, select.POLLIN)
     return bool(poller.poll(0))
-
-
-def _json_answer(code: int, value: Any) -> tuple[int, list[tuple[str, str]], bytes]:
-    return code, [("Content-Type", "application/json")], orjson.dumps(value)
-
-
-def _header(headers: Any, name: bytes) -> str | None:
-    for key, value in headers:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-def h11_reason(code: int) -> str:
-    from http import HTTPStatus
-
-    try:
-        return HTTPStatus(code).phrase
-    except ValueError:
-        return "Error"
