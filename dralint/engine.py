@@ -10,7 +10,7 @@ import difflib
 import functools
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
 from . import acceptance, request_shape, schema, source, suppress
@@ -29,6 +29,9 @@ from .paths import FieldPath
 from .kube.releases import Release
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
+
+if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
+    from .feasibility import Fleet
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
 _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
@@ -275,11 +278,11 @@ def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
 
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
            options: Options, *, cluster: Index | None = None, name: str = "<request>",
-           world: Any = None) -> list[Finding]:
+           fleet: Fleet | None = None) -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
 
     With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility, against
-    ``world`` when given (the feasibility fleet view of ``cluster``, kept current by the caller).
+    ``fleet`` when given (the feasibility view of ``cluster``, kept current by the caller).
     """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
@@ -291,7 +294,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
         olds = {_identity(m): m for m in _manifests([_single(old, name + " (old)")], emitter, None, from_cluster=False)}
     # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None, base=cluster, world=world)
+           cluster_given=cluster is not None, base=cluster, fleet=fleet)
     try:
         _suppress(emitter, result, suppress.collect([], manifests), options)
     except Exception as exc:  # the findings stand, unsuppressed, and say why
@@ -302,7 +305,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           around: Surroundings | None = None, world: Any = None) -> None:
+           around: Surroundings | None = None, fleet: Fleet | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
@@ -349,7 +352,7 @@ def _judge(emitter: _Emitter, result: RunResult, linted: list[Manifest], olds: M
         judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
         _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
-                     {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
+                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -838,7 +841,7 @@ def _where(exc: BaseException) -> str:
 
 
 def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool, world: Any = None,
+                 linted_ids: set[int], cluster_given: bool, fleet: Fleet | None = None,
                  candidates: list[Canonical] | None = None) -> None:
     from . import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
@@ -847,7 +850,7 @@ def _feasibility(emitter: _Emitter, result: RunResult, index: Index, release: Re
                                           max_seconds=options.max_seconds, together=options.together,
                                           processes=options.jobs)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world,
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, fleet=fleet,
                                    candidates=candidates)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding

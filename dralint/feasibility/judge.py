@@ -27,6 +27,7 @@ from ..rule_filter import UsageError
 from . import daemonset
 from .explain import Explainer, Explanation, absent_note, explain_together
 from .fatal import FatalError
+from .fleet import Fleet
 from .groups import Group, Member, build_groups, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeView, node_matches, selector_key, selector_matches
@@ -80,7 +81,7 @@ class NodeSet:
 
 
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
-          evaluate: Evaluator | None = None, *, world: World | None = None,
+          evaluate: Evaluator | None = None, *, fleet: Fleet | None = None,
           exhaustive: bool = False, candidates: Iterable[Canonical] | None = None) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
@@ -88,14 +89,14 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     (an object not from the linted files): a cluster without slices has no devices to give.
 
     ``evaluate`` replaces dralint's CEL (tests); by default selectors run in the scheduler's
-    StoredExpressions environment of ``release``. ``world``: a fleet view kept elsewhere (the
-    webhook's); else one is built from ``index``. ``exhaustive`` searches every node without
+    StoredExpressions environment of ``release``. ``fleet``: a view of the cluster kept elsewhere
+    (the webhook's); else one is built from ``index``. ``exhaustive`` searches every node without
     the fleet's shortcuts (the property tests compare both). ``candidates``: the only objects that
     may be linted, when the caller knows them (a review against a kept cluster state).
     """
     report = FeasibilityReport()
-    if world is not None:
-        _judge_with(world, index, options, linted, exhaustive, report, candidates)
+    if fleet is not None:
+        _judge_with(fleet.world, index, options, linted, exhaustive, report, candidates)
         return report
     if not index.slices and not _cluster_state(index, linted):
         return report
