@@ -32,7 +32,7 @@ from .nodes import NodeSet, NodeView, selector_matches
 from .outcome import Outcome
 from .placement import Placement
 from .report import FeasibilityOptions, FeasibilityReport
-from .search import Budget, Pick
+from .picks import Budget, Pick
 
 if TYPE_CHECKING:
     from .world import World

@@ -24,8 +24,9 @@ from .counters import CounterBook
 from .fatal import FatalError
 from .model import NANO, Alternative, ClaimSpec, Request
 from .nodes import NodeSet
+from .picks import Budget, BudgetExceeded, NodeFailure, Pick
 from .precheck import must_search
-from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
+from .search import Attempt
 from .taints import blocking_taint
 
 if TYPE_CHECKING:

@@ -24,9 +24,10 @@ from .groups import Group, Member, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeSet, NodeView, selector_key, selector_matches
 from .outcome import Outcome, Placed, fits, shared_pins
+from .picks import Budget, BudgetExceeded, NodeFailure
 from .precheck import can_fail, must_search
 from .report import FeasibilityOptions, FeasibilityReport, decode, encode
-from .search import Attempt, Budget, BudgetExceeded, NodeFailure
+from .search import Attempt
 from .shards import judge_all
 from .verdict import (PLACEMENT_FIELDS, allocations, location, placement_note, refusals, report_fatal,
                       request_details, summary)

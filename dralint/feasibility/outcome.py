@@ -12,7 +12,7 @@ from typing import Callable
 from .fatal import FatalError
 from .groups import Group, Member
 from .nodes import NodeView, node_matches, selector_key
-from .search import Pick
+from .picks import Pick
 
 
 @dataclass
