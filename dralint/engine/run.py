@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from .. import acceptance, source, suppress
 from ..catalog import load_catalog
@@ -26,6 +26,9 @@ from .emit import Emitter, internal_error, run_error, source_problem
 from .objects import Target, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
 from .result import RunResult
 from .split import Split, judge_split
+
+if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
+    from ..feasibility import Fleet
 
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
@@ -169,11 +172,11 @@ def cluster_object(value: Mapping[str, Any], name: str) -> Canonical | None:
 
 def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str, subresource: str,
            options: Options, *, cluster: Index | None = None, name: str = "<request>",
-           world: Any = None) -> list[Finding]:
+           fleet: Fleet | None = None) -> list[Finding]:
     """Judge one object of an admission request (the webhook's call); ``old`` for UPDATE.
 
     With ``cluster`` (from ``load_cluster``) a claim or pod is also judged for feasibility, against
-    ``world`` when given (the feasibility fleet view of ``cluster``, kept current by the caller).
+    ``fleet`` when given (the feasibility view of ``cluster``, kept current by the caller).
     """
     catalog = load_catalog()
     emitter = Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
@@ -185,7 +188,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
         olds = {identity(m): m for m in read_manifests([single_file(old, name + " (old)")], emitter, None, from_cluster=False)}
     # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
     _judge(emitter, result, manifests, olds, [], options, operation=operation, subresource=subresource,
-           cluster_given=cluster is not None, base=cluster, world=world)
+           cluster_given=cluster is not None, base=cluster, fleet=fleet)
     try:
         _suppress(emitter, result, suppress.collect([], manifests), options)
     except Exception as exc:  # the findings stand, unsuppressed, and say why
@@ -196,7 +199,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
 def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
-           around: Surroundings | None = None, world: Any = None) -> None:
+           around: Surroundings | None = None, fleet: Fleet | None = None) -> None:
     """Schema, conversion, checks and feasibility for the linted objects; the shared core of every face.
 
     Each object is judged on its own first (schema and the checks of the object itself, in the
@@ -243,7 +246,7 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
         judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
         _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
-                     {id(obj) for obj in judged}, cluster_given, world, judged if base is not None else None)
+                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -341,7 +344,7 @@ def _suppress(emitter: Emitter, result: RunResult, suppressions: list[suppress.S
 
 
 def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Release, options: Options,
-                 linted_ids: set[int], cluster_given: bool, world: Any = None,
+                 linted_ids: set[int], cluster_given: bool, fleet: Fleet | None = None,
                  candidates: list[Canonical] | None = None) -> None:
     from .. import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
@@ -350,7 +353,7 @@ def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Rel
                                           max_seconds=options.max_seconds, together=options.together,
                                           processes=options.jobs)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, world=world,
+        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, fleet=fleet,
                                    candidates=candidates)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding

@@ -6,7 +6,8 @@ order, and explains the narrowest reason when nothing fits.
 """
 from __future__ import annotations
 
+from .fleet import Fleet
 from .judge import UnknownNode, judge
 from .report import FeasibilityOptions, FeasibilityReport
 
-__all__ = ["FeasibilityOptions", "FeasibilityReport", "UnknownNode", "judge"]
+__all__ = ["FeasibilityOptions", "FeasibilityReport", "Fleet", "UnknownNode", "judge"]

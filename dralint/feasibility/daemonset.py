@@ -18,23 +18,24 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import numpy as np
 
 from ..problems import Problem
 from ..convert import Canonical
 from ..paths import FieldPath
-from .explain import explain_together
+from .explain import Explainer, explain_together
 from .groups import Group, Member
-from .model import DeviceKey, Toleration
-from .nodes import NodeView, selector_matches
+from .model import ClaimSpec, DeviceKey, Toleration
+from .nodes import NodeSet, NodeView, selector_matches
+from .outcome import Outcome
 from .placement import Placement
-from .report import FeasibilityReport
-from .search import Budget, Pick
+from .report import FeasibilityOptions, FeasibilityReport
+from .picks import Budget, Pick
 
 if TYPE_CHECKING:
-    from .judge import Judge, NodeSet, Outcome
+    from .world import World
 
 RULE = "DRA710"
 SHOWN = 3          # failing nodes named (and explained) in the message; the rest are counted
@@ -48,6 +49,17 @@ DEFAULT_TOLERATIONS = (
 )
 # Added only to pods on the host network (the controller's own condition).
 HOST_NETWORK_TOLERATION = Toleration("node.kubernetes.io/network-unavailable", "Exists", "", "NoSchedule")
+
+
+class Judgement(Protocol):
+    """What the per-node run asks of the judgement it is part of (``judgement.Judge``)."""
+
+    world: World
+    options: FeasibilityOptions
+    deadline: float
+    explainer: Explainer
+
+    def decide_cached(self, claims: list[ClaimSpec], nodes: NodeSet, budget: Budget) -> Outcome: ...
 
 
 @dataclass
@@ -89,7 +101,7 @@ def eligible_nodes(group: Group, nodes: list[NodeView]) -> list[NodeView]:
     return [n for n in nodes if n.known and not placement.refuses(n)]
 
 
-def run_daemonset(judge: Judge, group: Group) -> DaemonRun:
+def run_daemonset(judge: Judgement, group: Group) -> DaemonRun:
     """Each eligible node's pod in node order, beside the pods before it: devices they took that
     other nodes reach stay taken (network-attached devices), and claims the pods share
     (``resourceClaimName``) stay where the first pod got them."""
@@ -134,9 +146,8 @@ def run_daemonset(judge: Judge, group: Group) -> DaemonRun:
     return out
 
 
-def one_node(judge: Judge, node: NodeView) -> NodeSet:
+def one_node(judge: Judgement, node: NodeView) -> NodeSet:
     """The node set of a pod pinned to ``node``."""
-    from .judge import NodeSet  # judge.py imports this module
     world = judge.world
     slots = np.array([world.slot_of(node)], np.int64)
     return NodeSet([node], slots, world.unusable_slots()[slots], ("daemonset", node.name, len(world.node_log)),
@@ -177,7 +188,7 @@ def _reachable_elsewhere(outcome: Outcome) -> tuple[set[DeviceKey], dict]:
     return dedicated, shares
 
 
-def node_reason(judge: Judge, nodes: NodeSet, outcome: Outcome, members: tuple[Member, ...]) -> str:
+def node_reason(judge: Judgement, nodes: NodeSet, outcome: Outcome, members: tuple[Member, ...]) -> str:
     """Why the pod cannot get its devices on ``nodes`` (its one node): the narrowest reason per claim."""
     parts = []
     for m in members:

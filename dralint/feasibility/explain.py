@@ -10,11 +10,10 @@ is named as the cause, with the amounts involved.
 """
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,12 +23,15 @@ from .columns import TRUE
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import NANO, Alternative, ClaimSpec, Request
+from .nodes import NodeSet
+from .picks import Budget, BudgetExceeded, NodeFailure, Pick
 from .precheck import must_search
-from .search import Attempt, Budget, BudgetExceeded, NodeFailure, Pick
+from .search import Attempt
 from .taints import blocking_taint
 
 if TYPE_CHECKING:
-    from .judge import Judge, NodeSet
+    from .counts import Counts
+    from .world import World
 
 _MAX_NAMED = 3       # devices named in a message
 _MAX_NODES = 20      # nodes listed in details
@@ -77,8 +79,8 @@ def _per_node(position: np.ndarray, mask: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(position[mask], minlength=size)
 
 
-def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
-    world, counts = judge.world, judge.counts
+def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
+    world, counts = ex.world, ex.counts
     st = Stages(alt, alt.count if alt.mode == "ExactCount" else None)
     st.nodes = nodes.nodes
     size = len(nodes.nodes)
@@ -87,7 +89,7 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
         st.distinct = dict.fromkeys(_STAGE_NAMES, 0)
         return st
     slot, uid, here = counts.flat()
-    position, inside, held = judge.explainer.placed(nodes)
+    position, inside, held = ex.placed(nodes)
     cls_ok = (counts.selected(alt, ())[uid] == TRUE) & inside
     passed = cls_ok
     for i in range(len(alt.selectors)):
@@ -112,7 +114,7 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
     for i in np.nonzero(suspects)[0]:
         d = world.selection.columns.devices[int(uid[i])]
         assert d is not None
-        why = _blocked_reason(judge, alt, d, nodes.nodes[int(position[i])], st, pools)
+        why = _blocked_reason(ex.world, alt, d, nodes.nodes[int(position[i])], st, pools)
         if why:
             usable[i] = False
             if d.uid not in seen:
@@ -128,9 +130,8 @@ def _stages(judge: "Judge", alt: Alternative, nodes: "NodeSet") -> Stages:
     return st
 
 
-def _blocked_reason(judge: "Judge", alt: Alternative, d, node, st: Stages, pools: dict[int, Any]) -> str:
+def _blocked_reason(world: World, alt: Alternative, d, node, st: Stages, pools: dict[int, Any]) -> str:
     """Why a free matching device cannot be given to the request ("" when it can)."""
-    world = judge.world
     f = world.features
     if d.consumes and not f.partitionable:
         return "consume shared counters (DRAPartitionableDevices is off)"
@@ -319,38 +320,34 @@ def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
 class Explainer:
     """Explanations of one judgement; stage counts are shared by requests that filter alike."""
 
-    def __init__(self, judge: "Judge", deadline: float) -> None:
-        # Weak: the judge owns its explainer, and a back-reference would make each judgement a reference
-        # cycle that holds the world until a full collection (the webhook freezes states it builds).
-        self._judge = weakref.ref(judge)
+    def __init__(self, world: World, counts: Counts, deadline: float, exhaustive: bool = False) -> None:
+        """``counts``: the world's counts as the judgement took them; ``exhaustive``: search every node."""
+        self.world = world
+        self.counts = counts
         self.deadline = deadline      # the run's time budget also bounds explaining
+        self.exhaustive = exhaustive
         self._stages: dict[tuple, Stages] = {}
         # See placed(): for which nodes and holds, from which entries, what.
         self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
 
-    @property
-    def judge(self) -> "Judge":
-        """The judgement this explains (alive while it is asked)."""
-        return cast("Judge", self._judge())
-
-    def stages(self, alt: Alternative, nodes: "NodeSet") -> Stages:
-        world = self.judge.world
+    def stages(self, alt: Alternative, nodes: NodeSet) -> Stages:
+        world = self.world
         capacity = tuple(sorted(alt.capacity.items())) if alt.capacity else None
         key = (alt.class_name, alt.selectors, alt.admin, alt.tolerations, capacity, nodes.key,
                len(world.node_log), world.held_token, len(world.class_log))
         st = self._stages.get(key)
         if st is None:
-            st = self._stages[key] = _stages(self.judge, alt, nodes)
+            st = self._stages[key] = _stages(self, alt, nodes)
         return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
 
-    def placed(self, nodes: "NodeSet") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def placed(self, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per entry of the fleet: its node's place in ``nodes`` (-1: not among them), whether it
         counts there, and whether its device is held; the same for every request judged with
         these nodes (the last asked is kept)."""
-        world = self.judge.world
-        flat = self.judge.counts.flat()
+        world = self.world
+        flat = self.counts.flat()
         held = (world.held_token, len(world.hold_log))
         have = self._placed
         if have is None or have[0] != (nodes.key, held) or have[1] is not flat:
@@ -361,7 +358,7 @@ class Explainer:
             have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
         return have[2]
 
-    def absent_of(self, claims: list[ClaimSpec], nodes: "NodeSet") -> dict[str, int]:
+    def absent_of(self, claims: list[ClaimSpec], nodes: NodeSet) -> dict[str, int]:
         """Per node without a Node object, the devices it publishes for the first request of ``claims``
         whose selectors match some there (empty when none does)."""
         for claim in claims:
@@ -372,13 +369,13 @@ class Explainer:
                         return st.absent
         return {}
 
-    def pool_note(self, nodes: "NodeSet") -> str:
+    def pool_note(self, nodes: NodeSet) -> str:
         """Pools the nodes see but cannot allocate from, as a parenthesis for messages."""
         have = self._notes.get(nodes.key)
         if have is not None:
             return have
         reasons = {}
-        world = self.judge.world
+        world = self.world
         for i in np.nonzero(nodes.unusable)[0]:
             for pool in world.pools(nodes.nodes[int(i)]):
                 if not pool.usable:
@@ -387,9 +384,9 @@ class Explainer:
         have = self._notes[nodes.key] = f" ({shown})" if shown else ""
         return have
 
-    def claim(self, claim: ClaimSpec, nodes: "NodeSet", node_failures: dict[str, str]) -> Explanation:
+    def claim(self, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str]) -> Explanation:
         """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
-        world = self.judge.world
+        world = self.world
         key = (claim.shape, nodes.key, tuple(node_failures.items()), len(world.node_log), world.held_token,
                len(world.class_log))
         have = self._claims.get(key)
@@ -397,17 +394,16 @@ class Explainer:
             have = self._claims[key] = explain_claim(self, claim, nodes, node_failures)
         return have
 
-    def search(self, claims: list[ClaimSpec], nodes: "NodeSet", relax: frozenset[str] = frozenset()
+    def search(self, claims: list[ClaimSpec], nodes: NodeSet, relax: frozenset[str] = frozenset()
                ) -> list[list[Pick]] | None | bool:
         """Feasible on some node? The picks if so, False if not, None when undecided within a small
         budget (explanations stay cheap). ``relax``: checks left out."""
-        judge = self.judge
-        world = judge.world
+        world = self.world
         budget = Budget(max_steps=20_000, deadline=self.deadline)
-        if judge.exhaustive:
+        if self.exhaustive:
             must = np.ones(len(nodes.nodes), bool)
         else:
-            must = must_search(judge.counts, claims, nodes.slots, nodes.unusable, relaxed=bool(relax))
+            must = must_search(self.counts, claims, nodes.slots, nodes.unusable, relaxed=bool(relax))
         for i in np.nonzero(must)[0]:
             node = nodes.nodes[int(i)]
             attempt = Attempt(world.run, node, world.pools(node), claims, budget, relax=relax)
@@ -421,7 +417,7 @@ class Explainer:
         return False
 
 
-def _request_reason(ex: Explainer, req: Request, nodes: "NodeSet") -> tuple[str, list[Stages]] | None:
+def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str, list[Stages]] | None:
     """A reason when this request cannot be satisfied on any node even on its own."""
     stages = [ex.stages(alt, nodes) for alt in req.alternatives]
     if any(st.fits_somewhere() for st in stages):
@@ -433,7 +429,7 @@ def _request_reason(ex: Explainer, req: Request, nodes: "NodeSet") -> tuple[str,
     return f"no alternative of request `{req.name}` fits: {parts}", stages
 
 
-def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: "NodeSet", node_failures: dict[str, str]) -> Explanation:
+def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str]) -> Explanation:
     """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
@@ -466,7 +462,7 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: "NodeSet", node_failur
                        "devices at the same time", _details(all_stages))
 
 
-def blocking_cause(ex: Explainer, claims: list[ClaimSpec], nodes: "NodeSet") -> str:
+def blocking_cause(ex: Explainer, claims: list[ClaimSpec], nodes: NodeSet) -> str:
     """When leaving out taints, shared counters or capacity makes the claims fit, that is what
     blocks them: said with the devices and amounts of the solution found without it."""
     relevant = _relaxable(ex, claims)
@@ -486,8 +482,8 @@ def blocking_cause(ex: Explainer, claims: list[ClaimSpec], nodes: "NodeSet") -> 
 def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
     """The checks that could refuse some device the claims' requests select (leaving the others out
     would change nothing)."""
-    counts = ex.judge.counts
-    f = ex.judge.world.features
+    counts = ex.counts
+    f = ex.world.features
     out: set[str] = set()
     for claim in claims:
         for req in claim.requests:
@@ -518,7 +514,7 @@ def _taint_cause(ex: Explainer, picks: list[Pick]) -> str:
 
 
 def _counter_cause(ex: Explainer, picks: list[Pick]) -> str:
-    world = ex.judge.world
+    world = ex.world
     by_pool: dict[Any, list] = {}
     for p in picks:
         if p.device.consumes:
@@ -530,7 +526,7 @@ def _counter_cause(ex: Explainer, picks: list[Pick]) -> str:
 
 
 def _capacity_cause(ex: Explainer, picks: list[Pick]) -> str:
-    world = ex.judge.world
+    world = ex.world
     parts = []
     taken: dict[Any, dict] = {}
     for p in picks:
@@ -550,7 +546,7 @@ def _capacity_cause(ex: Explainer, picks: list[Pick]) -> str:
     return f"capacity: the devices that would fit have too little left: {'; '.join(parts[:_MAX_NAMED])}"
 
 
-def explain_together(ex: Explainer, members: list[ClaimSpec], nodes: "NodeSet") -> str:
+def explain_together(ex: Explainer, members: list[ClaimSpec], nodes: NodeSet) -> str:
     """For a pod whose claims each fit alone."""
     cause = blocking_cause(ex, members, nodes)
     if cause:

@@ -10,15 +10,12 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from ..bounded_cache import bounded_cache
 from ..convert import Canonical
 from ..paths import FieldPath
 from ..kube.quantity import Quantity, QuantityError
-
-if TYPE_CHECKING:
-    from .nodes import NodeTaint
 
 DeviceKey = tuple[str, str, str]   # (driver, pool, device): the allocator's DeviceID
 PoolKey = tuple[str, str]          # (driver, pool)
@@ -64,6 +61,15 @@ def _str(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class NodeTaint:
+    """A Node's taint (core/v1), which a pod's tolerations answer as a device's."""
+
     key: str
     value: str
     effect: str

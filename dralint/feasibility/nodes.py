@@ -11,17 +11,13 @@ cluster dump without Node objects should not make network-attached devices unrea
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .model import Slice
+import numpy as np
 
-
-@dataclass(frozen=True)
-class NodeTaint:
-    key: str
-    value: str
-    effect: str
+from .model import NodeTaint, Slice
 
 
 @dataclass(frozen=True)
@@ -162,3 +158,14 @@ def candidate_nodes(node_objects: Mapping[str, Mapping[str, Any]], slices: Itera
     if not nodes and not known:
         nodes.append(NodeView("<any node>"))
     return nodes
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """The nodes a pod may run on, in order, with their slots in the fleet's arrays."""
+
+    nodes: list[NodeView]
+    slots: np.ndarray
+    unusable: np.ndarray          # per node: it sees an incomplete or invalid pool
+    key: Any
+    refused: Counter

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .model import Toleration
-from .nodes import NodeTaint, NodeView, selector_matches
+from .model import NodeTaint, Toleration
+from .nodes import NodeView, selector_matches
 
 UNSCHEDULABLE = NodeTaint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 _BLOCKING = ("NoSchedule", "NoExecute")

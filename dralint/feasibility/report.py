@@ -24,3 +24,19 @@ class FeasibilityReport:
     problems: list[tuple[Canonical, Problem]] = field(default_factory=list)
     allocations: list[dict[str, Any]] = field(default_factory=list)   # --show-allocation, JSON-ready
     traces: dict[str, list[str]] = field(default_factory=dict)        # claim -> search trace lines
+
+
+def encode(one: FeasibilityReport | None) -> tuple | None:
+    """A group's report as another process sends it: the objects it is about by id (the processes
+    share them, forked from one)."""
+    if one is None:
+        return None
+    return ([(id(obj), problem) for obj, problem in one.problems], one.allocations, one.traces)
+
+
+def decode(value: tuple | None, by_id: dict[int, Canonical]) -> FeasibilityReport | None:
+    """``encode`` undone; KeyError for an object this process does not know."""
+    if value is None:
+        return None
+    problems, allocations, traces = value
+    return FeasibilityReport([(by_id[key], problem) for key, problem in problems], allocations, traces)

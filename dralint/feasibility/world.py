@@ -23,7 +23,7 @@ from .lru import Lru
 from .model import AllocatedState, DeviceKey, Nanos, Slice, holdings, read_slice
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
-from .search import Candidate, RunContext, invalid_pools_failure
+from .picks import Candidate, RunContext, invalid_pools_failure
 from .selection import DeviceClassInfo, Evaluator, Selection, cel_entry_problem, read_class
 from .taints import rule_taints
 

@@ -162,7 +162,7 @@ def test_small_inputs_stay_in_one_process(tmp_path, monkeypatch):
 def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
     # Forty claims against six nodes of four GPUs: some fit, some ask for more than a node has, some
     # for a model no GPU is; with a group per process enough, the feasibility stage forks.
-    judging = importlib.import_module("dralint.feasibility.judge")   # the module, not its judge()
+    judging = importlib.import_module("dralint.feasibility.judgement")
     monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
     docs = ['apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec:\n'
             '  selectors: [{cel: {expression: device.driver == "gpu.example.com"}}]\n']

@@ -24,7 +24,7 @@ from dralint.bounded_cache import bounded_cache
 from dralint.cel import compile_selector, env_for, lint, regex
 from dralint.checks import formats
 from dralint.engine import Options, cluster_object, review
-from dralint.feasibility import model, selection
+from dralint.feasibility import Fleet, model, selection
 from dralint.feasibility.selection import cel_evaluator, cel_required_driver
 from dralint.feasibility.world import World
 from dralint.index import Index
@@ -223,7 +223,7 @@ def fleet(nodes: int = 4) -> tuple[Index, World]:
 
 
 def judged(index: Index, world: World, obj: dict) -> list[str]:
-    return sorted(f.rule for f in review(obj, None, "CREATE", "", Options(), cluster=index, world=world))
+    return sorted(f.rule for f in review(obj, None, "CREATE", "", Options(), cluster=index, fleet=Fleet(world)))
 
 
 def test_a_world_without_its_caches_judges_the_same():

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dralint.feasibility import FeasibilityOptions, judge
+from dralint.feasibility import FeasibilityOptions, Fleet, judge
 from dralint.feasibility.explain import Stages, _top_nodes
 from dralint.feasibility.nodes import NodeView
 from dralint.feasibility.world import World
@@ -93,7 +93,7 @@ def _judged(state: dict, linted: list[str], world: World | None):
     if world is None:
         world = World.from_index(index, RELEASE, mini_cel, by_name=True)
     report = judge(index, RELEASE, FeasibilityOptions(show_allocation=True), lambda o: id(o) in ids,
-                   evaluate=mini_cel, world=world)
+                   evaluate=mini_cel, fleet=Fleet(world))
     return ([(o.manifest.display, p.rule, str(p.path), p.message, json.dumps(p.details, sort_keys=True, default=str))
              for o, p in report.problems], report.allocations)
 

@@ -10,7 +10,7 @@ import re
 
 from dralint import source
 from dralint.convert import to_canonical
-from dralint.feasibility import FeasibilityOptions, judge
+from dralint.feasibility import FeasibilityOptions, Fleet, judge
 from dralint.feasibility.model import Device, nanos
 from dralint.feasibility.selection import SelectorError, names_read
 from dralint.feasibility.world import World
@@ -118,9 +118,9 @@ def run(cluster: list[str], linted: list[str], gates: dict | None = None, *, nod
                     if not is_cluster:
                         mine.add(id(c))
     index, release = Index.build(objs), Release(37, gates or {})
-    world = World.from_index(index, release, mini_cel, by_name=True, nodes_listed=True) if nodes_listed else None
+    fleet = Fleet(World.from_index(index, release, mini_cel, by_name=True, nodes_listed=True)) if nodes_listed else None
     return judge(index, release, FeasibilityOptions(**options), lambda o: id(o) in mine, evaluate=mini_cel,
-                 world=world)
+                 fleet=fleet)
 
 
 def messages(report, rule: str = "DRA701") -> list[str]:

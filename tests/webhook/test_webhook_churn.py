@@ -362,7 +362,7 @@ def _kept_like_fresh(tmp: Path, changes: list) -> None:
         fresh = Index.build(o for o in (cluster_object(gojson.loads(r[3]), "fresh") for r in rows.rows) if o)
         state = live.current()
         assert _contents(state.index) == _contents(fresh)
-        kept = live.fleet.world(POLICY.options.release)
+        kept = live.fleet.fleet(POLICY.options.release).world
         release = POLICY.options.release
         built = World.from_index(fresh, release, cel_evaluator(release), None, cel_required_driver(release),
                                  by_name=True, nodes_listed=True)    # the watch lists every Node

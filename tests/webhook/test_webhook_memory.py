@@ -245,7 +245,7 @@ def test_relief_drops_the_engines_caches_and_the_fleet_views(files):
         body = review_of(heavy_claim(i), "CREATE", None, "", False, str(uuid.uuid4()))
         assert client.post("/validate", data=json.dumps(body), content_type="application/json").status_code == 200
     view = hook.loaded_cluster().fleet
-    world = view.world(hook.policy().options.release)
+    world = view.fleet(hook.policy().options.release).world
     assert len(world.selection._combined)
     relief = Relief(hook.settings.max_rss, hook.loaded_cluster, hook.metrics, None)
     dropped = relief.relieve()
@@ -260,7 +260,7 @@ def test_a_fleet_view_in_use_is_dropped_once_the_review_lets_go(files):
     body = review_of(heavy_claim(1), "CREATE", None, "", False, "u")
     create_app(hook).test_client().post("/validate", data=json.dumps(body), content_type="application/json")
     view: fleet_module.FleetView = hook.loaded_cluster().fleet
-    world = view.world(hook.policy().options.release)
+    world = view.fleet(hook.policy().options.release).world
     with view.lock:                         # a review judging
         assert view.drop_caches() is None   # a thread waits for it
         assert view.drop_caches() is None   # ... one thread

@@ -1,33 +1,37 @@
 """A worker's feasibility fleet view of the live cluster, kept current off the request path.
 
-The allocator's world (``dralint.feasibility.world.World``: devices as columns, per-node counts)
-costs seconds to build for thousands of nodes and milliseconds to ask; so it is built once, in the
+The allocator's view (``dralint.feasibility.Fleet``: devices as columns, per-node counts) costs
+seconds to build for thousands of nodes and milliseconds to ask; so it is built once, in the
 thread that follows the watcher's state, and then changed object by object as the state changes
-(``put_slice``, ``drop_class``, ``put_node``, ``put_claim``...). A change too large to apply one
-by one (a relist, a new release from a policy edit, a DeviceTaintRule: it may taint any device of
-the fleet) builds a new world beside the old one, which serves until the swap. A claim allocated,
+(``Fleet.apply``). A change too large to apply one by one (a relist, a new release from a policy
+edit, a DeviceTaintRule: it may taint any device of the fleet) builds a new view beside the old
+one, which serves until the swap. A claim allocated,
 freed or removed costs the devices it holds, not a new count over every claim. Reviews ask it
-under :attr:`FleetView.lock`: updates and judgements (which fill the world's caches as they go)
+under :attr:`FleetView.lock`: updates and judgements (which fill the view's caches as they go)
 never overlap.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dralint.index import Index
 from dralint.kube.releases import Release
 
-# Above this many changed objects a new world is built instead of changing the old one in place.
+if TYPE_CHECKING:  # imported when the first view is built: feasibility is heavy (CEL) and may be off
+    from dralint.feasibility import Fleet
+
+# Above this many changed objects a new view is built instead of changing the old one in place.
 REBUILD_CHANGES = 500
-# How long a drop of the world's caches waits for the reviews using it (each holds it for milliseconds).
+# How long a drop of the view's caches waits for the reviews using it (each holds it for milliseconds).
 DROP_WAIT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
 class Change:
-    """One object of the live state added or changed (``obj``), or removed (None)."""
+    """One object of the live state added or changed (``obj``), or removed (None); a
+    ``dralint.feasibility.fleet.Change``."""
 
     resource: str
     key: str
@@ -35,7 +39,7 @@ class Change:
 
 
 class FleetView:
-    """The world for one release, or none while it is being built."""
+    """The view for one release, or none while it is being built."""
 
     def __init__(self, release_of: Callable[[], Release | None], *, nodes_listed: bool = False) -> None:
         """``nodes_listed``: the state's Nodes are the cluster's whole node list (the watch lists them),
@@ -44,32 +48,32 @@ class FleetView:
         self.lock = threading.Lock()
         self._release_of = release_of
         self._nodes_listed = nodes_listed
-        self._world: Any = None
+        self._fleet: Fleet | None = None
         self._release: Release | None = None
         self.builds = 0
-        # A drop waiting for the world in a thread of its own, and what it freed once it could.
+        # A drop waiting for the view in a thread of its own, and what it freed once it could.
         self._dropping = threading.Lock()
         self._waiting = False
         self._dropped: int | None = None
 
-    def world(self, release: Release) -> Any:
-        """The world to judge with under ``release``, or None (not built yet, or for another release)."""
-        world = self._world
-        return world if world is not None and self._release == release else None
+    def fleet(self, release: Release) -> Fleet | None:
+        """The view to judge with under ``release``, or None (not built yet, or for another release)."""
+        fleet = self._fleet
+        return fleet if fleet is not None and self._release == release else None
 
     def ready(self) -> bool:
-        """A world for the release the policy judges with is in place (or none is needed)."""
+        """A view for the release the policy judges with is in place (or none is needed)."""
         release = self._release_of()
-        return release is None or self.world(release) is not None
+        return release is None or self.fleet(release) is not None
 
     def behind(self) -> bool:
-        """The policy moved on: a world is needed for another release, or none any more (feasibility off)."""
+        """The policy moved on: a view is needed for another release, or none any more (feasibility off)."""
         release = self._release_of()
-        return (self._world is not None or release is not None) and (self._world is None or self._release != release)
+        return (self._fleet is not None or release is not None) and (self._fleet is None or self._release != release)
 
     def drop_caches(self) -> int | None:
-        """Empty the world's caches (selector answers, counts, node sets: worked out again when next
-        asked); the bytes they held, as estimated. While a review or an update holds the world, a
+        """Empty the view's caches (selector answers, counts, node sets: worked out again when next
+        asked); the bytes they held, as estimated. While a review or an update holds the view, a
         thread waits for it (up to ``DROP_WAIT_SECONDS``) and drops them: None until then, and what it
         freed when asked next. (Not the review itself as it lets go: the memory guard may interrupt a
         review anywhere, and a lock must be taken and given back where nothing can interrupt.)"""
@@ -99,51 +103,30 @@ class FleetView:
             self._waiting, self._dropped = False, freed
 
     def _drop(self) -> int:
-        return self._world.drop_caches() if self._world is not None else 0
+        return self._fleet.drop_caches() if self._fleet is not None else 0
 
     def update(self, index: Index, changes: list[Change]) -> None:
-        """Bring the world in step with ``index`` (the state after ``changes``). In the follow thread."""
+        """Bring the view in step with ``index`` (the state after ``changes``). In the follow thread."""
         release = self._release_of()
-        if release is None:            # feasibility is off: no world, no memory for one
-            self._world, self._release = None, None
+        if release is None:            # feasibility is off: no view, no memory for one
+            self._fleet, self._release = None, None
             return
-        if self._world is None or self._release != release or len(changes) > REBUILD_CHANGES or \
+        if self._fleet is None or self._release != release or len(changes) > REBUILD_CHANGES or \
                 any(change.resource == "devicetaintrules" for change in changes):
-            world = _build(index, release, self._nodes_listed)
+            from dralint.feasibility import Fleet
+
+            fleet = Fleet.build(index, release, nodes_listed=self._nodes_listed)
             with self.lock:
-                self._world, self._release = world, release
+                self._fleet, self._release = fleet, release
             self.builds += 1
             return
         with self.lock:
             try:
                 for change in changes:
-                    _apply(self._world, change)
+                    self._fleet.apply(change)
                 if changes:
-                    # What the changed nodes' arrays and pools need is worked out here, not by the next review.
-                    self._world.warm()
+                    self._fleet.warm()   # here, not in the next review
             except Exception:
-                self._world = None   # half changed: built again by the next update, never judged with
+                self._fleet = None   # half changed: built again by the next update, never judged with
                 raise
 
-
-def _build(index: Index, release: Release, nodes_listed: bool) -> Any:
-    from dralint.feasibility.selection import cel_evaluator, cel_required_driver
-    from dralint.feasibility.world import World
-
-    world = World.from_index(index, release, cel_evaluator(release), None, cel_required_driver(release), by_name=True,
-                             nodes_listed=nodes_listed)
-    world.warm()
-    return world
-
-
-def _apply(world: Any, change: Change) -> None:
-    obj, name = change.obj, change.key.rsplit("/", 1)[-1]
-    if change.resource == "resourceslices":
-        world.put_slice(obj) if obj is not None else world.drop_slice(name)
-    elif change.resource == "deviceclasses":
-        world.put_class(obj) if obj is not None else world.drop_class(name)
-    elif change.resource == "nodes":
-        world.put_node(name, obj.value if obj is not None else None)
-    elif change.resource == "resourceclaims":
-        namespace = change.key.split("/", 1)[0]
-        world.put_claim(obj, (namespace, name))

@@ -105,16 +105,16 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
     if max_seconds is not None and max_seconds < options.max_seconds:
         options = replace(options, max_seconds=max(0.0, max_seconds))
     notes: tuple[str, ...] = ()
-    fleet = state.fleet if state is not None and use_cluster is not None else None
-    world = fleet.world(options.release) if fleet is not None else None
-    if fleet is not None and world is None and str(obj.get("kind")) in FEASIBILITY_KINDS:
+    view = state.fleet if state is not None and use_cluster is not None else None
+    kept = view.fleet(options.release) if view is not None else None
+    if view is not None and kept is None and str(obj.get("kind")) in FEASIBILITY_KINDS:
         # Judging feasibility without the kept view would build one for this review: seconds at fleet scale.
         options = replace(options, ignore=options.ignore + ("DRA7",))
         notes = ("dralint: feasibility not judged: the webhook is still building its view of the cluster's devices",)
-    if world is not None and str(obj.get("kind")) in FEASIBILITY_KINDS:
-        with fleet.lock:
+    if kept is not None and str(obj.get("kind")) in FEASIBILITY_KINDS:
+        with view.lock:
             findings = review(obj, old, request.operation, request.sub_resource, options, cluster=use_cluster,
-                              name=request.display, world=world)
+                              name=request.display, fleet=kept)
     else:
         findings = review(obj, old, request.operation, request.sub_resource, options, cluster=use_cluster,
                           name=request.display)

@@ -1,0 +1,70 @@
+"""How a pod (or lone claim) fared in the search, and what its replicas share.
+
+The records the judgement passes between deciding, explaining and reporting, kept apart from the
+judgement itself so that the explainer and the DaemonSet's per-node run read them without it.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .fatal import FatalError
+from .groups import Group, Member
+from .nodes import NodeView, node_matches, selector_key
+from .picks import Pick
+
+
+@dataclass
+class Outcome:
+    """How one pod (or lone claim) fared: on which node it fits, why not, or what stopped the search."""
+
+    node: NodeView | None = None
+    picks: list[list[Pick]] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)   # node -> per-node failure, non-empty ones, node order
+    tried: int = 0                                           # nodes the pod may run on
+    refused: Counter = field(default_factory=Counter)        # why the other nodes cannot run it
+    fatal: FatalError | None = None
+    undecided: int = 0                                       # steps taken when the budget ran out
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One replica of a group: the claims it was judged with, and how it fared (with the reasons,
+    worked out while the replicas before it held their devices, when it does not fit beside them)."""
+
+    members: list[Member]
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+
+
+def fits(group: Group, placed: list[Placed]) -> bool:
+    """Every replica got its devices."""
+    return len(placed) == group.replicas and all(
+        p.outcome.node is not None and p.outcome.fatal is None and not p.outcome.undecided for p in placed)
+
+
+def shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Callable[[NodeView], bool]]]:
+    """Later replicas use the claims named directly as the first one allocated them: on its node
+    when a device is node-local, else where the devices' node selectors reach."""
+    pins = []
+    for m, picks in zip(members, outcome.picks):
+        if not m.shared or not picks or outcome.node is None:
+            continue
+        node = outcome.node.name
+        local = False
+        selectors = []
+        for p in picks:
+            s, d = p.candidate.slice, p.device
+            name, selector = (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
+            if name or d.binds_to_node:
+                local = True
+            elif selector is not None:
+                selectors.append(selector)
+        if local:
+            pins.append((f"{m.display}@{node}", lambda n, node=node: n.name == node))
+        elif selectors:
+            key = "|".join(sorted(selector_key(s) for s in selectors))
+            pins.append((f"{m.display}@{key}",
+                         lambda n, sels=tuple(selectors): all(node_matches(n, "", False, s) for s in sels)))
+    return pins

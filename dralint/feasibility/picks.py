@@ -1,0 +1,85 @@
+"""What one node's search works with and ends with: candidate devices and the picks made of them,
+the requests' data, the run's shared context and budget, and the ways a node's search fails.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .counters import CounterSets
+from .model import AllocatedState, Alternative, Device, Slice
+from .pools import Features, Pool
+from .selection import DeviceClassInfo, Selection
+
+DONE, FAIL, OVER = 1, 0, 2   # what a step of the search gives: a solution, none, past the claim's device limit
+
+
+class NodeFailure(Exception):
+    """This node cannot take the claims, with a reason the scheduler reports (not fatal)."""
+
+
+def invalid_pools_failure(pools: list[Pool]) -> str:
+    """What the allocator reports for a node where the search failed and some pool was invalid."""
+    invalid = [p.label for p in pools if p.invalid]
+    return "invalid resource pools were encountered: " + ", ".join(invalid) if invalid else ""
+
+
+class BudgetExceeded(Exception):
+    """The search ran past its step or time budget."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    device: Device
+    slice: Slice
+    pool: Pool
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One device in an allocation result."""
+
+    request: str             # ``req`` or ``req/sub``
+    alt: Alternative
+    candidate: Candidate
+    shared: bool
+    consumed: Mapping | None
+
+    @property
+    def device(self) -> Device:
+        return self.candidate.device
+
+
+@dataclass
+class RequestData:
+    alt: Alternative
+    cls: DeviceClassInfo
+    num: int
+    all_devices: list[Candidate] = field(default_factory=list)
+    answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
+
+
+@dataclass
+class Budget:
+    """Steps and seconds shared by every node of one judgement."""
+
+    max_steps: int
+    deadline: float
+    steps: int = 0
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps or (self.steps & 1023 == 0 and time.monotonic() > self.deadline):
+            raise BudgetExceeded()
+
+
+@dataclass
+class RunContext:
+    """What every attempt of a run shares."""
+
+    features: Features
+    classes: Mapping[str, DeviceClassInfo]
+    allocated: AllocatedState
+    selection: Selection
+    counter_cache: dict[tuple, CounterSets] = field(default_factory=dict)
