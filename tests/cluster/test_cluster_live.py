@@ -298,3 +298,33 @@ def test_snapshot_lists_each_kind_in_the_version_that_serves_it(server, config):
 def test_versions_rank_as_kubernetes_orders_them():
     assert sorted(["v1alpha3", "v1", "v1beta1", "v2beta1", "v1beta2"], key=version_rank) == [
         "v1alpha3", "v1beta1", "v1beta2", "v2beta1", "v1"]
+
+
+def test_pods_and_events_of_one_namespace(server, cluster, config):
+    """What ``why-pending`` reads: one Pod by name, the events about it (a field selector), page by page."""
+    cluster.create("pods", {"metadata": {"name": "train-0", "namespace": "ml"}, "spec": {"containers": []},
+                            "status": {"phase": "Pending"}})
+    for n in range(3):
+        cluster.create("events", {"metadata": {"name": f"train-0.{n}", "namespace": "ml"}, "reason": "FailedScheduling",
+                                  "involvedObject": {"kind": "Pod", "name": "train-0", "namespace": "ml"}})
+    cluster.create("events", {"metadata": {"name": "other.0", "namespace": "ml"},
+                              "involvedObject": {"kind": "Pod", "name": "other"}})
+    api = connect(str(config))
+    assert api.get("/api/v1/namespaces/ml/pods/train-0")["status"]["phase"] == "Pending"
+    with pytest.raises(ApiError) as missing:
+        api.get("/api/v1/namespaces/default/pods/train-0")
+    assert missing.value.code == 404 and missing.value.message == 'pods "train-0" not found'
+    events = list_all(api, "/api/v1/namespaces/ml/events", {"fieldSelector": "involvedObject.name=train-0"},
+                      page_size=2)
+    assert [e["metadata"]["name"] for e in events.items] == ["train-0.0", "train-0.1", "train-0.2"]
+    assert events.items[0]["kind"] == "Event" and list_all(api, "/api/v1/namespaces/default/events").items == []
+
+
+def test_the_documented_rbac_lets_every_resource_be_listed():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "live-cluster.md").read_text()
+    role = yaml.safe_load(docs.split("```yaml\n", 1)[1].split("```", 1)[0])
+    allowed = {f"{r}.{rule['apiGroups'][0]}".rstrip(".") for rule in role["rules"] if "list" in rule["verbs"]
+               for r in rule.get("resources", [])}
+    from dralint.cluster.state import RESOURCES
+
+    assert allowed == {r.permission for r in RESOURCES}
