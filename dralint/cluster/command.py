@@ -73,7 +73,7 @@ def read_cluster(api: Api, release_hint: int | None, err: TextIO) -> LiveCluster
             line.clear()
     for problem in snapshot.problems:
         err.write(f"dralint: warning: {problem.message}\n")
-    release = snapshot.release()
+    release = snapshot.judged_minor()
     if release_hint is None:
         if release is None:
             err.write(f"dralint: note: the release of the API server {snapshot.server} is unknown "

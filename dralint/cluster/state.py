@@ -96,7 +96,7 @@ class ClusterSnapshot:
             files.append(SourceFile(f"cluster:{name}", documents, []))
         return files
 
-    def release(self) -> int | None:
+    def judged_minor(self) -> int | None:
         """The server's minor as dralint can judge it (a newer server as dralint's newest), None if unknown."""
         return None if self.minor is None else min(max(self.minor, OLDEST_MINOR), NEWEST_MINOR)
 
