@@ -113,10 +113,8 @@ def list_cluster(api: Api, release_hint: int | None = None, *, resources: tuple[
     does not answer or refuses the credentials raise; an optional one is kept in ``problems``.
     """
     info, version_problem = _version(api)
-    if release_hint is not None:
-        version_problem = ""
     try:
-        served = {GROUP: served_versions(api, GROUP)}
+        served = served_versions(api, GROUP)
     except ApiError as exc:
         raise ClusterError(_failure(exc, api, f"get /apis/{GROUP}", "discovery")) from None
     except Unreachable as exc:
@@ -125,7 +123,7 @@ def list_cluster(api: Api, release_hint: int | None = None, *, resources: tuple[
     problems: list[ListProblem] = []
     not_served: list[str] = []
     for resource in resources:
-        version = served[resource.group].get(resource.name) if resource.group else "v1"
+        version = served.get(resource.name) if resource.group == GROUP else "v1"
         if version is None:
             if resource.essential:
                 raise ClusterError(f"the API server {api.endpoint.host} does not serve {resource.permission} "
@@ -150,6 +148,8 @@ def list_cluster(api: Api, release_hint: int | None = None, *, resources: tuple[
     minor = server_minor(info) if info is not None else None
     if info is not None and minor is None:
         version_problem = f"/version names no Kubernetes 1.x release ({info.get('gitVersion') or 'no gitVersion'})"
+    if release_hint is not None:
+        version_problem = ""
     return ClusterSnapshot(api.endpoint.host, listings, minor,
                            str(info.get("gitVersion") or "") if info is not None else "", tuple(problems),
                            tuple(not_served), version_problem)
