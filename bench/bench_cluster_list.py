@@ -11,12 +11,15 @@ median of the runs (and the range), wall-clock seconds:
 
 * ``list``: :func:`dralint.cluster.state.list_cluster` (discovery, ``/version``, every resource);
 * ``judge``: one claim for 8 GPUs judged against the listed objects (``engine.lint_files``);
-* ``command``: ``dralint --kubeconfig K claim.yaml`` in this process, both together.
+* ``command``: ``dralint --kubeconfig K claim.yaml`` in this process, both together;
+* ``dump``: ``dralint --cluster dump.json claim.yaml`` with the same objects written as one
+  ``kind: List`` (what the live run replaces), for comparison.
 """
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import statistics
 import sys
 import tempfile
@@ -108,6 +111,15 @@ def main_bench() -> None:
 
         median, low, high, code = timed(command, args.runs)
         print(f"command: {median:6.2f} s  ({low:.2f}-{high:.2f}; exit {code})")
+        dump = Path(tmp) / "dump.json"
+        dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": snapshot.objects()}))  # type: ignore[attr-defined]
+
+        def from_dump() -> int:
+            return main(["--cluster", str(dump), "--kube-version", "1.36", "--no-config", str(claim)],
+                        stdout=io.StringIO(), stderr=io.StringIO())
+
+        median, low, high, code = timed(from_dump, args.runs)
+        print(f"dump:    {median:6.2f} s  ({low:.2f}-{high:.2f}; exit {code}; {dump.stat().st_size / 1e6:.1f} MB)")
 
 
 if __name__ == "__main__":
