@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .engine import RunResult
     from .options import Options
     from .findings import Severity
-    from .source import Reading
+    from .source import Reading, SourceFile
 
 EXIT_USAGE = 2
 # A bug of dralint's that got past the engine's boundaries (every object is judged on its own).
@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--old", metavar="FILE", help="judge PATH as an update of the matching objects in FILE")
     parser.add_argument("--cluster", action="append", default=[], metavar="PATH",
                         help="cluster state: slices, classes, nodes, allocated claims (repeatable; files, folders or -)")
+    parser.add_argument("--kubeconfig", metavar="FILE",
+                        help="list the cluster state from the API server of this kubeconfig instead of --cluster "
+                             "files (needs pip install 'dralint[cluster]'; docs/live-cluster.md)")
+    parser.add_argument("--context", metavar="NAME",
+                        help="the kubeconfig context to use (with KUBECONFIG or ~/.kube/config when --kubeconfig "
+                             "is not given)")
     parser.add_argument("--node", help="judge feasibility on this node only")
     parser.add_argument("--trace", action="append", default=[], metavar="CLAIM", help="print the allocator's search for CLAIM")
     parser.add_argument("--show-allocation", action="store_true", help="show the devices the scheduler would pick")
@@ -154,6 +160,9 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--max-seconds: SECONDS must be more than 0")
     try:
         config = _config(args, catalog)
+        from .cluster.command import live_cluster   # the cluster state listed live: --kubeconfig, --context
+
+        live = live_cluster(args, config, err)
         options, fail_on = _options(args, config, err)
     except (UsageError, ConfigError, GateError):
         raise
@@ -170,9 +179,11 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
             return fixed
     # Opened before the run: a report that cannot be written is a usage error (exit 2), found before
     # the work, never a traceback that CI reads as "findings" (exit 1).
+    if live is not None:   # the live cluster replaces the configuration's cluster files
+        options = dataclasses.replace(options, cluster=())
     stream = _open_output(args.output) if args.output else out
     try:
-        code = _lint_to(args, catalog, config, options, fail_on, stream, err)
+        code = _lint_to(args, catalog, config, options, fail_on, stream, err, live.files if live else [])
     finally:
         if args.output:
             _close_output(stream, args.output)
@@ -210,12 +221,12 @@ def _close_output(stream: TextIO, path: str) -> None:
 
 
 def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options: Options, fail_on: Severity,
-             stream: TextIO, err: TextIO) -> int:
+             stream: TextIO, err: TextIO, cluster_files: Sequence[SourceFile]) -> int:
     from . import parallel
     from .report import FORMATS, ReportContext
     from .rule_filter import UsageError
 
-    result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err)
+    result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err, cluster_files=cluster_files)
     for note in skip_notes(result.skipped) + unread_notes(result.unread) + not_judged_notes(result.not_judged):
         err.write(f"dralint: note: {note}\n")
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]

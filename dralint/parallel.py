@@ -38,19 +38,20 @@ BYTES_PER_WORKER = 1024 * 1024
 MAX_PROCESSES = 4
 
 
-def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1,
-               progress: TextIO | None = None) -> tuple[RunResult, list[SourceFile]]:
+def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1, progress: TextIO | None = None,
+               cluster_files: Sequence[SourceFile] = ()) -> tuple[RunResult, list[SourceFile]]:
     """``engine.lint_paths`` in up to ``jobs`` processes (0: one per CPU); also returns the files.
 
     ``progress`` is the stream for a progress bar, drawn only when it is a terminal and the input
-    is large.
+    is large. ``cluster_files`` are cluster state beside ``options.cluster``'s (listed live, not read).
     """
     # The feasibility stage forks its own processes once the fleet view is built (feasibility/shards.py).
     options = replace(options, jobs=min(effective_jobs(jobs), MAX_PROCESSES))
     planned = source.plan(list(paths) or ["."], options.reading)
     found, problems = planned.files, planned.problems
     bar = ProgressBar(progress, len(found)) if progress is not None and worth_showing(found, progress) else None
-    cluster_files, old_files, context_problems = engine.read_context(options)
+    read_cluster, old_files, context_problems = engine.read_context(options)
+    cluster_files = list(cluster_files) + read_cluster
     sizes = [_size(path) for path in found]
     size = max(1, min(effective_jobs(jobs), MAX_PROCESSES, len(found), sum(sizes) // BYTES_PER_WORKER))
     if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):

@@ -14,7 +14,9 @@ Two ways to answer, both over real HTTP(S) on 127.0.0.1:
   chained by their ``continue`` tokens, the recorded watch streams in order).
 
 ``/version`` answers as kube-apiserver v1.36.2 (:data:`VERSION_1_36`; ``server.version`` changes it,
-None answers 404). Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
+None answers 404). Pods and Events are served too (``/api/v1``, with the collection of one namespace,
+one object by name, and a ``fieldSelector`` of ``field=value`` terms: what ``kubectl describe pod``
+reads). Discovery serves ``resource.k8s.io`` in v1, and DeviceTaintRules in v1alpha3 as 1.35 does with
 their gate on. Faults on demand (:class:`Faults`): a bearer token other than the expected one
 (401), resources the caller may not list (403, the real Status wording), a delay before each
 answer, a watch stream cut in the middle of an event, and DeviceTaintRules not served (the gate
@@ -50,7 +52,12 @@ VERSION = "v1"
 TAINT_RULES_VERSION = "v1alpha3"
 KINDS = {"namespaces": ("", "Namespace"), "nodes": ("", "Node"), "deviceclasses": (GROUP, "DeviceClass"),
          "resourceslices": (GROUP, "ResourceSlice"), "resourceclaims": (GROUP, "ResourceClaim"),
-         "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate"), "devicetaintrules": (GROUP, "DeviceTaintRule")}
+         "resourceclaimtemplates": (GROUP, "ResourceClaimTemplate"), "devicetaintrules": (GROUP, "DeviceTaintRule"),
+         "pods": ("", "Pod"), "events": ("", "Event")}
+NAMESPACED = frozenset({"resourceclaims", "resourceclaimtemplates", "pods", "events"})
+# A namespaced collection, or one object: /api/v1/namespaces/ml/pods[/train-0] (the group's paths alike).
+_NAMESPACED_PATH = re.compile(r"^(/api/v1|/apis/[^/]+/[^/]+)/namespaces/([^/]+)/([^/]+)(?:/([^/]+))?$")
+_OBJECT_PATH = re.compile(r"^(/api/v1|/apis/[^/]+/[^/]+)/([^/]+)/([^/]+)$")
 
 
 # GET /version as kube-apiserver v1.36.2 (the fixtures' server) answers it, emulating its own release; the
@@ -256,6 +263,21 @@ class Replay:
         return self.load(queue.pop(0)) if queue else None
 
 
+def selected(obj: dict, namespace: str | None, field_selector: str) -> bool:
+    """Whether ``obj`` is in ``namespace`` (None: any) and matches every ``path=value`` (or ``!=``) term."""
+    if namespace is not None and obj["metadata"].get("namespace") != namespace:
+        return False
+    for term in filter(None, field_selector.split(",")):
+        negated = "!=" in term
+        path, value = term.split("!=" if negated else "=", 1)
+        found: Any = obj
+        for part in path.lstrip("=").split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if (str(found if found is not None else "") == value.lstrip("=")) == negated:
+            return False
+    return True
+
+
 def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -307,10 +329,18 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                                                            "verbs": ["get", "list", "watch"]} for r in names]
                                             + [{"name": f"{r}/status", "namespaced": False, "kind": KINDS[r][1],
                                                 "verbs": ["get"]} for r in names]})
-            resource = url.path.rsplit("/", 1)[-1]
+            path, namespace, name = url.path, None, None
+            scoped = _NAMESPACED_PATH.match(path)
+            if scoped and scoped.group(3) in NAMESPACED:
+                path, namespace, name = f"{scoped.group(1)}/{scoped.group(3)}", scoped.group(2), scoped.group(4)
+            else:
+                single = _OBJECT_PATH.match(path)
+                if single and single.group(2) in KINDS and single.group(2) not in NAMESPACED:
+                    path, name = f"{single.group(1)}/{single.group(2)}", single.group(3)
+            resource = path.rsplit("/", 1)[-1]
             group = KINDS.get(resource, ("?", ""))[0]
             expected = f"/apis/{GROUP}/{version_of(resource)}/{resource}" if group else f"/api/v1/{resource}"
-            if resource not in KINDS or url.path != expected or (group and resource not in served):
+            if resource not in KINDS or path != expected or (group and resource not in served):
                 return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
             if resource in server.faults.forbidden and server.replay is not None:
                 recorded = server.replay.load(f"list-{resource}-forbidden.json")
@@ -321,13 +351,23 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                     403, "Forbidden", f'{resource}{"." + group if group else ""} is forbidden: User '
                     f'"system:serviceaccount:dralint:dralint-webhook" cannot list resource {where} at the cluster '
                     "scope", {"group": group, "kind": resource}))
+            if name is not None:
+                return self.get_one(resource, f"{namespace}/{name}" if namespace else name)
             if params.get("watch") in ("1", "true"):
                 return self.watch(resource, params)
-            return self.list(resource, params)
+            return self.list(resource, params, namespace)
+
+        def get_one(self, resource: str, key: str) -> None:
+            with server.cluster.cond:
+                obj = copy.deepcopy(server.cluster.objects[resource].get(key))
+            if obj is None:
+                return self.send_json(404, status(404, "NotFound", f'{resource} "{key.rsplit("/", 1)[-1]}" not found',
+                                                  {"name": key.rsplit("/", 1)[-1], "kind": resource}))
+            return self.send_json(200, obj)
 
         # --- lists ---------------------------------------------------------------------------------
 
-        def list(self, resource: str, params: dict[str, str]) -> None:
+        def list(self, resource: str, params: dict[str, str], namespace: str | None = None) -> None:
             if server.replay is not None:
                 recorded = server.replay.page(resource, params.get("continue"))
                 if recorded is None:
@@ -347,11 +387,12 @@ def _handler(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 if version <= cluster.compacted:
                     return self.send_json(410, status(410, "Expired", "The provided continue parameter is too old "
                                                       "to display a consistent list result."))
-                items = server.pages[(resource, version)]
+                items = server.pages[(resource, version, namespace, params.get("fieldSelector", ""))]
             else:
                 version, items = cluster.items(resource)
+                items = [i for i in items if selected(i, namespace, params.get("fieldSelector", ""))]
                 with server.lock:
-                    server.pages[(resource, version)] = items
+                    server.pages[(resource, version, namespace, params.get("fieldSelector", ""))] = items
                 start = ""
             rest = [i for i in items if key_of(i) > start]
             page = rest[:limit] if limit else rest

@@ -21,7 +21,7 @@ import yaml
 
 from dralint import __version__
 from dralint_webhook.cli import build_parser, main
-from dralint_webhook.kube import Api, load_endpoint
+from dralint.cluster.api import Api, load_endpoint
 from dralint_webhook.manifests import CONTROLLER_WEBHOOK_NAME
 
 from applyserver import ApplyServer
@@ -245,7 +245,7 @@ def test_the_documented_tokens_reach_the_watcher_through_the_kubeconfig(tmp_path
         run_lines(bound, tmp_path, admin)
         endpoint = load_endpoint(str(kubeconfig))
         assert endpoint.authorization() == f"Bearer {server.tokens[-1]}"
-        api = Api(endpoint)
+        api = Api(endpoint, user_agent="dralint-webhook")
         try:
             assert api.get("/version", timeout=10)["major"] == "1"   # the header as the watcher sends it
             run_lines(bound, tmp_path, admin)                          # the renewal

@@ -10,9 +10,10 @@ from typing import Iterator
 
 import pytest
 
+from dralint.cluster.discovery import server_minor
 from dralint.kube.releases import DEFAULT_MINOR, NEWEST_MINOR
 from dralint_webhook.app import Settings, Webhook, build_webhook, create_app
-from dralint_webhook.kubeversion import ReleaseCheck, metric_lines, release_in_force, server_minor
+from dralint_webhook.kubeversion import ReleaseCheck, metric_lines, release_in_force
 from dralint_webhook.logs import LOGGER
 from dralint_webhook.policy import parse_policy
 from fakeapi import VERSION_1_36, FakeApiServer, FakeCluster, version_info

@@ -21,7 +21,7 @@ from dralint import gojson
 from dralint_webhook.admission import AdmissionRequest, parse_review
 from dralint_webhook.jsonscan import identity, split_items
 from dralint_webhook.judge import judge
-from dralint_webhook.kube import Api, load_endpoint
+from dralint.cluster.api import Api, load_endpoint
 from dralint_webhook.live import LiveCluster
 from dralint_webhook.logs import LOGGER
 from dralint_webhook.policy import Policy, parse_policy

@@ -13,15 +13,11 @@ refused, or said to be dropped; a WARNING when it is newer), shown by the gauge
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
-from typing import Any, Mapping
 
 from dralint.kube.releases import NEWEST_MINOR, OLDEST_MINOR
 
 from .policy import Policy, PolicyError, at_release
-
-_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -55,20 +51,6 @@ class ReleaseCheck:
                     f"judged as 1.{self.pinned}, so {effect}; remove kubeVersion from the policy to follow the "
                     "server")
         return self.problem
-
-
-def server_minor(info: Mapping[str, Any]) -> int | None:
-    """The minor release an API server serves as, from its ``/version`` body (None: not 1.x).
-
-    An API server started with ``--emulated-version`` serves the API of that older release and says
-    so in ``emulationMinor`` (1.31 and later); some providers write the minor as ``"36+"``.
-    """
-    for major_key, minor_key in (("emulationMajor", "emulationMinor"), ("major", "minor")):
-        major, minor = _DIGITS.match(str(info.get(major_key) or "")), _DIGITS.match(str(info.get(minor_key) or ""))
-        if major and minor:
-            return int(minor.group()) if major.group() == "1" else None
-    git = re.match(r"v?1\.(\d+)\.", str(info.get("gitVersion") or ""))
-    return int(git.group(1)) if git else None
 
 
 def release_in_force(policy: Policy, server: int | None) -> tuple[Policy, ReleaseCheck]:

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dralint import gojson
+from dralint.cluster.api import Api, ApiError, Unreachable
 
 from . import jsonscan
-from .kube import Api, ApiError, Unreachable
 from .logs import LOGGER, log
 from .store import GROUP_OF, Store, Unstorable, encode_page, permission, version_of
 

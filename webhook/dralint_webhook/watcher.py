@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dralint import gojson
+from dralint.cluster.api import Api, ApiError, Endpoint, Unreachable, load_endpoint
+from dralint.cluster.discovery import server_minor
 
 from .guard import resident_bytes
-from .kube import Api, ApiError, Endpoint, Unreachable, load_endpoint
-from .kubeversion import server_minor
 from .logs import LOGGER, identify, log
 from .metrics import Metrics
 from .reflector import Backoff, Reflector, Timing, discover_version, served_version
@@ -98,7 +98,7 @@ def run(settings: WatchSettings, stop: threading.Event,
     while api is None and not stop.is_set():
         try:
             endpoint = (endpoint_of or _endpoint)(settings)
-            api = Api(endpoint)
+            api = Api(endpoint, user_agent="dralint-webhook", on_reload_error=_reload_failed)
             version = discover_version(api, "resource.k8s.io")
         except (ValueError, OSError, ApiError, Unreachable) as exc:
             problem = f"cannot reach the API server: {str(exc)[:500]}"
@@ -187,6 +187,11 @@ def _reflector(api: Api, store: Store, name: str, version: str, timing: Timing, 
 
 def _endpoint(settings: WatchSettings) -> Endpoint:
     return load_endpoint(settings.kubeconfig, settings.context)
+
+
+def _reload_failed(error: str) -> None:
+    """After a 401, the credentials could not be loaded again: the old ones stay, the 401 is reported."""
+    log(_log, logging.WARNING, "cannot load the API server credentials again", error=error)
 
 
 def _heartbeat(folder: Path, store: Store, problem: str, synced_at: int = 0, published: int = 0,

@@ -1,17 +1,19 @@
-"""Talking to the Kubernetes API server: where it is, who we are, and one GET at a time.
+"""Talking to the Kubernetes API server: where it is, who we are, one GET at a time, and whole lists.
 
 Configuration and credentials come from the official ``kubernetes`` client
 (``load_incluster_config`` / ``load_kube_config``): the service account's token, re-read as the
 kubelet rotates it, and every kubeconfig form (client certificates, exec plugins, OIDC). A 401
 loads them again at once (the token file, an exec plugin's token) instead of waiting for the
 client's own refresh period. The requests themselves go through ``urllib3`` (the official
-client's own transport), built from that configuration: the watcher needs raw bytes, line by
-line, under its own timeouts, not the generated models (docs/webhook-cluster-state.md says why
+client's own transport), built from that configuration: the webhook's watcher needs raw bytes, line
+by line, under its own timeouts, not the generated models (docs/webhook-cluster-state.md says why
 and what was measured). Bodies are read with :mod:`dralint.gojson`, as the API server's own
 decoder reads them.
 
-Nothing here retries or interprets a list or a watch: that is :mod:`.reflector`'s job.
-"""
+Both packages come with the ``cluster`` extra (``pip install 'dralint[cluster]'``) and are imported
+only when a connection is made. This module is shared by the ``dralint`` command's live cluster
+(:mod:`dralint.cluster.state`) and the webhook's watcher, whose reflector does its own lists and
+watches; :func:`list_all` is the one-shot list the command uses."""
 from __future__ import annotations
 
 import logging
@@ -24,9 +26,7 @@ from urllib.parse import urlencode
 
 from dralint import gojson
 
-from .logs import LOGGER, log
-
-_log = logging.getLogger(LOGGER)
+_log = logging.getLogger(__name__)
 # An answer larger than this is not one the watcher asked for (a list page holds at most 500 objects).
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -121,7 +121,10 @@ def _loader(kubeconfig: str | None, context: str | None) -> Callable[[Any], None
 class Api:
     """GET requests to one API server over one pool of kept-alive connections (thread-safe)."""
 
-    def __init__(self, endpoint: Endpoint, *, connect_timeout: float = 5.0, user_agent: str = "dralint-webhook") -> None:
+    def __init__(self, endpoint: Endpoint, *, connect_timeout: float = 5.0, user_agent: str = "dralint",
+                 on_reload_error: Callable[[str], None] | None = None) -> None:
+        """``on_reload_error`` is told why credentials could not be loaded again after a 401 (default: a
+        warning on this module's logger); the old credentials stay either way."""
         import urllib3
 
         self.endpoint = endpoint
@@ -138,6 +141,7 @@ class Api:
         self._urllib3 = urllib3
         self._credentials = threading.Lock()
         self._credentials_loaded = time.monotonic()
+        self._on_reload_error = on_reload_error or _warn_reload
         self.answered = 0.0   # time.monotonic() of the last answer, of any status, to any request
 
     def _headers(self) -> dict[str, str]:
@@ -175,7 +179,7 @@ class Api:
             try:
                 self.endpoint.reload(self.endpoint.config)
             except ValueError as exc:   # the old credentials stay; the 401 is reported by the caller
-                log(_log, logging.WARNING, "cannot load the API server credentials again", error=str(exc))
+                self._on_reload_error(str(exc))
             self._credentials_loaded = time.monotonic()
 
     def get_bytes(self, path: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0) -> bytes:
@@ -273,6 +277,10 @@ class Watch:
         _discard(self._resp)
 
 
+def _warn_reload(error: str) -> None:
+    _log.warning("cannot load the API server credentials again: %s", error)
+
+
 def _discard(resp: Any) -> None:
     """Close ``resp`` and its connection, then hand the connection back to the pool.
 
@@ -304,3 +312,65 @@ def _decode(body: bytes) -> Any:
         return gojson.loads(body)
     except gojson.GoJSONError:
         return None
+
+
+# A list page holds at most this many objects: the API server's own cap is higher, but a page of
+# 500 keeps each answer small (the webhook's reflector pages the same way).
+PAGE_SIZE = 500
+# How often an expired ``continue`` token starts a list over before the list is given up: each
+# restart is a whole list again, and a cluster compacting faster than one list lasts will not settle.
+LIST_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Every object of one collection, as one consistent list (all pages at one resourceVersion)."""
+
+    items: list[dict[str, Any]]   # each with its apiVersion and kind (list pages leave them out)
+    resource_version: str
+    api_version: str              # the list's, e.g. resource.k8s.io/v1
+    kind: str                     # the objects' kind, e.g. ResourceSlice
+    restarts: int = 0             # lists started over after an expired continue token
+
+
+def list_all(api: Api, path: str, params: dict[str, Any] | None = None, *, page_size: int = PAGE_SIZE,
+             timeout: float = 60.0, restarts: int = LIST_RESTARTS,
+             on_page: Callable[[int, int | None], None] | None = None) -> Listing:
+    """Every object of the collection at ``path`` (e.g. ``/api/v1/nodes``, ``/api/v1/namespaces/ml/pods``),
+    page by page (``limit``/``continue``); ``params`` adds selectors (``fieldSelector``...).
+
+    A 410 on a ``continue`` token (compaction overtook the list) starts the list over, at most
+    ``restarts`` times, then raises that :class:`ApiError`. ``on_page(objects so far, objects left
+    or None)`` is called after each page (a progress line). Raises :class:`ApiError` or
+    :class:`Unreachable`.
+    """
+    base = {**(params or {}), "limit": page_size}
+    items: list[dict[str, Any]] = []
+    request = dict(base)
+    started_over = 0
+    while True:
+        try:
+            page = api.get(path, request, timeout=timeout)
+        except ApiError as exc:
+            if exc.code == 410 and "continue" in request and started_over < restarts:
+                started_over += 1
+                items, request = [], dict(base)
+                continue
+            raise
+        meta = page.get("metadata") if isinstance(page, dict) else None
+        page_items = page.get("items") if isinstance(page, dict) else None
+        if not isinstance(meta, dict) or not isinstance(page_items, list):
+            raise Unreachable(f"GET {path}: the answer is not a list")
+        api_version = str(page.get("apiVersion") or "")
+        kind = str(page.get("kind") or "").removesuffix("List")
+        for item in page_items:
+            if isinstance(item, dict):
+                # The server leaves each item's apiVersion and kind out of a list: put them back, as kubectl does.
+                items.append({"apiVersion": api_version, "kind": kind, **item})
+        token = meta.get("continue")
+        left = meta.get("remainingItemCount")
+        if on_page is not None:
+            on_page(len(items), left if isinstance(left, int) and token else None)
+        if not token:
+            return Listing(items, str(meta.get("resourceVersion") or ""), api_version, kind, started_over)
+        request = {**base, "continue": token}

@@ -1,0 +1,72 @@
+"""What an API server says about itself: its release (``/version``) and the versions it serves.
+
+Read by the ``dralint`` command's live cluster (:mod:`.state`) and the webhook's watcher alike.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from .api import Api, ApiError, Unreachable
+
+_DIGITS = re.compile(r"\d+")
+# Kubernetes orders the versions of a group GA first, then beta, then alpha, each newest first
+# (apimachinery's CompareKubeAwareVersionStrings): v1 > v1beta2 > v1beta1 > v1alpha3.
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STABILITY = {None: 2, "beta": 1, "alpha": 0}
+
+
+def server_minor(info: Mapping[str, Any]) -> int | None:
+    """The minor release an API server serves as, from its ``/version`` body (None: not 1.x).
+
+    An API server started with ``--emulated-version`` serves the API of that older release and says
+    so in ``emulationMinor`` (1.31 and later); some providers write the minor as ``"36+"``.
+    """
+    for major_key, minor_key in (("emulationMajor", "emulationMinor"), ("major", "minor")):
+        major, minor = _DIGITS.match(str(info.get(major_key) or "")), _DIGITS.match(str(info.get(minor_key) or ""))
+        if major and minor:
+            return int(minor.group()) if major.group() == "1" else None
+    git = re.match(r"v?1\.(\d+)\.", str(info.get("gitVersion") or ""))
+    return int(git.group(1)) if git else None
+
+
+def version_rank(version: str) -> tuple[int, int, int]:
+    """A sort key putting the newest, most stable API version last (``v1`` above ``v1beta2``)."""
+    match = _KUBE_VERSION.fullmatch(version)
+    if match is None:   # not a Kubernetes-style version: below every one that is
+        return (-1, 0, 0)
+    major, stability, number = match.groups()
+    return (_STABILITY[stability], int(major), int(number or 0))
+
+
+def served_versions(api: Api, group: str) -> dict[str, str]:
+    """Each resource of ``group`` the server serves (subresources left out), with the newest, most
+    stable version serving it: ``{"resourceslices": "v1", "devicetaintrules": "v1alpha3", ...}``.
+
+    A group the server does not serve at all gives ``{}``. Raises :class:`ApiError` (a 401 or 403
+    on discovery) or :class:`Unreachable`.
+    """
+    try:
+        doc = api.get(f"/apis/{group}", timeout=30)
+    except ApiError as exc:
+        if exc.code == 404:
+            return {}
+        raise
+    entries = doc.get("versions") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise Unreachable(f"/apis/{group}: no list of versions")
+    versions = [e.get("version") for e in entries if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    served: dict[str, str] = {}
+    for version in sorted(versions, key=version_rank, reverse=True):
+        try:
+            listing = api.get(f"/apis/{group}/{version}", timeout=30)
+        except ApiError as exc:
+            if exc.code == 404:   # listed a moment ago, gone now (a restart in between)
+                continue
+            raise
+        resources = listing.get("resources") if isinstance(listing, dict) else None
+        for entry in resources if isinstance(resources, list) else []:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(name, str) and "/" not in name:
+                served.setdefault(name, version)
+    return served
