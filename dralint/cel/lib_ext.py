@@ -7,6 +7,7 @@ from typing import Any, Callable
 from .errors import CelRuntimeError
 from .runtime import DomainMap, compare, equal, err, lookup_key, no_overload
 from .strformat import string_format
+from .strings import string_index_of, string_last_index_of
 from .values import Duration, Optional, Timestamp, Uint
 
 # -- strings ---------------------------------------------------------------------------------
@@ -30,30 +31,6 @@ def char_at(s: Any, i: Any) -> str:
     if i < 0 or i > len(s):
         raise err(f"index out of range: {i}")
     return s[i] if i < len(s) else ""
-
-
-def string_index_of(s: Any, sub: Any, offset: Any = None) -> int:
-    _s(s, sub)
-    start = 0
-    if offset is not None:
-        _i(offset)
-        if offset < 0 or offset > len(s):
-            raise err(f"index out of range: {offset}")
-        start = offset
-    return s.find(sub, start)
-
-
-def string_last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
-    _s(s, sub)
-    end = len(s)
-    if offset is not None:
-        _i(offset)
-        if offset < 0 or offset >= len(s) and not (offset == 0 and not s):
-            raise err(f"index out of range: {offset}")
-        end = offset
-    if sub == "":
-        return end
-    return s.rfind(sub, 0, end + len(sub))
 
 
 def lower_ascii(s: Any) -> str:

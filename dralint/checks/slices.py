@@ -36,8 +36,8 @@ from ..kube.releases import Release
 from ..kube.shapes import FLAT_VERSIONS
 from .base import CheckContext, map_key, p, too_many, too_many_problem
 from ..problems import Problem
-from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, is_semver, label_value_errors,
-                      pool_name_errors, qualified_attribute_errors, qualified_name_errors)
+from ..kube.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from .formats import driver_name_errors, is_semver, pool_name_errors, qualified_attribute_errors
 from .nodeselector import ONE_TERM, node_selector_problems
 
 KINDS: frozenset[str] = frozenset({"ResourceSlice"})
@@ -169,7 +169,7 @@ def pool_name_problems(pool: str, path: FieldPath) -> Iterator[Problem]:
 
 def node_name_problems(name: str, path: FieldPath) -> Iterator[Problem]:
     """A node name must be a DNS subdomain."""
-    for msg in dns_subdomain_errors(name):
+    for msg in is_dns1123_subdomain(name):
         yield Problem(NODE_NAME_INVALID, path,
                       f"{name!r} is not a valid node name: {msg} (API server: Invalid value)")
 
@@ -182,7 +182,7 @@ def device_name_problems(name: Any, path: FieldPath) -> Iterator[Problem]:
                       "a device name is required: a DNS label unique within the pool, e.g. gpu-0 (API server: "
                       "Invalid value)")
         return
-    for msg in dns_label_errors(name):
+    for msg in is_dns1123_label(name):
         yield Problem(DEVICE_NAME_INVALID, path,
                       f"device name {name!r} is not a DNS label: {msg}; use lower-case letters, digits and '-' "
                       "(at most 63 characters), e.g. gpu-0 (API server: Invalid value)")
@@ -200,13 +200,13 @@ def taint_problems(taint: Any, path: FieldPath, release: Release, *, check_effec
         yield Problem(TAINT_INVALID, path.child("key"),
                       "a taint needs a key: a label key such as gpu.example.com/unhealthy (API server: Invalid value)")
     elif isinstance(key, str):
-        for msg in qualified_name_errors(key):
+        for msg in is_qualified_name(key):
             yield Problem(TAINT_INVALID, path.child("key"),
                           f"taint key {key!r} is not a valid label key: {msg}; use e.g. gpu.example.com/unhealthy "
                           "(API server: Invalid value)")
     value = taint.get("value", "")
     if isinstance(value, str) and value:
-        for msg in label_value_errors(value):
+        for msg in is_valid_label_value(value):
             yield Problem(TAINT_INVALID, path.child("value"),
                           f"taint value {value!r} is not a valid label value: {msg} (API server: Invalid value)")
     if not check_effect:
@@ -351,7 +351,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     # A slice has thousands of attributes and most devices are valid: each part is first looked at
     # cheaply, and paths are only built for what has something to report.
     name = device.get("name")
-    if not isinstance(name, str) or not name or dns_label_errors(name):
+    if not isinstance(name, str) or not name or is_dns1123_label(name):
         yield from device_name_problems(name, path.child("name"))
     attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
     capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
@@ -548,7 +548,7 @@ def _counter_map(ctx: CheckContext, rule: str, counters: Any, limit: int | None,
         yield problem
         return
     for key in counters:
-        for msg in dns_label_errors(str(key)):
+        for msg in is_dns1123_label(str(key)):
             yield Problem(rule, map_key(ctx.limits, path, str(key), 63),
                           f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid value)")
 
@@ -572,7 +572,7 @@ def _consumes_counters(ctx: CheckContext, entries: Any, path: FieldPath) -> Iter
                           "`counterSet` is required: the name of a counter set in the pool's `sharedCounters` "
                           "(API server: Required value)")
         elif isinstance(counter_set, str):
-            for msg in dns_label_errors(counter_set):
+            for msg in is_dns1123_label(counter_set):
                 yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
                               f"counter set name {counter_set!r} is not a DNS label: {msg} (API server: Invalid value)")
         yield from _counter_map(ctx, COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
@@ -703,7 +703,7 @@ def _compatibility_groups(groups: list, path: FieldPath) -> Iterator[Problem]:
     for k, group in enumerate(groups):
         if not isinstance(group, str):
             continue
-        for msg in dns_label_errors(group):
+        for msg in is_dns1123_label(group):
             yield Problem(COUNTER_CONSUMPTION_INVALID, path.child(k),
                           f"compatibility group {group!r} is not a DNS label: {msg} (API server: Invalid value)")
         if group in seen:
@@ -732,7 +732,7 @@ def _shared_counters(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
                           "a counter set needs a `name` (a DNS label devices refer to in `consumesCounters`) "
                           "(API server: Required value)")
         elif isinstance(name, str):
-            for msg in dns_label_errors(name):
+            for msg in is_dns1123_label(name):
                 yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
                               f"counter set name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
         yield from _counter_map(ctx, SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,
@@ -793,7 +793,7 @@ def binding_condition_problems(ctx: CheckContext, holder: dict, path: FieldPath,
             continue
         for j, cond in enumerate(items):
             if isinstance(cond, str):
-                for msg in qualified_name_errors(cond):
+                for msg in is_qualified_name(cond):
                     yield Problem(rule, path.child(name, j),
                                   f"condition type {cond!r} is not a qualified name: {msg} (API server: Invalid value)")
     for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
