@@ -69,33 +69,44 @@ _C_IDENTIFIER_INVALID = regex_error(
     "characters or '_'", _C_IDENTIFIER_FMT, "my_name", "MY_NAME", "MyName")
 
 
-def _length_and_pattern(value: str, limit: int, regexp: re.Pattern[str], invalid: str) -> list[str]:
-    errs = []
-    if len(value) > limit:
-        errs.append(max_len_error(limit))
-    if not regexp.match(value):
-        errs.append(invalid)
-    return errs
-
-
 def is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: at most 63 characters of ``[a-z0-9-]``, alphanumeric at both ends."""
-    return _length_and_pattern(value, DNS1123_LABEL_MAX_LENGTH, DNS1123_LABEL_REGEXP, _DNS1123_LABEL_INVALID)
+    errs = []
+    if len(value) > DNS1123_LABEL_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
+    if not DNS1123_LABEL_REGEXP.match(value):
+        errs.append(_DNS1123_LABEL_INVALID)
+    return errs
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``: at most 253 characters of dot-separated DNS-1123 labels."""
-    return _length_and_pattern(value, DNS1123_SUBDOMAIN_MAX_LENGTH, DNS1123_SUBDOMAIN_REGEXP, DNS1123_SUBDOMAIN_INVALID)
+    errs = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not DNS1123_SUBDOMAIN_REGEXP.match(value):
+        errs.append(DNS1123_SUBDOMAIN_INVALID)
+    return errs
 
 
 def is_dns1035_label(value: str) -> list[str]:
     """``IsDNS1035Label``: a DNS-1123 label that starts with a letter."""
-    return _length_and_pattern(value, DNS1035_LABEL_MAX_LENGTH, _DNS1035_LABEL_REGEXP, _DNS1035_LABEL_INVALID)
+    errs = []
+    if len(value) > DNS1035_LABEL_MAX_LENGTH:
+        errs.append(max_len_error(DNS1035_LABEL_MAX_LENGTH))
+    if not _DNS1035_LABEL_REGEXP.match(value):
+        errs.append(_DNS1035_LABEL_INVALID)
+    return errs
 
 
 def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``: empty, or at most 63 characters of ``[A-Za-z0-9-_.]``, alphanumeric at both ends."""
-    return _length_and_pattern(value, LABEL_VALUE_MAX_LENGTH, _LABEL_VALUE_REGEXP, _LABEL_VALUE_INVALID)
+    errs = []
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
+        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
+    if not _LABEL_VALUE_REGEXP.match(value):
+        errs.append(_LABEL_VALUE_INVALID)
+    return errs
 
 
 def is_qualified_name(value: str) -> list[str]:
