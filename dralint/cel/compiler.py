@@ -210,9 +210,9 @@ class _Compiler:
 
     def operator(self, e: A.Call, fn: str, args: list[Fn]) -> Fn | None:
         if fn == "_&&_":
-            return _and(args[0], args[1])
+            return _logical(args[0], args[1], False, fn)
         if fn == "_||_":
-            return _or(args[0], args[1])
+            return _logical(args[0], args[1], True, fn)
         if fn == "_?_:_":
             return _cond(*args)
         if fn == "@not_strictly_false":
@@ -443,54 +443,33 @@ def _concat_guard(a0: Fn, a1: Fn) -> Fn:
     return plus
 
 
-def _and(a0: Fn, a1: Fn) -> Fn:
-    def and_(f: list) -> Any:
+def _logical(a0: Fn, a1: Fn, absorbing: bool, name: str) -> Fn:
+    """``&&`` (``absorbing`` False) or ``||`` (True): the absorbing value on either side wins, even over
+    an error or a non-bool on the other; otherwise an error is raised, left side first."""
+    neutral = not absorbing
+
+    def logical(f: list) -> Any:
         try:
             left = a0(f)
         except CelRuntimeError as exc:
             left = exc
-        if left is False:
-            return False
+        if left is absorbing:
+            return absorbing
         try:
             right = a1(f)
         except CelRuntimeError as exc:
             right = exc
-        if right is False:
-            return False
-        if left is True and right is True:
-            return True
+        if right is absorbing:
+            return absorbing
+        if left is neutral and right is neutral:
+            return neutral
         for v in (left, right):
             if isinstance(v, CelRuntimeError):
                 raise v
             if type(v) is not bool:
-                raise R.no_overload("_&&_")
-        return True
-    return and_
-
-
-def _or(a0: Fn, a1: Fn) -> Fn:
-    def or_(f: list) -> Any:
-        try:
-            left = a0(f)
-        except CelRuntimeError as exc:
-            left = exc
-        if left is True:
-            return True
-        try:
-            right = a1(f)
-        except CelRuntimeError as exc:
-            right = exc
-        if right is True:
-            return True
-        if left is False and right is False:
-            return False
-        for v in (left, right):
-            if isinstance(v, CelRuntimeError):
-                raise v
-            if type(v) is not bool:
-                raise R.no_overload("_||_")
-        return False
-    return or_
+                raise R.no_overload(name)
+        return neutral
+    return logical
 
 
 def _cond(c: Fn, a: Fn, b: Fn) -> Fn:

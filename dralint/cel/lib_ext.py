@@ -32,30 +32,6 @@ def char_at(s: Any, i: Any) -> str:
     return s[i] if i < len(s) else ""
 
 
-def string_index_of(s: Any, sub: Any, offset: Any = None) -> int:
-    _s(s, sub)
-    start = 0
-    if offset is not None:
-        _i(offset)
-        if offset < 0 or offset > len(s):
-            raise err(f"index out of range: {offset}")
-        start = offset
-    return s.find(sub, start)
-
-
-def string_last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
-    _s(s, sub)
-    end = len(s)
-    if offset is not None:
-        _i(offset)
-        if offset < 0 or offset >= len(s) and not (offset == 0 and not s):
-            raise err(f"index out of range: {offset}")
-        end = offset
-    if sub == "":
-        return end
-    return s.rfind(sub, 0, end + len(sub))
-
-
 def lower_ascii(s: Any) -> str:
     _s(s)
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)

@@ -8,11 +8,14 @@ from typing import Any, Callable
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from ..kube.quantity import Quantity, QuantityError
+from ..kube.validation import (is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
+                               is_valid_label_value, name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain)
 from .errors import CelRuntimeError
 from .netip import NetipError, parse_addr, parse_prefix
 from .strconv import quote as go_quote
 from .regex import RegexError, compile_regex
 from .runtime import compare, equal, err, no_overload
+from .strings import string_index_of, string_last_index_of
 from .values import INT_MAX, INT_MIN, URL, CIDRValue, IPAddr, NamedFormat, Optional, Semver, SemverError
 
 MAX_INCLUDES = 48  # ResourceSliceMaxAttributeValuesPerDevice
@@ -283,8 +286,6 @@ def list_max(v: Any) -> Any:
 
 def index_of(target: Any, v: Any, offset: Any = None) -> int:
     if type(target) is str:
-        from .lib_ext import string_index_of
-
         return string_index_of(target, v, offset)
     items = _list(target)
     for i, x in enumerate(items):
@@ -295,8 +296,6 @@ def index_of(target: Any, v: Any, offset: Any = None) -> int:
 
 def last_index_of(target: Any, v: Any, offset: Any = None) -> int:
     if type(target) is str:
-        from .lib_ext import string_last_index_of
-
         return string_last_index_of(target, v, offset)
     items = _list(target)
     for i in range(len(items) - 1, -1, -1):
@@ -449,18 +448,7 @@ def cidr_prefix_length(c: Any) -> int:
     return _cidr(c).prefix
 
 
-STRINGERS: dict[type, Callable[[Any], str]] = {
-    IPAddr: lambda v: str(v.addr),
-    CIDRValue: lambda v: f"{v.addr}/{v.prefix}",
-}
-
-
 # -- format ----------------------------------------------------------------------------------
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUB = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_QNAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -468,63 +456,9 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DATETIME_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))")
 
 
-def _regex_error(what: str, rx: str, example: str) -> str:
-    return (f"{what} (e.g. '{example}', regex used for validation is '{rx}')")
-
-
 def _validate(name: str, s: str) -> list[str]:
-
-    errs: list[str] = []
-    if name.endswith("Prefix"):
-        base = name[:-6]
-        s = s[:-1] if s.endswith("-") else s
-        name = base
-    if name == "dns1123Label":
-        if len(s) > 63:
-            errs.append("must be no more than 63 characters")
-        if not _DNS1123_LABEL.match(s):
-            errs.append(_regex_error("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                                     "'-', and must start and end with an alphanumeric character",
-                                     "[a-z0-9]([-a-z0-9]*[a-z0-9])?", "my-name', or '123-abc"))
-    elif name == "dns1123Subdomain":
-        if len(s) > 253:
-            errs.append("must be no more than 253 characters")
-        if not _DNS1123_SUB.match(s):
-            errs.append(_regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                                     "'-' or '.', and must start and end with an alphanumeric character",
-                                     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", "example.com"))
-    elif name == "dns1035Label":
-        if len(s) > 63:
-            errs.append("must be no more than 63 characters")
-        if not _DNS1035.match(s):
-            errs.append(_regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                                     "start with an alphabetic character, and end with an alphanumeric character",
-                                     "[a-z]([-a-z0-9]*[a-z0-9])?", "my-name', or 'abc-123"))
-    elif name == "qualifiedName":
-        errs += _qualified_name(s)
-    elif name == "labelValue":
-        if len(s) > 63:
-            errs.append("must be no more than 63 characters")
-        if not _LABEL_VALUE.match(s):
-            errs.append(_regex_error("a valid label must be an empty string or consist of alphanumeric characters, "
-                                     "'-', '_' or '.', and must start and end with an alphanumeric character",
-                                     "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", "MyValue', or 'my_value', or '12345"))
-    elif name == "uri":
-        if _parse_url(s) is None:
-            errs.append("invalid URI")
-    elif name == "uuid":
-        if not _UUID.match(s):
-            errs.append("does not match the UUID format")
-    elif name == "byte":
-        if not _BASE64.match(s):
-            errs.append("invalid base64")
-    elif name == "date":
-        if not _is_date(s):
-            errs.append("invalid date")
-    elif name == "datetime":
-        if not _is_datetime(s):
-            errs.append("invalid datetime")
-    return errs
+    """The messages of the named format for ``s`` (the Kubernetes library's ``ConstantFormats``)."""
+    return _FORMATS[name](s)
 
 
 def _is_date(s: str) -> bool:
@@ -555,31 +489,21 @@ def _is_datetime(s: str) -> bool:
     return m is not None and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
-def _qualified_name(s: str) -> list[str]:
-    errs: list[str] = []
-    parts = s.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + e for e in _validate("dns1123Subdomain", prefix)]
-    else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix "
-                "and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if name and not _QNAME.match(name):
-        errs.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-    return errs
+_FORMATS: dict[str, Callable[[str], list[str]]] = {
+    "dns1123Label": is_dns1123_label,
+    "dns1123Subdomain": is_dns1123_subdomain,
+    "dns1035Label": is_dns1035_label,
+    "qualifiedName": is_qualified_name,
+    "dns1123LabelPrefix": lambda s: name_is_dns_label(s, True),
+    "dns1123SubdomainPrefix": lambda s: name_is_dns_subdomain(s, True),
+    "dns1035LabelPrefix": lambda s: name_is_dns1035_label(s, True),
+    "labelValue": is_valid_label_value,
+    "uri": lambda s: [] if _parse_url(s) is not None else ["invalid URI"],
+    "uuid": lambda s: [] if _UUID.match(s) else ["does not match the UUID format"],
+    "byte": lambda s: [] if _BASE64.match(s) else ["invalid base64"],
+    "date": lambda s: [] if _is_date(s) else ["invalid date"],
+    "datetime": lambda s: [] if _is_datetime(s) else ["invalid datetime"],
+}
 
 
 def format_named(name: Any) -> Optional:

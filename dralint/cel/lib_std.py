@@ -12,43 +12,10 @@ from .errors import CelRuntimeError
 from .regex import RegexError, compile_regex
 from .runtime import err, no_overload, size, type_name
 from .strconv import parse_float, parse_int, parse_uint
+from .strings import to_string
 from .timefmt import MAX_UNIX, MIN_UNIX, TimeFormatError, TimestampOverflow, parse_duration, parse_timestamp
 from .timezone import TimeZoneError, local_time
 from .values import INT_MAX, INT_MIN, UINT_MAX, Duration, Optional, Timestamp, TypeValue, Uint
-
-
-
-def go_float_g(f: float) -> str:
-    """Go's ``fmt.Sprintf("%g", f)`` (shortest digits; exponent form below 1e-4 or from 1e21)."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    r = repr(f)
-    sign = "-" if r.startswith("-") else ""
-    r = r.lstrip("-")
-    mant, _, exp_s = r.partition("e")
-    exp = int(exp_s) if exp_s else 0
-    whole, _, frac = mant.partition(".")
-    digits = (whole + frac).lstrip("0")
-    # Decimal exponent of the first significant digit.
-    if whole.strip("0"):
-        point = len(whole.lstrip("0")) + exp
-    else:
-        point = -(len(frac) - len(frac.lstrip("0"))) + exp
-    digits = digits.rstrip("0") or "0"
-    x = point - 1
-    eprec = max(len(digits), 6) if len(digits) <= 21 else len(digits)
-    if x < -4 or x >= eprec:
-        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{m}e{'-' if x < 0 else '+'}{abs(x):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{sign}{digits}{'0' * (point - len(digits))}"
-    return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
 def to_int(v: Any) -> int:
@@ -105,39 +72,6 @@ def to_double(v: Any) -> float:
             raise _conversion_error("double")
         return f
     raise no_overload("double")
-
-
-def to_string(v: Any) -> str:
-    t = type(v)
-    if t is str:
-        return v
-    if t is bool:
-        return "true" if v else "false"
-    if t in (int, Uint):
-        return str(int(v))
-    if t is float:
-        return go_float_g(v)
-    if t is bytes:
-        try:
-            return v.decode("utf-8")
-        except UnicodeDecodeError:
-            raise err("invalid UTF-8 in bytes, cannot convert to string") from None
-    if t is Timestamp:
-        return str(v)
-    if t is Duration:
-        return _duration_string(v)
-    from .lib_k8s import STRINGERS  # IP and CIDR print through their library
-
-    fn = STRINGERS.get(t)
-    if fn is not None:
-        return fn(v)
-    raise no_overload("string")
-
-
-def _duration_string(d: Duration) -> str:
-    secs = d.nanos / 1e9
-    text = repr(secs) if secs != int(secs) else str(int(secs))
-    return text + "s"
 
 
 def to_bytes(v: Any) -> bytes:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from .errors import CelRuntimeError
-from .lib_std import to_string
 from .runtime import DomainMap, no_overload, type_name
+from .strings import to_string
 from .values import Duration, Timestamp, TypeValue, Uint
 
 VERBS = frozenset("sdfebxXo")

@@ -24,7 +24,8 @@ from ..problems import Problem
 from .conditions import condition_problems
 from .fields import (ERROR_WORDS, RequestNames, admin_access_problem, binding_condition_problems, request_names,
                      request_ref_problem, spec_path)
-from .formats import dns_label_errors, driver_name_errors, is_uuid, pool_name_errors
+from ..kube.validation import is_dns1123_label
+from .formats import driver_name_errors, is_uuid, pool_name_errors
 from .nodeselector import node_selector_problems
 from .opaque import check_opaque_config, json_size
 from .tolerations import check_tolerations
@@ -285,7 +286,7 @@ def _device_id(entry: dict, path: FieldPath, rule: str) -> Iterator[Problem]:
         for kind, msg in pool_name_errors(pool):
             yield Problem(rule, path.child("pool"), f"pool {pool!r}: {msg} (API server: {ERROR_WORDS[kind]})")
     if isinstance(device, str):
-        for msg in dns_label_errors(device):
+        for msg in is_dns1123_label(device):
             yield Problem(rule, path.child("device"),
                           f"device name {device!r} is not a DNS label: {msg} (API server: Invalid value)")
 

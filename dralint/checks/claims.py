@@ -23,7 +23,8 @@ from . import derived
 from .base import CheckContext, too_many_problem
 from ..problems import Problem
 from .fields import RequestNames, admin_access_problem, request_names, request_ref_problem, spec_path
-from .formats import dns_label_errors, dns_subdomain_errors, qualified_attribute_errors
+from ..kube.validation import is_dns1123_label, is_dns1123_subdomain
+from .formats import qualified_attribute_errors
 from .opaque import check_opaque_config
 from .tolerations import check_tolerations
 
@@ -118,7 +119,7 @@ def _requests(ctx: CheckContext, requests: list, path: FieldPath) -> Iterator[Pr
 
 def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Problem]:
     name = request.get("name", "")
-    if isinstance(name, str) and dns_label_errors(name):
+    if isinstance(name, str) and is_dns1123_label(name):
         yield from _name(name, path.child("name"), R_REQUEST_NAME, "request")
     first = request.get("firstAvailable")
     has_first = isinstance(first, list) and len(first) > 0
@@ -200,7 +201,7 @@ def _first_available(ctx: CheckContext, subrequests: list, path: FieldPath) -> I
         if not isinstance(sub, dict):
             continue
         name = sub.get("name", "")
-        if isinstance(name, str) and dns_label_errors(name):
+        if isinstance(name, str) and is_dns1123_label(name):
             yield from _name(name, path.child(j, "name"), R_SUBREQUEST_NAME, "subrequest")
         yield from _device_fields(ctx, sub, path.child(j), defaulted=True)
     yield from _duplicates(subrequests, path, R_SUBREQUEST_DUPLICATE, "subrequest")
@@ -214,7 +215,7 @@ def _device_fields(ctx: CheckContext, body: dict, path: FieldPath, *, defaulted:
                       "`deviceClassName` is required: name the DeviceClass whose devices may satisfy this request "
                       "(`kubectl get deviceclasses` lists them) (API server: Required value)")
     elif isinstance(class_name, str):
-        for msg in dns_subdomain_errors(class_name):
+        for msg in is_dns1123_subdomain(class_name):
             yield Problem(R_CLASS_INVALID, path.child("deviceClassName"),
                           f"device class name {class_name!r} is not a valid DeviceClass name: {msg} "
                           "(API server: Invalid value)")
@@ -396,7 +397,7 @@ def _was_dropped(ctx: CheckContext, path: FieldPath) -> bool:
 
 
 def _name(name: str, path: FieldPath, rule: str, what: str) -> Iterator[Problem]:
-    errs = dns_label_errors(name)
+    errs = is_dns1123_label(name)
     if not errs:
         return
     if not name:

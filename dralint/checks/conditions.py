@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ..paths import FieldPath
 from ..problems import Problem
-from .formats import qualified_name_errors
+from ..kube.validation import is_qualified_name
 
 STATUSES = ("False", "True", "Unknown")
 _REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
@@ -29,7 +29,7 @@ def condition_problems(conditions: list, path: FieldPath, rule: str) -> Iterator
                               f"condition type {ctype!r} appears twice; keep one condition per type (API server: "
                               "Duplicate value)")
             seen.add(ctype)
-            for msg in qualified_name_errors(ctype) if ctype else ["a condition type is required"]:
+            for msg in is_qualified_name(ctype) if ctype else ["a condition type is required"]:
                 yield Problem(rule, cpath.child("type"),
                               f"condition type {ctype!r} is not a qualified name: {msg} (API server: Invalid value)")
         if cond.get("status") not in STATUSES:

@@ -17,8 +17,8 @@ from ..paths import FieldPath
 from ..problems import Problem
 from ..workloads import WORKLOAD_KINDS
 from .base import CheckContext, too_many
-from .formats import (dns_label_errors, dns_subdomain_errors, driver_name_errors, label_value_errors,
-                      pool_name_errors, qualified_name_errors)
+from ..kube.validation import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
+from .formats import driver_name_errors, pool_name_errors
 
 ADMIN_FORBIDDEN = "DRA216"
 ADMIN_UNVERIFIED = "DRA217"
@@ -78,7 +78,7 @@ def pool_name_problems(pool: str, path: FieldPath) -> Iterator[Problem]:
 
 def node_name_problems(name: str, path: FieldPath) -> Iterator[Problem]:
     """A node name must be a DNS subdomain."""
-    for msg in dns_subdomain_errors(name):
+    for msg in is_dns1123_subdomain(name):
         yield Problem(NODE_NAME_INVALID, path,
                       f"{name!r} is not a valid node name: {msg} (API server: Invalid value)")
 
@@ -91,7 +91,7 @@ def device_name_problems(name: Any, path: FieldPath) -> Iterator[Problem]:
                       "a device name is required: a DNS label unique within the pool, e.g. gpu-0 (API server: "
                       "Invalid value)")
         return
-    for msg in dns_label_errors(name):
+    for msg in is_dns1123_label(name):
         yield Problem(DEVICE_NAME_INVALID, path,
                       f"device name {name!r} is not a DNS label: {msg}; use lower-case letters, digits and '-' "
                       "(at most 63 characters), e.g. gpu-0 (API server: Invalid value)")
@@ -109,13 +109,13 @@ def taint_problems(taint: Any, path: FieldPath, release: Release, *, check_effec
         yield Problem(TAINT_INVALID, path.child("key"),
                       "a taint needs a key: a label key such as gpu.example.com/unhealthy (API server: Invalid value)")
     elif isinstance(key, str):
-        for msg in qualified_name_errors(key):
+        for msg in is_qualified_name(key):
             yield Problem(TAINT_INVALID, path.child("key"),
                           f"taint key {key!r} is not a valid label key: {msg}; use e.g. gpu.example.com/unhealthy "
                           "(API server: Invalid value)")
     value = taint.get("value", "")
     if isinstance(value, str) and value:
-        for msg in label_value_errors(value):
+        for msg in is_valid_label_value(value):
             yield Problem(TAINT_INVALID, path.child("value"),
                           f"taint value {value!r} is not a valid label value: {msg} (API server: Invalid value)")
     if not check_effect:
@@ -148,7 +148,7 @@ def binding_condition_problems(ctx: CheckContext, holder: dict, path: FieldPath,
             continue
         for j, cond in enumerate(items):
             if isinstance(cond, str):
-                for msg in qualified_name_errors(cond):
+                for msg in is_qualified_name(cond):
                     yield Problem(rule, path.child(name, j),
                                   f"condition type {cond!r} is not a qualified name: {msg} (API server: Invalid value)")
     for name, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
@@ -221,7 +221,7 @@ def request_ref_problem(ref: str, path: FieldPath, names: RequestNames, rule: st
             hint = f" (did you mean '{req}/{close[0]}'?)" if close else f"; its subrequests are {', '.join(sorted(subs))}"
             return Problem(rule, path, f"request {req!r} has no subrequest {segments[1]!r}{hint}{suffix}")
     for segment in segments:
-        errs = dns_label_errors(segment)
+        errs = is_dns1123_label(segment)
         if errs:
             where = f" in {ref!r}" if segment != ref else ""  # "'GPU' in 'GPU'" would quote one word twice
             return Problem(rule, path, f"{segment!r}{where} is not a valid request name: {errs[0]}{suffix}")

@@ -1,7 +1,8 @@
-"""Name and value formats of the Kubernetes API (apimachinery validation), as plain predicates.
+"""Name and value formats of the DRA kinds (driver, pool and attribute names, versions, UIDs) and of
+core's extended resource names, built on apimachinery's validation in :mod:`dralint.kube.validation`.
 
-Each ``*_errors`` function returns the list of messages apimachinery would give (empty = valid),
-so checks can quote them; the wording follows apimachinery's.
+Each ``*_errors`` function returns what the API server would report (empty = valid), so checks can
+quote it.
 """
 from __future__ import annotations
 
@@ -10,79 +11,11 @@ import sys
 import uuid
 
 from ..bounded_cache import bounded_cache
+from ..kube.validation import DNS1123_SUBDOMAIN_INVALID, DNS1123_SUBDOMAIN_REGEXP, is_c_identifier, is_qualified_name
 
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SEMVER_P = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                     rf"(?:-{_SEMVER_P}(?:\.{_SEMVER_P})*)?(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?$")
-
-LABEL_MAX = 63
-SUBDOMAIN_MAX = 253
-
-_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
-              "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc')")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-                  "must start and end with an alphanumeric character (e.g. 'example.com')")
-
-
-def dns_label_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_MAX:
-        errs.append(f"must be no more than {LABEL_MAX} characters")
-    if not DNS1123_LABEL.match(value):
-        errs.append(_LABEL_MSG)
-    return errs
-
-
-def dns_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > SUBDOMAIN_MAX:
-        errs.append(f"must be no more than {SUBDOMAIN_MAX} characters")
-    if not DNS1123_SUBDOMAIN.match(value):
-        errs.append(_SUBDOMAIN_MSG)
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """A label key / annotation key: ``[prefix/]name`` (apimachinery IsQualifiedName)."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        prefix = None
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-    else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix "
-                "and '/' (e.g. 'example.com/MyName')"]
-    errs = []
-    if prefix is not None:
-        errs += [f"prefix part {e}" for e in dns_subdomain_errors(prefix)]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > LABEL_MAX:
-        errs.append(f"name part must be no more than {LABEL_MAX} characters")
-    elif not QUALIFIED_NAME_PART.match(name):
-        errs.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                    "an alphanumeric character")
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_MAX:
-        errs.append(f"must be no more than {LABEL_MAX} characters")
-    if not LABEL_VALUE.match(value):
-        errs.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                    "and must start and end with an alphanumeric character")
-    return errs
 
 
 def driver_name_errors(value: str) -> list[tuple[str, str]]:
@@ -92,8 +25,8 @@ def driver_name_errors(value: str) -> list[tuple[str, str]]:
     errs = []
     if len(value) > 63:
         errs.append(("TooLong", "may not be more than 63 bytes"))
-    if not DNS1123_SUBDOMAIN.match(value.lower()):
-        errs.append(("Invalid", _SUBDOMAIN_MSG))
+    if not DNS1123_SUBDOMAIN_REGEXP.match(value.lower()):
+        errs.append(("Invalid", DNS1123_SUBDOMAIN_INVALID))
     return errs
 
 
@@ -105,20 +38,18 @@ def pool_name_errors(value: str) -> list[tuple[str, str]]:
     if len(value) > 253:
         errs.append(("TooLong", "may not be more than 253 bytes"))
     for part in value.split("/"):
-        if not DNS1123_SUBDOMAIN.match(part):
-            errs.append(("Invalid", _SUBDOMAIN_MSG))
+        if not DNS1123_SUBDOMAIN_REGEXP.match(part):
+            errs.append(("Invalid", DNS1123_SUBDOMAIN_INVALID))
             break
     return errs
 
 
 def c_identifier_errors(value: str, max_length: int = 32) -> list[tuple[str, str]]:
+    """(error type, message) pairs for a DRA attribute identifier: ``IsCIdentifier`` within ``max_length``."""
     errs = []
     if len(value) > max_length:
         errs.append(("TooLong", f"may not be more than {max_length} bytes"))
-    if not C_IDENTIFIER.match(value):
-        errs.append(("Invalid", "a valid C identifier must start with alphabetic character or '_', followed by a "
-                                "string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
-                                "'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"))
+    errs += [("Invalid", msg) for msg in is_c_identifier(value)]
     return errs
 
 
@@ -184,6 +115,6 @@ def extended_resource_name_errors(value: str) -> list[str]:
         return ["must be a fully-qualified name outside the kubernetes.io domain (e.g. example.com/gpu)"]
     if value.startswith("requests."):
         return ["must not start with 'requests.'"]
-    if qualified_name_errors("requests." + value):
+    if is_qualified_name("requests." + value):
         return ["'requests.' + name must be a valid qualified name for use as a quota resource name"]
     return []

@@ -26,7 +26,8 @@ from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import ROOT, FieldPath
 from .base import CheckContext, p
 from ..problems import Problem
-from .formats import dns_label_errors, dns_subdomain_errors, is_semver
+from ..kube.validation import is_dns1123_label, is_dns1123_subdomain
+from .formats import is_semver
 from .fields import FIELD_IMMUTABLE, driver_problems, node_name_problems
 from .nodeselector import node_selector_problems
 
@@ -127,7 +128,7 @@ def _claim_spec(spec: Any, path: FieldPath) -> Iterator[Problem]:
     if not isinstance(spec, dict):
         return
     class_name = spec.get("resourceClassName", "")
-    errors = dns_subdomain_errors(class_name) if isinstance(class_name, str) else []
+    errors = is_dns1123_subdomain(class_name) if isinstance(class_name, str) else []
     if errors:
         what = "is required" if not class_name else f"{class_name!r} is not a valid ResourceClass name: {errors[-1]}"
         yield Problem(CLASS_NAME_INVALID, path.child("resourceClassName"),
@@ -150,7 +151,7 @@ def _parameters_ref(ref: dict, path: FieldPath, rule: str, *, namespaced: bool =
                           f"a parameters reference needs `{name}` (API server: Required value)")
     namespace = ref.get("namespace")
     if namespaced and isinstance(namespace, str) and namespace:
-        for msg in dns_label_errors(namespace):
+        for msg in is_dns1123_label(namespace):
             yield Problem(rule, path.child("namespace"),
                           f"namespace {namespace!r} is not a valid namespace name: {msg} (API server: Invalid value)")
 
@@ -325,7 +326,7 @@ def _node_set(ctx: CheckContext, nodes: Any, path: FieldPath) -> Iterator[Proble
                           f"node {node!r} is listed twice (API server: Duplicate value)")
             continue
         seen.add(node)
-        for msg in dns_subdomain_errors(node):
+        for msg in is_dns1123_subdomain(node):
             yield Problem(SCHEDULING_NODES_INVALID, path.child(i),
                           f"{node!r} is not a valid node name: {msg} (API server: Invalid value)")
     problem = _too_long(SCHEDULING_NODES_INVALID, nodes, ctx.limits.alpha2_potential_nodes, path, "nodes")
@@ -360,7 +361,7 @@ def _slice(ctx: CheckContext) -> Iterator[Problem]:
 
 def _instance_name(name: Any, path: FieldPath, rule: str) -> Iterator[Problem]:
     name = name if isinstance(name, str) else ""
-    for msg in dns_subdomain_errors(name):
+    for msg in is_dns1123_subdomain(name):
         yield Problem(rule, path, f"instance name {name!r} is not a DNS subdomain: {msg} (API server: Invalid value)")
 
 
@@ -386,7 +387,7 @@ def _named_attributes(attributes: Any, path: FieldPath) -> Iterator[Problem]:
         apath = path.child(j)
         name = attribute.get("name", "")
         if isinstance(name, str):
-            for msg in dns_subdomain_errors(name):
+            for msg in is_dns1123_subdomain(name):
                 yield Problem(ATTRIBUTE_INVALID, apath.child("name"),
                               f"attribute name {name!r} is not a DNS subdomain: {msg} (API server: Invalid value)")
             if name in seen:

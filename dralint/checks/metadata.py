@@ -24,7 +24,8 @@ from ..manifest import NAMESPACED_DRA_KINDS
 from ..paths import FieldPath
 from .base import CheckContext, p
 from ..problems import Problem
-from .formats import dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors
+from ..kube.validation import (is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+                               mask_trailing_dash)
 
 KINDS: frozenset[str] = frozenset({
     "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule",
@@ -94,14 +95,14 @@ def _name(meta: dict, kind: str) -> Iterator[Problem]:
                       "(API server: Required value, \"name or generateName is required\")")
         return
     if name:
-        for msg in dns_subdomain_errors(name):
+        for msg in is_dns1123_subdomain(name):
             yield Problem(NAME_INVALID, p("metadata", "name"),
                           f"name {name!r} is not a valid {kind} name: {msg}; use lower-case letters, digits, '-' "
                           "and '.' (at most 253 characters) (API server: Invalid value)")
     if generate and (not name or kind not in _GENERATED_NAME_ONLY):
         # The server appends 5 random characters; a trailing '-' is fine there.
         path = p("metadata", "name") if kind in _GENERATED_NAME_ONLY else p("metadata", "generateName")
-        for msg in dns_subdomain_errors(_mask_trailing_dash(generate)):
+        for msg in is_dns1123_subdomain(mask_trailing_dash(generate)):
             yield Problem(NAME_INVALID, path,
                           f"generateName {generate!r} cannot start a valid {kind} name: {msg}; use lower-case "
                           "letters, digits, '-' and '.' (API server: Invalid value)")
@@ -119,11 +120,6 @@ def _immutable(meta: dict, old: dict, kind: str) -> Iterator[Problem]:
                           "\"field is immutable\")")
 
 
-def _mask_trailing_dash(prefix: str) -> str:
-    """apimachinery maskTrailingDash: a generated name continues after the prefix's final '-'."""
-    return prefix[:-2] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
-
-
 def _namespace(meta: dict, kind: str) -> Iterator[Problem]:
     namespace = meta.get("namespace")
     if not isinstance(namespace, str) or not namespace:
@@ -133,7 +129,7 @@ def _namespace(meta: dict, kind: str) -> Iterator[Problem]:
                       f"a {kind} is cluster-scoped; the API server ignores `namespace: {namespace}` and stores the "
                       "object for the whole cluster: remove the namespace")
         return
-    for msg in dns_label_errors(namespace):
+    for msg in is_dns1123_label(namespace):
         yield Problem(NAMESPACE_INVALID, p("metadata", "namespace"),
                       f"namespace {namespace!r} is not a valid namespace name: {msg} (API server: Invalid value)")
 
@@ -144,12 +140,12 @@ def labels_problems(labels: Any, path: FieldPath) -> Iterator[Problem]:
         return
     for key, value in labels.items():
         key = str(key)
-        for msg in qualified_name_errors(key):
+        for msg in is_qualified_name(key):
             yield Problem(LABEL_INVALID, path,
                           f"label key {key!r} is not valid: {msg}; keys are `[prefix/]name` with an optional DNS "
                           "subdomain prefix and a name of at most 63 characters (API server: Invalid value)")
         if isinstance(value, str):
-            for msg in label_value_errors(value):
+            for msg in is_valid_label_value(value):
                 yield Problem(LABEL_INVALID, path,
                               f"label {key!r} has value {value!r}, which is not a valid label value: {msg}; "
                               "put free text into an annotation instead (API server: Invalid value)")
@@ -163,7 +159,7 @@ def annotations_problems(annotations: Any, path: FieldPath) -> Iterator[Problem]
     for key, value in annotations.items():
         key = str(key)
         total += len(key.encode()) + (len(value.encode()) if isinstance(value, str) else 0)
-        for msg in qualified_name_errors(key.lower()):
+        for msg in is_qualified_name(key.lower()):
             yield Problem(ANNOTATION_INVALID, path,
                           f"annotation key {key!r} is not valid: {msg}; keys are `[prefix/]name` like label keys "
                           "(API server: Invalid value)")
@@ -181,7 +177,7 @@ def _finalizers(finalizers: Any, path: FieldPath) -> Iterator[Problem]:
     for i, name in enumerate(finalizers):
         if not isinstance(name, str):
             continue
-        for msg in qualified_name_errors(name):
+        for msg in is_qualified_name(name):
             yield Problem(FINALIZER_INVALID, path,
                           f"finalizer {name!r} is not a qualified name: {msg} (API server: Invalid value)")
         if "/" not in name and name not in _STANDARD_FINALIZERS:

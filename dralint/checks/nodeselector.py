@@ -17,7 +17,7 @@ from typing import Any
 from ..paths import FieldPath
 from ..kube.releases import Release
 from ..problems import Problem
-from .formats import dns_subdomain_errors, label_value_errors, qualified_name_errors
+from ..kube.validation import is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 
 NODE_SELECTOR_INVALID = "DRA405"
 ONE_TERM = "DRA406"
@@ -104,13 +104,13 @@ def _expression(req: dict, path: FieldPath, rule: str, check_values: bool) -> li
                                 "(API server: Invalid value)"))
     key = req.get("key", "")
     if isinstance(key, str):
-        for msg in qualified_name_errors(key):
+        for msg in is_qualified_name(key):
             problems.append(Problem(rule, path.child("key"),
                                     f"key {key!r} is not a valid label key: {msg} (API server: Invalid value)"))
     if check_values:
         for k, value in enumerate(values):
             if isinstance(value, str):
-                for msg in label_value_errors(value):
+                for msg in is_valid_label_value(value):
                     problems.append(Problem(rule, path.child("values", k),
                                             f"value {value!r} is not a valid label value: {msg}; node labels can "
                                             "never have it (API server: Invalid value)"))
@@ -138,7 +138,7 @@ def _field(req: dict, path: FieldPath, rule: str) -> list[Problem]:
         return problems
     for k, value in enumerate(values):
         if isinstance(value, str):
-            for msg in dns_subdomain_errors(value):
+            for msg in is_dns1123_subdomain(value):
                 problems.append(Problem(rule, path.child("values", k),
                                         f"{value!r} is not a valid node name: {msg} (API server: Invalid value)"))
     return problems

@@ -22,7 +22,7 @@ from ..schema import UNKNOWN_FIELD, core
 from .base import CheckContext
 from ..problems import Problem
 from .fields import POD_KINDS, spec_path
-from .formats import dns_label_errors, dns_subdomain_errors
+from ..kube.validation import is_dns1123_label, is_dns1123_subdomain
 
 KINDS: frozenset[str] = POD_KINDS
 
@@ -101,7 +101,7 @@ def _pod_claim(ctx: CheckContext, entry: dict, path: FieldPath, names: dict[str,
                       f"pod claim name {name!r} is used twice; names in `spec.resourceClaims` must be unique "
                       "(API server: Duplicate value)")
     else:
-        for msg in dns_label_errors(name):
+        for msg in is_dns1123_label(name):
             yield Problem(R_NAME, path.child("name"),
                           f"pod claim name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
     names.setdefault(name, entry)
@@ -119,7 +119,7 @@ def _pod_claim(ctx: CheckContext, entry: dict, path: FieldPath, names: dict[str,
         # ``${VAR}``: a placeholder envsubst fills in before the file is applied (real-world MPIJob
         # templates name their claim templates so); its final spelling is not known here.
         if isinstance(value, str) and "${" not in value:
-            for msg in dns_subdomain_errors(value):
+            for msg in is_dns1123_subdomain(value):
                 yield Problem(R_TARGET_NAME, source_path.child(fld),
                               f"{fld} {value!r} is not a valid object name: {msg} (API server: Invalid value)")
 
@@ -190,7 +190,7 @@ def _container_claims(ctx: CheckContext, claims: list, path: FieldPath, entries:
                           "(API server: Required value)")
             continue
         if request:
-            for msg in dns_label_errors(request):
+            for msg in is_dns1123_label(request):
                 yield Problem(R_CONTAINER_REQUEST, cpath.child("request"),
                               f"request {request!r} is not a DNS label: {msg} (API server: Invalid value)")
             key = f"{name}/{request}"

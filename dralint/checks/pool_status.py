@@ -26,7 +26,8 @@ from ..paths import FieldPath
 from .base import CheckContext, p
 from ..problems import Problem
 from .conditions import condition_problems
-from .formats import dns_subdomain_errors, pool_name_errors, qualified_attribute_errors
+from ..kube.validation import is_dns1123_subdomain
+from .formats import pool_name_errors, qualified_attribute_errors
 
 KINDS: frozenset[str] = frozenset({"ResourcePoolStatusRequest"})
 
@@ -75,7 +76,7 @@ def long_name_errors(value: str) -> list[tuple[str, str]]:
     marked covered by it and does not apply (the API server of 1.36 takes a 200-character driver here)."""
     if not value:
         return [("Required", "a name is required")]
-    return [("TooLong" if "no more than" in msg else "Invalid", msg) for msg in dns_subdomain_errors(value)]
+    return [("TooLong" if "no more than" in msg else "Invalid", msg) for msg in is_dns1123_subdomain(value)]
 
 
 def _spec(spec: dict, rule: str) -> Iterator[Problem]:

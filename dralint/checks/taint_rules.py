@@ -18,7 +18,7 @@ from .base import CheckContext, p, too_many
 from ..problems import Problem
 from .conditions import condition_problems
 from .fields import device_name_problems, driver_problems, pool_name_problems, taint_problems
-from .formats import dns_subdomain_errors
+from ..kube.validation import is_dns1123_subdomain
 
 KINDS: frozenset[str] = frozenset({"DeviceTaintRule"})
 
@@ -59,7 +59,7 @@ def _selector(ctx: CheckContext, selector: dict) -> Iterator[Problem]:
         yield from device_name_problems(selector.get("device"), base.child("device"))
     class_name = selector.get("deviceClassName")
     if isinstance(class_name, str):
-        for msg in dns_subdomain_errors(class_name):
+        for msg in is_dns1123_subdomain(class_name):
             yield Problem(SELECTOR_INVALID, base.child("deviceClassName"),
                           f"{class_name!r} is not a valid DeviceClass name: {msg} (API server: Invalid value)")
     selectors = selector.get("selectors")

@@ -17,7 +17,7 @@ from ..kube.limits import Limits
 from ..paths import FieldPath
 from ..kube.releases import Release
 from ..problems import Problem
-from .formats import label_value_errors, qualified_name_errors
+from ..kube.validation import is_qualified_name, is_valid_label_value
 
 INVALID = "DRA214"
 TOO_MANY = "DRA215"
@@ -53,7 +53,7 @@ def check_toleration(toleration: dict, path: FieldPath, release: Release) -> Ite
     """Problems of one device toleration at canonical ``path``."""
     key = toleration.get("key")
     if isinstance(key, str) and key:
-        for msg in qualified_name_errors(key):
+        for msg in is_qualified_name(key):
             yield Problem(INVALID, path.child("key"),
                           f"toleration key {key!r} is not a valid label key: {msg} (API server: Invalid value)")
     operator = toleration.get("operator") or "Equal"  # the OpenAPI default fills in an empty operator
@@ -65,7 +65,7 @@ def check_toleration(toleration: dict, path: FieldPath, release: Release) -> Ite
                           f"value {value!r} must be empty for operator `Exists` (it matches any value); remove "
                           "`value`, or use `operator: Equal` (API server: Invalid value)")
     elif operator == "Equal":
-        for msg in label_value_errors(value):
+        for msg in is_valid_label_value(value):
             yield Problem(INVALID, path.child("value"),
                           f"toleration value {value!r} is not a valid label value: {msg} (API server: Invalid value)")
     elif isinstance(operator, str):

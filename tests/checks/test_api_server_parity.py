@@ -37,7 +37,9 @@ def test_explicit_null_is_an_absent_field_and_a_null_item_an_empty_one():
     selector = SLICE.replace("  nodeName: node-1\n", "  nodeSelector:\n    nodeSelectorTerms:\n"
                                                      "    - matchExpressions:\n      - key: null\n"
                                                      "        operator: Exists\n")
-    assert errors(selector) == [("DRA405", "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].key")]
+    # An empty key, as the server words it: the name part is empty, and it does not match the pattern.
+    key = ("DRA405", "spec.nodeSelector.nodeSelectorTerms[0].matchExpressions[0].key")
+    assert errors(selector) == [key, key]
     devices = SLICE + "  - null\n"  # a device without a name
     assert errors(devices) == [("DRA410", "spec.devices[1].name")]
     pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n  resourceClaims:\n"

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from ...paths import FieldPath
 from ...problems import Problem
 from ..base import CheckContext, map_key, p, too_many, too_many_problem
-from ..formats import dns_label_errors
+from ...kube.validation import is_dns1123_label
 
 COUNTERS_DEVICES_EXCLUSIVE = "DRA408"
 COUNTER_CONSUMPTION_INVALID = "DRA420"
@@ -42,7 +42,7 @@ def _counter_map(ctx: CheckContext, rule: str, counters: Any, limit: int | None,
         yield problem
         return
     for key in counters:
-        for msg in dns_label_errors(str(key)):
+        for msg in is_dns1123_label(str(key)):
             yield Problem(rule, map_key(ctx.limits, path, str(key), 63),
                           f"counter name {str(key)!r} is not a DNS label: {msg} (API server: Invalid value)")
 
@@ -67,7 +67,7 @@ def consumption_problems(ctx: CheckContext, entries: Any, path: FieldPath) -> It
                           "`counterSet` is required: the name of a counter set in the pool's `sharedCounters` "
                           "(API server: Required value)")
         elif isinstance(counter_set, str):
-            for msg in dns_label_errors(counter_set):
+            for msg in is_dns1123_label(counter_set):
                 yield Problem(COUNTER_CONSUMPTION_INVALID, entry_path.child("counterSet"),
                               f"counter set name {counter_set!r} is not a DNS label: {msg} (API server: Invalid value)")
         yield from _counter_map(ctx, COUNTER_CONSUMPTION_INVALID, entry.get("counters"), ctx.limits.counters_per_consumption,
@@ -150,7 +150,7 @@ def _compatibility_groups(groups: list, path: FieldPath) -> Iterator[Problem]:
     for k, group in enumerate(groups):
         if not isinstance(group, str):
             continue
-        for msg in dns_label_errors(group):
+        for msg in is_dns1123_label(group):
             yield Problem(COUNTER_CONSUMPTION_INVALID, path.child(k),
                           f"compatibility group {group!r} is not a DNS label: {msg} (API server: Invalid value)")
         if group in seen:
@@ -180,7 +180,7 @@ def shared_counter_problems(ctx: CheckContext, sets: Any) -> Iterator[Problem]:
                           "a counter set needs a `name` (a DNS label devices refer to in `consumesCounters`) "
                           "(API server: Required value)")
         elif isinstance(name, str):
-            for msg in dns_label_errors(name):
+            for msg in is_dns1123_label(name):
                 yield Problem(SHARED_COUNTERS_INVALID, set_path.child("name"),
                               f"counter set name {name!r} is not a DNS label: {msg} (API server: Invalid value)")
         yield from _counter_map(ctx, SHARED_COUNTERS_INVALID, counter_set.get("counters"), ctx.limits.counters_per_set,

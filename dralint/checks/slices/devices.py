@@ -14,7 +14,7 @@ from ...problems import Problem
 from ..base import CheckContext, p, too_many
 from ..fields import (NODE_NAME_INVALID, binding_condition_problems, device_name_problems, node_name_problems,
                       taint_problems)
-from ..formats import dns_label_errors
+from ...kube.validation import is_dns1123_label
 from ..nodeselector import node_selector_problems
 from .allocatable import node_allocatable_mapping_problems, node_allocatable_problems
 from .attributes import (ATTRIBUTE_LISTS, attribute_problems, key_errors, plainly_valid, qualified_key_problems,
@@ -79,7 +79,7 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     # A slice has thousands of attributes and most devices are valid: each part is first looked at
     # cheaply, and paths are only built for what has something to report.
     name = device.get("name")
-    if not isinstance(name, str) or not name or dns_label_errors(name):
+    if not isinstance(name, str) or not name or is_dns1123_label(name):
         yield from device_name_problems(name, path.child("name"))
     attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
     capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
