@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralint.catalog import load_catalog
+from dralint.kube.releases import Release
 from dralint.engine import Options, lint_text
 from dralint.fixers import FIXERS
 from dralint.fixes import Safety, apply_edits, apply_fixes
@@ -81,10 +82,10 @@ def test_exactly_in_a_v1beta1_claim_moves_beside_the_name():
     text = V1_CLAIM_FLAT.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1").replace(
         "      # which class\n      deviceClassName: gpu.example.com\n      count: 2 # two of them\n",
         "      exactly:\n        deviceClassName: gpu.example.com\n        count: 2\n")
-    new, findings = _fixed(text, Options(kube_version="1.34"))
+    new, findings = _fixed(text, Options(release=Release(34)))
     assert [f.fix.title for f in findings if f.fix][0].startswith("Move the fields of `exactly`")
     assert new.endswith("    - name: gpu   # the accelerator\n      deviceClassName: gpu.example.com\n      count: 2\n")
-    assert not lint_text(new, Options(kube_version="1.34"))
+    assert not lint_text(new, Options(release=Release(34)))
 
 
 def test_basic_in_a_v1_slice_is_unwrapped_and_flat_fields_in_v1beta1_are_wrapped():
@@ -95,7 +96,7 @@ def test_basic_in_a_v1_slice_is_unwrapped_and_flat_fields_in_v1beta1_are_wrapped
     assert new.endswith("  - name: gpu-0\n    attributes:\n      model: {string: a100}\n")
     assert not lint_text(new, Options())
     beta = new.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1")
-    back, _ = _fixed(beta, Options(kube_version="1.34"))
+    back, _ = _fixed(beta, Options(release=Release(34)))
     assert back == v1.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1")
 
 
