@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from dralint.cel import (DERIVED_CLAIM_MAX_COST, DERIVED_MAX_COST, CelEnv, compile_derived_attribute,
-from dralint.kube.releases import Release
                          compile_selector)
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release
 
 NEW = CelEnv(37, gates=frozenset({"DRAConsumableCapacity"}))
 NEW_LISTS = CelEnv(37, gates=frozenset({"DRAConsumableCapacity", "DRAListTypeAttributes"}))
