@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralint.catalog import load_catalog
-from dralint.kube.releases import Release
+from dralint.kube.releases import Release, parse_version
 from dralint.engine import Options, lint_text
 from dralint.fixers import FIXERS
 from dralint.fixes import Safety, apply_edits, apply_fixes
@@ -38,8 +38,8 @@ def test_every_fixable_rule_shows_a_fix_in_an_example():
 
 @pytest.mark.parametrize(("rule", "example"), FIXED_EXAMPLES)
 def test_the_fix_of_an_example_gives_its_fixed_text_which_is_clean(rule, example):
-    options = Options(kube_version=example.kube_version or Options().kube_version,
-                      feature_gates=dict(example.feature_gates), fixes=True, **dict(example.options))
+    options = Options(release=Release(parse_version(example.kube_version or Options().release.version),
+                                      dict(example.feature_gates)), fixes=True, **dict(example.options))
     new, findings = _fixed(example.manifest, options)
     assert any(f.rule == rule.id and f.fix is not None for f in findings)
     assert new == example.fixed
