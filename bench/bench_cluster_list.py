@@ -37,6 +37,7 @@ from dralint.cli import main  # noqa: E402
 from dralint.cluster.connect import connect  # noqa: E402
 from dralint.cluster.state import list_cluster  # noqa: E402
 from dralint.options import Options  # noqa: E402
+from dralint.kube.releases import Release  # noqa: E402
 from fakeapi import FakeApiServer, FakeCluster  # noqa: E402
 
 CLAIM = """apiVersion: resource.k8s.io/v1
@@ -99,7 +100,7 @@ def main_bench() -> None:
         objects = len(snapshot.objects())  # type: ignore[attr-defined]
         print(f"list:    {median:6.2f} s  ({low:.2f}-{high:.2f}; {objects:,} objects)")
         files = snapshot.source_files()  # type: ignore[attr-defined]
-        options = Options(kube_version="1.36")
+        options = Options(release=Release(36))
         median, low, high, result = timed(lambda: engine.lint_files([source.load_file(str(claim))], options,
                                                                      cluster_files=files), args.runs)
         rules = sorted({f.rule for f in result.findings}) or ["none"]  # type: ignore[attr-defined]

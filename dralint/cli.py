@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .engine import RunResult
     from .options import Options
     from .findings import Severity
-    from .source import Reading, SourceFile
+    from .source import SourceFile
 
 EXIT_USAGE = 2
 # A bug of dralint's that got past the engine's boundaries (every object is judged on its own).
@@ -118,7 +118,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     from .catalog import load_catalog
     from .config import ConfigError
     from .explain import UnknownRule, explain, find_rule, rule_table
-    from .kube.releases import GateError
     from .rule_filter import UsageError
 
     catalog = load_catalog()
@@ -134,7 +133,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return 0
     try:
         return _lint(args, catalog, out, err)
-    except (GateError, UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError) as exc:
         err.write(f"dralint: error: {exc}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # `dralint ... | head`: the reader left, which is no bug (run() ends quietly)
@@ -147,7 +146,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) -> int:
     from .config import ConfigError
-    from .kube.releases import GateError
     from .rule_filter import UsageError
 
     if "-" in args.paths and "-" in args.cluster:
@@ -164,9 +162,9 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
 
         live = live_cluster(args, config, err)
         options, fail_on = _options(args, config, err)
-    except (UsageError, ConfigError, GateError):
+    except (UsageError, ConfigError):
         raise
-    except ValueError as exc:  # the value of an option: --kube-version 1.99, a --config that is not there
+    except ValueError as exc:  # the value of an option: a --config that is not there
         raise UsageError(str(exc)) from None
     if (args.diff or args.unsafe_fixes) and not args.fix:
         raise UsageError("--diff and --unsafe-fixes go with --fix (dralint migrate has its own --diff)")
@@ -316,70 +314,41 @@ def _config(args: argparse.Namespace, catalog: Catalog) -> Config:
 
 
 def _options(args: argparse.Namespace, config: Config, err: TextIO) -> tuple[Options, Severity]:
-    """Engine options, failing severity and unused-suppression reporting: the command line over the file."""
-    from .config import ConfigError
-    from .options import Options
+    """Engine options and failing severity: the command line over the file."""
+    from .config import Overrides, options, parse_size
     from .findings import Severity
-    from .kube.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+    from .kube.releases import ReleaseError
     from .rule_filter import UsageError
+    from .source import Exclude
 
-    version = args.kube_version or config.kube_version
-    minor = parse_version(version) if version else DEFAULT_MINOR
-    gates: dict[str, bool] = {}
-    if config.feature_gates:
-        text = ",".join(f"{name}={str(on).lower()}" for name, on in config.feature_gates.items())
-        try:
-            gates, notes = parse_gates(text, minor)
-        except GateError as exc:
-            raise ConfigError(f"{config.path}:{config.feature_gates_line}: "
-                              f"{str(exc).removeprefix('--feature-gates: ')}") from None
-        for note in notes:
-            err.write(f"dralint: note: {config.path}: {note}\n")
-    cli_gates, notes = parse_gates(args.feature_gates, minor)
-    for note in notes:
-        err.write(f"dralint: note: {note}\n")
-    severities = dict(config.severity)
+    severities: dict[str, str] = {}
     for item in args.severity:
         rule, sep, level = item.partition("=")
         if not sep or level.strip() not in LEVELS:
             raise UsageError(f"--severity: {item!r} is not RULE=error, RULE=warning or RULE=info")
         severities[rule.strip()] = level.strip()
-    select = _csv(args.select) if args.select else (config.select or ())
-    ignore = _csv(args.ignore) if args.ignore else (config.ignore or ())
-    strict = args.strict if args.strict is not None else (config.strict if config.strict is not None else True)
-    report_unused = args.report_unused_ignores or bool(config.report_unused_ignores)
-    options = Options(kube_version=f"1.{minor}", feature_gates={**gates, **cli_gates}, strict=strict,
-                      select=select, ignore=ignore, severities=severities,
-                      cluster=tuple(args.cluster) or config.cluster,
-                      old=args.old, node=args.node, trace=tuple(args.trace), show_allocation=args.show_allocation,
-                      together=args.together, as_stored=args.as_stored,
-                      max_steps=args.max_steps, max_seconds=args.max_seconds, report_unused_ignores=report_unused,
-                      reading=_reading(args, config))
-    fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
-    return options, fail_on
-
-
-def config_options(config: Config, err: TextIO) -> Options:
-    """The engine options a run without command-line options would use (``dralint lsp``'s settings)."""
-    return _options(build_parser().parse_args([]), config, err)[0]
-
-
-def _reading(args: argparse.Namespace, config: Config) -> Reading:
-    """Excludes of the command line (relative to the current folder) and of the configuration file
-    (relative to its folder), and the size limit: the command line's, else the file's."""
-    from .config import parse_size
-    from .rule_filter import UsageError
-    from .source import Exclude, Reading
-
-    excludes = tuple(Exclude(g, os.getcwd()) for g in _csv(args.exclude)) + tuple(
-        Exclude(g, str(config.root)) for g in config.exclude)
-    limit = config.max_file_size
+    limit = None
     if args.max_file_size is not None:
         try:
             limit = parse_size(args.max_file_size)
         except ValueError as exc:
             raise UsageError(f"--max-file-size: {exc}") from None
-    return Reading(excludes, limit) if limit else Reading(excludes)
+    overrides = Overrides(kube_version=args.kube_version, feature_gates=args.feature_gates, strict=args.strict,
+                          select=_csv(args.select) if args.select else None,
+                          ignore=_csv(args.ignore) if args.ignore else None, severities=severities,
+                          cluster=tuple(args.cluster), report_unused_ignores=args.report_unused_ignores,
+                          excludes=tuple(Exclude(g, os.getcwd()) for g in _csv(args.exclude)), max_file_size=limit)
+    try:
+        built, notes = options(config, overrides)
+    except ReleaseError as exc:  # the settings are the command line's flags here (a file's is a ConfigError)
+        raise UsageError(exc.named(f"--{exc.setting}")) from None
+    for note in notes:
+        err.write(f"dralint: note: {note}\n")
+    built = dataclasses.replace(built, old=args.old, node=args.node, trace=tuple(args.trace),
+                                show_allocation=args.show_allocation, together=args.together,
+                                as_stored=args.as_stored, max_steps=args.max_steps, max_seconds=args.max_seconds)
+    fail_on = Severity(args.fail_on) if args.fail_on else (config.fail_on or Severity.ERROR)
+    return built, fail_on
 
 
 # A run builds millions of small containers that live until it ends (the parsed documents), so

@@ -4,7 +4,9 @@ Found from the current folder upward, stopping at the first folder that holds a 
 repository root) or at the filesystem root; ``--config FILE`` names one instead. Keys are
 spelled like the command-line options (``kube-version``, ``feature-gates``...); the command
 line overrides the file. Unknown keys, unknown rule ids and bad values raise ``ConfigError``
-naming the file and the line.
+naming the file and the line. :func:`options` turns a configuration and what a face sets over it
+into the engine's :class:`~dralint.options.Options`: the command line, the language server and the
+webhook build them all here.
 """
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ import yaml
 from .catalog import Catalog
 from .findings import Severity
 from .globs import glob_regex
+from .kube.releases import FEATURE_GATES, KUBE_VERSION, Release, ReleaseError
+from .options import Options
 from .rule_filter import UsageError, resolve as resolve_rules
+from .source import Exclude, Reading
 
 YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"
@@ -55,6 +60,7 @@ class Config:
 
     path: Path | None = None
     kube_version: str | None = None
+    kube_version_line: int = 0
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     feature_gates_line: int = 0
     select: tuple[str, ...] | None = None
@@ -82,6 +88,62 @@ class Config:
         except ValueError:  # outside the configured tree: patterns do not reach it
             return False
         return any(p.matches(relative, rule) for p in self.per_path_ignores)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What a face sets over the configuration (the command line's options); None or empty leaves the
+    file's setting."""
+
+    kube_version: str | None = None
+    feature_gates: str = ""  # Name=true,Other=false, over the file's gates
+    strict: bool | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    severities: Mapping[str, str] = field(default_factory=dict)  # rule by rule, over the file's
+    cluster: tuple[str, ...] = ()
+    report_unused_ignores: bool = False
+    excludes: tuple[Exclude, ...] = ()  # read before the file's
+    max_file_size: int | None = None
+
+
+def options(config: Config, overrides: Overrides = Overrides()) -> tuple[Options, list[str]]:
+    """The engine options of ``config`` with ``overrides`` over it, and notes for the user (on gates
+    that change nothing, prefixed with the file they come from).
+
+    A bad kube-version or feature-gates of the file raises :class:`ConfigError` naming file and line;
+    one of the overrides, or of a configuration read from no file (the webhook's policy), raises the
+    :class:`~dralint.kube.releases.ReleaseError` naming the setting, for the face to word.
+    """
+    version = overrides.kube_version or config.kube_version
+    try:
+        release = Release.parse(version)[0]
+    except ReleaseError as exc:
+        if overrides.kube_version or config.path is None:
+            raise
+        raise ConfigError(f"{config.path}:{config.kube_version_line}: {exc}") from None
+    notes: list[str] = []
+    if config.feature_gates:
+        try:
+            release, file_notes = release.with_gates(config.feature_gates)
+        except ReleaseError as exc:
+            if config.path is None:
+                raise
+            raise ConfigError(f"{config.path}:{config.feature_gates_line}: {exc.reason}") from None
+        notes += [f"{config.path}: {note}" if config.path else note for note in file_notes]
+    release, override_notes = release.with_gates(overrides.feature_gates)
+    notes += override_notes
+    limit = overrides.max_file_size if overrides.max_file_size is not None else config.max_file_size
+    excludes = overrides.excludes + tuple(Exclude(g, str(config.root)) for g in config.exclude)
+    strict = overrides.strict if overrides.strict is not None else config.strict
+    built = Options(release=release, strict=strict if strict is not None else True,
+                    select=overrides.select if overrides.select is not None else (config.select or ()),
+                    ignore=overrides.ignore if overrides.ignore is not None else (config.ignore or ()),
+                    severities={**config.severity, **overrides.severities},
+                    cluster=overrides.cluster or config.cluster,
+                    report_unused_ignores=overrides.report_unused_ignores or bool(config.report_unused_ignores),
+                    reading=Reading(excludes, limit) if limit else Reading(excludes))
+    return built, notes
 
 
 def find_config(start: Path) -> Path | None:
@@ -233,8 +295,9 @@ def _build(path: Path, raw: Any, lines: _Lines, catalog: Catalog) -> Config:
     return Config(
         path=path,
         kube_version=kube_version,
+        kube_version_line=lines.lines.get((KUBE_VERSION,), 0),
         feature_gates=_gates(raw, lines),
-        feature_gates_line=lines.lines.get(("feature-gates",), 0),
+        feature_gates_line=lines.lines.get((FEATURE_GATES,), 0),
         select=rules(("select",), raw["select"]) if "select" in raw else None,
         ignore=rules(("ignore",), raw["ignore"]) if "ignore" in raw else None,
         severity=severity,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .kube.releases import DEFAULT_MINOR, Release, parse_version
+from .kube.releases import DEFAULT_MINOR, Release
 from .org_policy import OrgPolicy
 from .source import Reading
 
@@ -13,8 +13,8 @@ from .source import Reading
 class Options:
     """What the user asked for; every face builds one of these."""
 
-    kube_version: str = f"1.{DEFAULT_MINOR}"
-    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # The target release and its gate settings, built once from the settings (Release.parse).
+    release: Release = field(default_factory=lambda: Release(DEFAULT_MINOR))
     strict: bool = True
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -44,7 +44,3 @@ class Options:
     # The organisation's policy the organisation rules judge with (DRA950-DRA953); None: they do not judge.
     org_policy: OrgPolicy | None = None
     fixes: bool = False  # attach a Fix to each finding that has one (dralint.fixers; --fix, the language server)
-
-    @property
-    def release(self) -> Release:
-        return Release(parse_version(self.kube_version), dict(self.feature_gates))

@@ -7,7 +7,7 @@ fromVersion/toVersion). Everything here is data; the checks ask ``Release.gate(n
 compare version numbers themselves.
 
 1.38 is known as the release under way (code freeze 2026-11-19, due 2026-12-16): it can be
-targeted with --kube-version 1.38, but the default stays the newest released one. Its gate
+targeted with ``kube-version: "1.38"``, but the default stays the newest released one. Its gate
 stages are those of 1.37 plus the changes the 1.38 sources show (docs/schemas.md, "1.38"):
 DynamicResourceAllocation removed (kubernetes/kubernetes#141946), DRADeviceTaints and
 DRADeviceTaintRules locked on (#140256, both in CHANGELOG-1.38 v1.38.0-alpha.1), and
@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterator, Mapping
+
+# The settings a release is built from, spelled as the configuration file spells them (dralint.config);
+# each face may call them as its users write them (a flag, a policy key) through ReleaseError.named.
+KUBE_VERSION = "kube-version"
+FEATURE_GATES = "feature-gates"
 
 OLDEST_MINOR = 26
 NEWEST_MINOR = 38
-# The newest released minor: what --kube-version defaults to.
+# The newest released minor: what the kube-version setting defaults to.
 DEFAULT_MINOR = 37
 
 # Stage codes: A alpha (off), B- beta off by default, B+ beta on, GA on, L GA locked on.
@@ -92,8 +97,20 @@ _REMOVED_AT: dict[int, dict[str, tuple[int, bool]]] = {
 }
 
 
-class GateError(ValueError):
-    """A --feature-gates value that the target release cannot take."""
+class ReleaseError(ValueError):
+    """A kube-version or feature-gates setting the releases cannot take.
+
+    The message names the setting; ``named`` gives it under another name, for a face whose users
+    wrote it otherwise (``--feature-gates`` on the command line, ``featureGates`` in a policy).
+    """
+
+    def __init__(self, setting: str, reason: str, value: str | None = None) -> None:
+        self.setting, self.reason, self.value = setting, reason, value
+        super().__init__(self.named(setting))
+
+    def named(self, name: str) -> str:
+        """The message with the setting called ``name``."""
+        return f"{name} {self.value!r}: {self.reason}" if self.value is not None else f"{name}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -107,9 +124,33 @@ class Release:
         # Per-release tables (gating, limits) are cached by release; the overrides are a plain dict.
         return hash((self.minor, tuple(sorted(self.overrides.items()))))
 
+    @classmethod
+    def parse(cls, version: str | None, gates: str | Mapping[str, bool] = "") -> tuple[Release, list[str]]:
+        """The release ``version`` names (None: the default one) with the feature ``gates`` set, and
+        notes on those gates (see :meth:`with_gates`); raises :class:`ReleaseError`."""
+        return cls(DEFAULT_MINOR if version is None else parse_version(version)).with_gates(gates)
+
     @property
     def version(self) -> str:
+        """The release as its users write it: ``1.35``."""
         return f"1.{self.minor}"
+
+    def __str__(self) -> str:
+        return self.version
+
+    def with_gates(self, gates: str | Mapping[str, bool]) -> tuple[Release, list[str]]:
+        """This release with ``gates`` set over its own settings, and notes on them.
+
+        ``gates`` is ``Name=true,Other=false`` (the command line's spelling) or a mapping (the
+        configuration's). Gates that are not DRA gates are ignored; turning off a gate the release
+        does not have yet changes nothing and gets a note. A gate the release has locked on and
+        turned off is honoured, for what-if runs and for judging as code built with it off would,
+        with a note that a real API server refuses to start so ("cannot set feature gate ... to false,
+        feature is locked to true"). Turning on a DRA gate the release does not have, a typo of one,
+        or a bad value raises :class:`ReleaseError`.
+        """
+        overrides, notes = _parse_gates(gates, self.minor)
+        return Release(self.minor, {**self.overrides, **overrides}), notes
 
     def stage(self, gate: str) -> str | None:
         """The gate's stage code in this release, or None when the release does not have it."""
@@ -147,44 +188,44 @@ def supported_versions() -> list[str]:
 
 
 def parse_version(text: str) -> int:
-    """``"1.35"``, ``"v1.35.2"`` or ``"1.35.0-rc.1"`` → 35; raises ValueError with a usable message."""
+    """``"1.35"``, ``"v1.35.2"`` or ``"1.35.0-rc.1"`` → 35; raises :class:`ReleaseError`."""
     cleaned = text.strip().lstrip("vV")
     parts = cleaned.split(".")
     if len(parts) < 2 or parts[0] != "1" or not parts[1].isdigit():
-        raise ValueError(f"--kube-version {text!r}: expected a Kubernetes version like 1.35")
+        raise ReleaseError(KUBE_VERSION, "expected a Kubernetes version like 1.35", text)
     minor = int(parts[1])
     if not OLDEST_MINOR <= minor <= NEWEST_MINOR:
-        raise ValueError(f"--kube-version {text!r}: dralint knows Kubernetes 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}")
+        raise ReleaseError(KUBE_VERSION, f"dralint knows Kubernetes 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}", text)
     return minor
 
 
-def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
-    """Parse ``Name=true,Other=false`` for release ``1.<minor>``.
+def _gate_items(gates: str | Mapping[str, bool]) -> Iterator[tuple[str, bool]]:
+    """Each gate setting in order; the text form is checked item by item, as it is read."""
+    if not isinstance(gates, str):
+        yield from ((name.strip(), on) for name, on in gates.items())
+        return
+    for item in filter(None, (p.strip() for p in gates.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.strip().lower() not in ("true", "false"):
+            raise ReleaseError(FEATURE_GATES, f"{item!r} is not Name=true or Name=false")
+        yield name.strip(), value.strip().lower() == "true"
 
-    Returns the overrides and notes (gates that are not DRA gates are ignored; turning off a gate the
-    release does not have yet changes nothing and gets a note). A gate the release has locked on and
-    turned off is honoured, for what-if runs and for judging as code built with it off would, with a
-    note that a real API server refuses to start so ("cannot set feature gate ... to false, feature
-    is locked to true"). Turning on a DRA gate the release does not have, a typo of one, or a bad
-    value raises GateError.
-    """
+
+def _parse_gates(gates: str | Mapping[str, bool], minor: int) -> tuple[dict[str, bool], list[str]]:
+    """The overrides and notes of ``gates`` for release ``1.<minor>`` (Release.with_gates says which)."""
     overrides: dict[str, bool] = {}
     notes: list[str] = []
     release = Release(minor)
-    for item in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or value.strip().lower() not in ("true", "false"):
-            raise GateError(f"--feature-gates: {item!r} is not Name=true or Name=false")
-        on = value.strip().lower() == "true"
+    for name, on in _gate_items(gates):
         stage = release.stage(name)
         removed = release.removed_in(name)
         if removed is not None:
             fixed = release.gate(name)
             state = "on" if fixed else "off"
             if on != fixed:
-                raise GateError(f"--feature-gates: {name} was removed in Kubernetes 1.{removed}; its feature is always "
-                                f"{state} in {release.version} and cannot be turned {'on' if on else 'off'}")
+                turned = "on" if on else "off"
+                raise ReleaseError(FEATURE_GATES, f"{name} was removed in Kubernetes 1.{removed}; its feature is "
+                                                  f"always {state} in {release.version} and cannot be turned {turned}")
             notes.append(f"feature gate {name} was removed in Kubernetes 1.{removed} (its feature is always {state}); "
                          f"the API server of {release.version} refuses to start with it: drop it from the cluster's "
                          "--feature-gates")
@@ -196,12 +237,12 @@ def parse_gates(text: str, minor: int) -> tuple[dict[str, bool], list[str]]:
                              f"{name}=false changes nothing")
                 continue
             if name in _STAGES:
-                raise GateError(f"--feature-gates: {name} does not exist in Kubernetes {release.version}; "
-                                f"it cannot be turned on there")
+                raise ReleaseError(FEATURE_GATES, f"{name} does not exist in Kubernetes {release.version}; "
+                                                  f"it cannot be turned on there")
             close = difflib.get_close_matches(name, list(_STAGES), n=1, cutoff=0.8)
             if close or name.startswith(("DRA", "DynamicResource")):
                 hint = f"; did you mean {close[0]}?" if close else ""
-                raise GateError(f"--feature-gates: unknown DRA feature gate {name}{hint}")
+                raise ReleaseError(FEATURE_GATES, f"unknown DRA feature gate {name}{hint}")
             notes.append(f"feature gate {name} does not concern DRA; ignored")
             continue
         if stage == "L" and not on:

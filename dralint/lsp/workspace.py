@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import os
 import threading
 from collections import OrderedDict
@@ -26,13 +25,13 @@ from .. import source
 from ..cancel import checkpoint
 from ..catalog import Catalog
 from ..convert import Canonical
-from ..config import Config, ConfigError, find_config, load_config
+from ..config import Config, ConfigError, find_config, load_config, options as config_options
 from ..options import Options
 from ..engine import RunResult, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
 from ..fixers import attach
 from ..index import Index
-from ..kube.releases import GateError
+from ..kube.releases import ReleaseError
 from ..rule_filter import UsageError
 from ..source.records import SourceFile
 
@@ -141,19 +140,16 @@ class Workspace:
 
         A broken configuration keeps the settings that were in force and says what is wrong.
         """
-        from ..cli import config_options  # the command line's reading of a configuration, shared
-
         with self._lock:
-            notes = io.StringIO()
             found = self._config_path()
             self._config_seen = (found, _stamp(str(found)) if found else None)
             try:
                 config = load_config(found, self.catalog) if found else Config()
-                options = config_options(config, notes)
-            except (ConfigError, GateError, UsageError, ValueError) as exc:
+                options, notes = config_options(config)
+            except (ConfigError, ReleaseError, UsageError, ValueError) as exc:
                 self.settings = Settings(self.settings.config, self.settings.options, error=str(exc))
                 return self.settings
-            self.settings = Settings(config, options, [n for n in notes.getvalue().splitlines() if n])
+            self.settings = Settings(config, options, notes)
             self._cluster = None
             self._cluster_paths(self.settings.notes)
             return self.settings

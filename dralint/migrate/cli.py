@@ -72,7 +72,7 @@ def _release(args: argparse.Namespace) -> str:
     linter's default (the same choice ``dralint`` makes)."""
     from ..catalog import load_catalog
     from ..config import find_config, load_config
-    from ..kube.releases import DEFAULT_MINOR, parse_version
+    from ..kube.releases import Release, ReleaseError
 
     version = args.kube_version
     if version is None and not args.no_config:
@@ -80,7 +80,12 @@ def _release(args: argparse.Namespace) -> str:
         if args.config and not found.is_file():
             raise ValueError(f"--config: {args.config}: no such file")
         version = load_config(found, load_catalog()).kube_version if found else None
-    return f"1.{parse_version(version) if version else DEFAULT_MINOR}"
+    try:
+        return Release.parse(version or None)[0].version
+    except ReleaseError as exc:
+        if args.kube_version:
+            raise ValueError(exc.named("--kube-version")) from None
+        raise  # the configuration's kube-version, named as the file spells it
 
 
 class _Totals:

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralint.cel import CelEnv, CelRuntimeError, compile_selector
+from dralint.kube.releases import Release
 from dralint.cel.errors import issue_text
 from dralint.cel.strformat import string_format
 from dralint.cel.values import Duration, Uint
@@ -108,7 +109,7 @@ spec:
   - cel:
       expression: '"gpu-%d".format(["a"]) == device.driver'
 """
-    found = [f for f in lint_text(text, Options(kube_version="1.35")) if f.category.value == "cel"]
+    found = [f for f in lint_text(text, Options(release=Release(35))) if f.category.value == "cel"]
     assert [f.rule for f in found] == ["DRA501"]
     assert found[0].message.startswith(
         "compilation failed: ERROR: <input>:1:18: error during formatting: decimal clause can only be used on "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dralint.cel import CelEnv, CelRuntimeError, compile_derived_attribute, compile_selector
+from dralint.kube.releases import Release
 from dralint.cel.regex import RegexError, compile_regex
 from dralint.engine import Options, lint_text
 from test_cel_eval import GPU
@@ -81,7 +82,7 @@ spec:
   - cel:
       expression: 'device.driver.find("[") == ""'
 """
-    found = [f for f in lint_text(text, Options(kube_version="1.35")) if f.category.value == "cel"]
+    found = [f for f in lint_text(text, Options(release=Release(35))) if f.category.value == "cel"]
     assert [(f.rule, f.message) for f in found] == [
         ("DRA501", "program instantiation failed: error parsing regexp: missing closing ]: `[` "
                    "(API server: Internal error)")]

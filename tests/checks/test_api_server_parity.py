@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from dralint.engine import Options, lint_text
-from dralint.kube.releases import GateError, parse_gates
+from dralint.kube.releases import Release, ReleaseError, parse_version
 
 
 def found(text: str, version: str = "1.37", gates: dict | None = None, old: str | None = None,
           **options) -> list[tuple[str, str, str]]:
-    findings = lint_text(text, Options(kube_version=version, feature_gates=gates or {}, **options), old_text=old)
+    release = Release(parse_version(version), dict(gates or {}))
+    findings = lint_text(text, Options(release=release, **options), old_text=old)
     return sorted((f.rule, f.severity.value, f.field) for f in findings)
 
 
@@ -137,13 +138,13 @@ def test_distinct_attribute_is_stored_by_1_34_with_its_gate_off():
 
 
 def test_locked_gates_turned_off_are_a_what_if_and_new_gates_are_known():
-    overrides, notes = parse_gates("DRAAdminAccess=false", 36)
-    assert overrides == {"DRAAdminAccess": False} and "locked on" in notes[0]
+    gated, notes = Release(36).with_gates("DRAAdminAccess=false")
+    assert gated.overrides == {"DRAAdminAccess": False} and "locked on" in notes[0]
     for gate, minor in (("DRAResourcePoolStatus", 36), ("DRAResourceClaimGranularStatusAuthorization", 36),
                         ("DRAPartitionableDevicesType", 37)):
-        assert parse_gates(f"{gate}=true", minor)[0] == {gate: True}
-    with pytest.raises(GateError, match="does not exist"):
-        parse_gates("DRAPartitionableDevicesType=true", 36)
+        assert Release(minor).with_gates(f"{gate}=true")[0].overrides == {gate: True}
+    with pytest.raises(ReleaseError, match="does not exist"):
+        Release(36).with_gates("DRAPartitionableDevicesType=true")
 
 
 # --- newest fields -------------------------------------------------------------------------------
@@ -243,6 +244,6 @@ def test_map_keys_with_two_slashes_still_have_a_length_limit_in_1_36():
 
 
 def test_pool_status_requests_are_served_only_with_their_gate():
-    (finding,) = lint_text(RPSR, Options(kube_version="1.36"))
+    (finding,) = lint_text(RPSR, Options(release=Release(36)))
     assert finding.rule == "DRA801" and "DRAResourcePoolStatus" in finding.message
-    assert lint_text(RPSR, Options(kube_version="1.36", feature_gates=RPSR_GATES)) == []
+    assert lint_text(RPSR, Options(release=Release(36, RPSR_GATES))) == []

@@ -12,6 +12,7 @@ import pytest
 from dralint.cel import (DERIVED_CLAIM_MAX_COST, DERIVED_MAX_COST, CelEnv, compile_derived_attribute,
                          compile_selector)
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release
 
 NEW = CelEnv(37, gates=frozenset({"DRAConsumableCapacity"}))
 NEW_LISTS = CelEnv(37, gates=frozenset({"DRAConsumableCapacity", "DRAListTypeAttributes"}))
@@ -71,7 +72,7 @@ def _claim(*expressions: str) -> str:
 
 
 def _dra266(text: str) -> list[tuple[str, str]]:
-    options = Options(kube_version="1.37", feature_gates={"DRADerivedAttributes": True})
+    options = Options(release=Release(37, {"DRADerivedAttributes": True}))
     return [(f.field, f.message) for f in lint_text(text, options) if f.rule == "DRA266"]
 
 

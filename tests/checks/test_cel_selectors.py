@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release
 
 CLAIM = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -64,7 +65,7 @@ def test_unchanged_class_selectors_are_not_judged_again() -> None:
 
 def test_taint_rule_selectors_only_in_1_33_and_1_34() -> None:
     gates = {"DRADeviceTaints": True}
-    assert [f.rule for f in cel_findings(TAINT_RULE, kube_version="1.34", feature_gates=gates)] == ["DRA501"]
+    assert [f.rule for f in cel_findings(TAINT_RULE, release=Release(34, gates))] == ["DRA501"]
 
 
 SLICE = """apiVersion: resource.k8s.io/v1
@@ -194,7 +195,7 @@ def test_a_slice_the_release_does_not_serve_counts_as_refused_for_the_hints() ->
             .replace("pool: {name: node-1,", "pool: {name: node-1-nics,").replace("resource.k8s.io/v1", "resource.k8s.io/v1beta2"))
     reading = _class("gpus", GPUS_ONLY, READ).replace("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
     # v1 is served from 1.34: at 1.33 the gpu slice is refused (DRA801) and publishes nothing
-    found = [f.message for f in lint_text(reading + "---\n" + SLICE + "---\n" + nics, Options(kube_version="1.33"))
+    found = [f.message for f in lint_text(reading + "---\n" + SLICE + "---\n" + nics, Options(release=Release(33)))
              if f.rule == "DRA505"]
     assert found and all(m.startswith("no accepted ResourceSlice publishes") for m in found)
     assert "(ResourceSlice node-1, refused at Kubernetes 1.33, is not counted)" in found[0]

@@ -6,6 +6,7 @@ judges them: a DeviceClass with unchanged selectors compiles them as stored expr
 from __future__ import annotations
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 CEL_RULES = ("DRA500", "DRA501", "DRA502")
 
@@ -25,7 +26,7 @@ def _claim(expr: str, kind: str = "ResourceClaim", label: str = "a", api: str = 
 
 
 def _cel(text: str, version: str, old: str | None = None, **gates: bool) -> list[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=version, feature_gates=gates), old_text=old)
+    findings = lint_text(text, Options(release=Release(parse_version(version), dict(gates))), old_text=old)
     return [(f.rule, f.message) for f in findings if f.rule in CEL_RULES]
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 HEAD = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -32,8 +33,8 @@ def reserved(*uids: int) -> str:
 
 
 def findings(new: str, old: str, version: str = "1.37", **gates: bool) -> list[tuple[str, str]]:
-    return sorted((f.rule, f.field) for f in lint_text(new, Options(kube_version=version, feature_gates=gates),
-                                                        old_text=old))
+    options = Options(release=Release(parse_version(version), dict(gates)))
+    return sorted((f.rule, f.field) for f in lint_text(new, options, old_text=old))
 
 
 def test_status_is_ignored_on_create():

@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 
 def claim(body: str, *, version: str = "v1", kind: str = "ResourceClaim", namespace: str = "default") -> str:
@@ -16,12 +17,12 @@ def claim(body: str, *, version: str = "v1", kind: str = "ResourceClaim", namesp
 
 
 def lint(text: str, version: str = "1.37", **gates: bool) -> list[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=version, feature_gates=gates))
+    findings = lint_text(text, Options(release=Release(parse_version(version), dict(gates))))
     return sorted((f.rule, f.field) for f in findings)
 
 
 def errors(text: str, version: str = "1.37", **gates: bool) -> list[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=version, feature_gates=gates))
+    findings = lint_text(text, Options(release=Release(parse_version(version), dict(gates))))
     return sorted((f.rule, f.field) for f in findings if f.severity.value == "error")
 
 
@@ -167,11 +168,11 @@ def test_constraint_references_and_attributes():
 def test_an_invalid_request_name_is_quoted_once_unless_it_is_part_of_the_reference():
     body = "requests:\n- name: GPU\n  exactly: {deviceClassName: gpu.example.com}\n" \
            "constraints:\n- requests: [GPU]\n  matchAttribute: example.com/numa\n"
-    (message,) = [f.message for f in lint_text(claim(body), Options(kube_version="1.37")) if f.rule == "DRA223"]
+    (message,) = [f.message for f in lint_text(claim(body), Options(release=Release(37))) if f.rule == "DRA223"]
     assert message.startswith("'GPU' is not a valid request name: ")
     body = "requests:\n- name: gpu\n  firstAvailable:\n  - {name: X, deviceClassName: gpu.example.com}\n" \
            "constraints:\n- requests: [gpu/X]\n  matchAttribute: example.com/numa\n"
-    (message,) = [f.message for f in lint_text(claim(body), Options(kube_version="1.37")) if f.rule == "DRA223"]
+    (message,) = [f.message for f in lint_text(claim(body), Options(release=Release(37))) if f.rule == "DRA223"]
     assert message.startswith("'X' in 'gpu/X' is not a valid request name: ")
 
 

@@ -8,7 +8,7 @@ import pytest
 from dralint.checks.nodeselector import node_selector_problems
 from dralint.engine import Options, lint_text
 from dralint.paths import FieldPath
-from dralint.kube.releases import Release
+from dralint.kube.releases import Release, parse_version
 
 SELECTOR = '- cel:\n    expression: device.driver == "gpu.example.com"\n'
 CONFIG = "- opaque:\n    driver: gpu.example.com\n    parameters: {kind: GpuConfig}\n"
@@ -26,7 +26,7 @@ def taint_rule(spec: str, version: str = "v1", status: str = "") -> str:
 
 
 def errors(text: str, kube: str = "1.37", old: str | None = None, **gates: bool) -> set[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=kube, feature_gates=gates), old_text=old)
+    findings = lint_text(text, Options(release=Release(parse_version(kube), dict(gates))), old_text=old)
     return {(f.rule, f.field) for f in findings if f.severity.value == "error"}
 
 

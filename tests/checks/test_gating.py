@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 
 def lint(text: str, version: str, old: str | None = None, **gates: bool) -> list[tuple[str, str, str]]:
-    findings = lint_text(text, Options(kube_version=version, feature_gates=gates), old_text=old)
+    findings = lint_text(text, Options(release=Release(parse_version(version), dict(gates))), old_text=old)
     return sorted((f.rule, f.severity.value, f.field) for f in findings)
 
 
@@ -27,7 +28,7 @@ def test_dropped_first_available_leaves_a_request_without_either():
     got = lint(FIRST_AVAILABLE, "1.33")
     assert got == [("DRA206", "error", "spec.devices.requests[0]"),
                    ("DRA802", "warning", "spec.devices.requests[0].firstAvailable")]
-    message = next(f.message for f in lint_text(FIRST_AVAILABLE, Options(kube_version="1.33")) if f.rule == "DRA802")
+    message = next(f.message for f in lint_text(FIRST_AVAILABLE, Options(release=Release(33))) if f.rule == "DRA802")
     assert "DRAPrioritizedList" in message and "on by default from 1.34" in message
     # the tolerations of the dropped subrequests are not reported on their own
     assert lint(FIRST_AVAILABLE, "1.33", DRAPrioritizedList=True) == [

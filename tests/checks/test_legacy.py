@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 UID = "6f1c1b9e-3c7a-4a53-9d0e-2b1c5f8e7a10"
 
@@ -18,7 +19,7 @@ def claim(spec: str = "resourceClassName: gpu.example.com", status: str = "", ve
 
 
 def errors(text: str, kube: str = "1.30", old: str | None = None) -> set[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=kube), old_text=old)
+    findings = lint_text(text, Options(release=Release(parse_version(kube))), old_text=old)
     return {(f.rule, f.field) for f in findings if f.severity.value == "error"}
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release
 
 V1_FLAT = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -40,7 +41,7 @@ def test_a_v1beta1_shaped_request_in_v1_is_one_finding_with_the_fix():
 
 def test_the_one_finding_carries_the_fix_in_both_directions():
     (flat,) = lint_text(V1_FLAT, Options(fixes=True))
-    (nested,) = lint_text(V1BETA1_NESTED, Options(kube_version="1.33", fixes=True))
+    (nested,) = lint_text(V1BETA1_NESTED, Options(release=Release(33), fixes=True))
     assert flat.fix is not None and nested.fix is not None
 
 
@@ -54,7 +55,7 @@ def test_ignoring_unknown_fields_keeps_the_missing_exactly_error():
 
 
 def test_a_v1_shaped_request_in_v1beta1_says_the_reverse():
-    (finding,) = lint_text(V1BETA1_NESTED, Options(kube_version="1.33"))
+    (finding,) = lint_text(V1BETA1_NESTED, Options(release=Release(33)))
     assert finding.rule == "DRA101" and finding.field == "spec.spec.devices.requests[0].exactly"
     assert "in resource.k8s.io/v1beta1 the fields of `exactly` go directly under the request" in finding.message
     assert "`deviceClassName: gpu.example.com`, `count: 2`" in finding.message

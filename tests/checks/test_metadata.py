@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -30,7 +31,8 @@ spec:
 
 
 def findings(text: str, kube: str = "1.37", old: str | None = None) -> set[tuple[str, str, str]]:
-    return {(f.rule, f.field, f.severity.value) for f in lint_text(text, Options(kube_version=kube), old_text=old)}
+    options = Options(release=Release(parse_version(kube)))
+    return {(f.rule, f.field, f.severity.value) for f in lint_text(text, options, old_text=old)}
 
 
 @pytest.mark.parametrize("meta, expected", [

@@ -4,6 +4,7 @@ from __future__ import annotations
 import textwrap
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 
 def pod(claims: str, container_claims: str, *, kind: str = "Pod", extra: str = "", namespace: str = "default") -> str:
@@ -19,7 +20,7 @@ def pod(claims: str, container_claims: str, *, kind: str = "Pod", extra: str = "
 
 
 def lint(text: str, version: str = "1.37") -> list[tuple[str, str]]:
-    return sorted((f.rule, f.field) for f in lint_text(text, Options(kube_version=version)))
+    return sorted((f.rule, f.field) for f in lint_text(text, Options(release=Release(parse_version(version)))))
 
 
 TEMPLATE = """apiVersion: resource.k8s.io/v1
@@ -62,10 +63,10 @@ def test_source_shape_depends_on_release():
     old_shape = pod("- name: gpu\n  source: {resourceClaimTemplateName: gpu-template}", "- {name: gpu}")
     # Strict decoding refuses the old field; the entry then has no source at all.
     assert lint(old_shape, "1.37") == [("DRA101", "spec.resourceClaims[0].source"), ("DRA242", "spec.resourceClaims[0]")]
-    got = [f for f in lint_text(old_shape, Options(kube_version="1.30")) if f.severity.value == "error"]
+    got = [f for f in lint_text(old_shape, Options(release=Release(30))) if f.severity.value == "error"]
     assert got == []
     new_shape = pod("- {name: gpu, resourceClaimTemplateName: gpu-template}", "- {name: gpu}")
-    errs = [f for f in lint_text(new_shape, Options(kube_version="1.30", feature_gates={"DynamicResourceAllocation": True}))]
+    errs = [f for f in lint_text(new_shape, Options(release=Release(30, {"DynamicResourceAllocation": True})))]
     assert sorted((f.rule, f.field) for f in errs) == [("DRA101", "spec.resourceClaims[0].resourceClaimTemplateName"),
                                                        ("DRA242", "spec.resourceClaims[0]")]
     assert "under `source:`" in next(f.message for f in errs if f.rule == "DRA242")
@@ -187,7 +188,7 @@ ALLOCATION = """status:
 
 def bypass(text: str, version: str = "1.37", gates: dict | None = None, cluster: str | None = None) -> list[str]:
     """The DRA249 findings: field and message."""
-    options = Options(kube_version=version, feature_gates=gates or {})
+    options = Options(release=Release(parse_version(version), dict(gates or {})))
     return [f"{f.field}: {f.message}" for f in lint_text(text, options, cluster_text=cluster) if f.rule == "DRA249"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release
 
 GATES = {"DRAResourcePoolStatus": True}
 
@@ -18,7 +19,7 @@ def request(spec: dict, status: dict | None = None) -> str:
 
 
 def rules(text: str, minor: int = 36, old: str | None = None) -> list[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=f"1.{minor}", feature_gates=GATES), old_text=old)
+    findings = lint_text(text, Options(release=Release(minor, dict(GATES))), old_text=old)
     return sorted((f.rule, f.field) for f in findings if f.severity.value == "error")
 
 

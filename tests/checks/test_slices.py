@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 GOOD_DEVICE = """\
 - name: device-{i}
@@ -35,7 +36,7 @@ def slice_(devs: str | None = None, spec: str = "nodeName: worker\n", version: s
 
 
 def errors(text: str, kube: str = "1.37", old: str | None = None, **gates: bool) -> set[tuple[str, str]]:
-    findings = lint_text(text, Options(kube_version=kube, feature_gates=gates), old_text=old)
+    findings = lint_text(text, Options(release=Release(parse_version(kube), dict(gates))), old_text=old)
     return {(f.rule, f.field) for f in findings if f.severity.value == "error"}
 
 

@@ -14,13 +14,13 @@ import yaml
 
 from dralint.engine import Options, lint_text
 from dralint.kube.quantity import Quantity, QuantityError, format_value
-from dralint.kube.releases import GateError, Release, parse_gates
+from dralint.kube.releases import Release, ReleaseError, parse_version
 
 
 def errors(obj: Any, version: str, gates: dict | None = None, old: Any = None) -> list[tuple[str, str]]:
     text = obj if isinstance(obj, str) else yaml.safe_dump(obj, sort_keys=False)
     old_text = None if old is None else (old if isinstance(old, str) else yaml.safe_dump(old, sort_keys=False))
-    found = lint_text(text, Options(kube_version=version, feature_gates=gates or {}), old_text=old_text)
+    found = lint_text(text, Options(release=Release(parse_version(version), dict(gates or {}))), old_text=old_text)
     # DRA217 (adminAccess where the namespace's labels are not known) is the strategies' namespace
     # check, apart from the validation code these probes are written from.
     return sorted((f.rule, f.field) for f in found if f.severity.value == "error" and f.rule != "DRA217")
@@ -69,12 +69,12 @@ def test_gate_stages_of_1_38():
 ])
 def test_removed_and_locked_gates(text, minor, outcome):
     if outcome == "refused":
-        with pytest.raises(GateError):
-            parse_gates(text, minor)
+        with pytest.raises(ReleaseError):
+            Release(minor).with_gates(text)
         return
-    overrides, notes = parse_gates(text, minor)
+    gated, notes = Release(minor).with_gates(text)
     assert (notes != []) == (outcome in ("note", "what-if"))
-    assert (overrides != {}) == (outcome in ("ok", "what-if"))
+    assert (gated.overrides != {}) == (outcome in ("ok", "what-if"))
 
 
 # --- which kinds are served: pkg/registry/resource/rest/storage_resource.go -------------------------

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from dralint.cli import main
+from dralint.kube.releases import Release
 from dralint.engine import Options, lint_text
 from dralint.paths import FieldPath
 from dralint.workloads import pod_templates
@@ -66,7 +67,7 @@ def text_of(objects: tuple[dict, ...]) -> str:
 
 
 def findings(*objects: dict) -> list[tuple[str, str, int]]:
-    return sorted((f.rule, f.field, f.line) for f in lint_text(text_of(objects), Options(kube_version="1.34")))
+    return sorted((f.rule, f.field, f.line) for f in lint_text(text_of(objects), Options(release=Release(34))))
 
 
 def line_of(objects: tuple[dict, ...], needle: str) -> int:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import DEFAULT_MINOR, Release
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "conformance" / "validation"
@@ -35,7 +36,7 @@ def test_case(case):
     if case["update"]:
         body = text.split("\n---\n")
         old, text = body[-2], body[-1]
-    findings = lint_text(text, Options(feature_gates=case["feature_gates"]), old_text=old)
+    findings = lint_text(text, Options(release=Release(DEFAULT_MINOR, dict(case["feature_gates"]))), old_text=old)
     errors = [f for f in findings if f.severity.value == "error"]
     if case["expect"] == "valid":
         assert errors == [], [(f.rule, f.field, f.message) for f in errors]

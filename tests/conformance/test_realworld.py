@@ -63,7 +63,7 @@ def _all_gates(version: str) -> dict[str, bool]:
 @pytest.mark.parametrize(("path", "verdict"), ROWS, ids=[p.name for p, _ in ROWS])
 def test_realworld_file(path: Path, verdict: str):
     version = _release_for(path, verdict)
-    options = Options(kube_version=version, feature_gates=_all_gates(version))
+    options = Options(release=Release(parse_version(version), dict(_all_gates(version))))
     result = lint_files([source.load_file(str(path))], options)
     assert not any(f.rule == "DRA000" for f in result.findings), [f.message for f in result.findings]
     # DRA217: adminAccess is refused unless the namespace the file is applied to carries the label,

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import DEFAULT_MINOR, Release
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "conformance" / "validation"
@@ -47,7 +48,7 @@ def test_conformance_case(case):
     old = None
     if case["update"]:
         *_, old, text = re.split(r"^---[ \t]*$", text, flags=re.M)
-    findings = lint_text(text, Options(feature_gates=case["feature_gates"]), old_text=old)
+    findings = lint_text(text, Options(release=Release(DEFAULT_MINOR, dict(case["feature_gates"]))), old_text=old)
     errors = [f for f in findings if f.severity.value == "error"]
     if case["expect"] == "valid":
         assert errors == [], [(f.rule, f.field, f.message) for f in errors]
@@ -84,7 +85,7 @@ def test_realworld_files_raise_no_errors_from_these_rules():
     for path, minor, invalid in _realworld():
         if invalid or not path.is_file():
             continue
-        findings = lint_text(path.read_text(), Options(kube_version=f"1.{minor}"), name=path.name)
+        findings = lint_text(path.read_text(), Options(release=Release(minor)), name=path.name)
         complaints += [(path.name, f.rule, f.field, f.message) for f in findings
                        if f.severity.value == "error" and RULES.match(f.rule)]
     assert complaints == []

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dralint.cli import main
+from dralint.kube.releases import Release
 from dralint.engine import Options, lint_paths, lint_text, review
 
 CLAIM_V1 = """\
@@ -44,29 +45,29 @@ def test_unknown_field_points_at_its_line_and_the_users_path():
 
 def test_not_served_names_the_releases_that_serve_it():
     text = "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n"
-    (f,) = lint_text(text, Options(kube_version="1.32"))
+    (f,) = lint_text(text, Options(release=Release(32)))
     assert f.rule == "DRA801" and "1.33–1.38" in f.message and f.line == 1
     # 1.38 no longer serves v1beta1 (v1beta2 follows in 1.39).
     old = text.replace("v1beta2", "v1beta1")
-    (f,) = lint_text(old, Options(kube_version="1.38"))
+    (f,) = lint_text(old, Options(release=Release(38)))
     assert f.rule == "DRA801" and "1.32–1.37" in f.message
-    assert [f.rule for f in lint_text(old, Options(kube_version="1.37"))] == ["DRA803"]  # served, deprecated
-    assert not lint_text(text, Options(kube_version="1.33"))
+    assert [f.rule for f in lint_text(old, Options(release=Release(37)))] == ["DRA803"]  # served, deprecated
+    assert not lint_text(text, Options(release=Release(33)))
 
 
 def test_a_deprecated_beta_gets_the_api_servers_warning_and_the_way_out():
     text = "apiVersion: resource.k8s.io/v1beta1\nkind: DeviceClass\nmetadata: {name: a}\nspec: {}\n"
-    assert lint_text(text, Options(kube_version="1.34")) == []
-    (f,) = lint_text(text, Options(kube_version="1.35"))
+    assert lint_text(text, Options(release=Release(34))) == []
+    (f,) = lint_text(text, Options(release=Release(35)))
     assert (f.rule, f.severity.value, f.line, f.field) == ("DRA803", "warning", 1, "apiVersion")
     assert f.message.startswith("resource.k8s.io/v1beta1 DeviceClass is deprecated in v1.35+, unavailable in v1.38+")
     assert "`dralint migrate --to v1`" in f.message
     v1beta2 = text.replace("v1beta1", "v1beta2")
-    assert lint_text(v1beta2, Options(kube_version="1.35")) == []
-    assert "deprecated in v1.36+, unavailable in v1.39+" in lint_text(v1beta2, Options(kube_version="1.36"))[0].message
+    assert lint_text(v1beta2, Options(release=Release(35))) == []
+    assert "deprecated in v1.36+, unavailable in v1.39+" in lint_text(v1beta2, Options(release=Release(36)))[0].message
     alpha = "apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: a}\n" \
             "spec: {deviceSelector: {driver: gpu.example.com}, taint: {key: k, effect: NoSchedule}}\n"
-    assert [f.rule for f in lint_text(alpha, Options(kube_version="1.37"))] == []
+    assert [f.rule for f in lint_text(alpha, Options(release=Release(37)))] == []
 
 
 def test_a_misspelt_kind_gets_a_did_you_mean():

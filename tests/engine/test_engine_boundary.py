@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from dralint import engine
 from dralint.engine import objects, run
+from dralint.kube.releases import Release
 from dralint.cli import EXIT_INTERNAL, main
 from dralint import source
 from dralint.engine import Options, RunResult, lint_files
@@ -338,6 +339,6 @@ def test_devices_held_by_claims_of_the_cluster_name_the_claim_and_its_file():
 @pytest.mark.parametrize("as_stored, expected", [(False, {"DRA802"}), (True, {"DRA704", "DRA802"})])
 def test_a_claim_with_a_gated_field_is_judged_as_created_unless_said_to_be_stored(as_stored, expected):
     findings = engine.lint_files([source.load_text(SHARED_GPU, "claim.yaml")],
-                                 Options(kube_version="1.34", as_stored=as_stored),
+                                 Options(release=Release(34), as_stored=as_stored),
                                  cluster_files=[source.load_text(GPU_CLUSTER, "cluster.yaml")]).findings
     assert {f.rule for f in findings} == expected

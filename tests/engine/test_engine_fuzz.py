@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralint.engine import Options, lint_text, review
+from dralint.kube.releases import Release, parse_version
 
 from conftest import REPO, SHARED
 
@@ -84,9 +85,9 @@ def _run_mutation(data, seed: int) -> None:
         doc = _mutate(doc, rnd, data.draw(JSONISH))
     version = rnd.choice(["1.30", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"])
     text = yaml.safe_dump(doc, sort_keys=False)
-    _check(lint_text(text, Options(kube_version=version)))
+    _check(lint_text(text, Options(release=Release(parse_version(version)))))
     _check(review(doc, base if rnd.random() < 0.3 else None, "UPDATE" if rnd.random() < 0.3 else "CREATE",
-                  rnd.choice(["", "status"]), Options(kube_version=version)))
+                  rnd.choice(["", "status"]), Options(release=Release(parse_version(version)))))
 
 
 @pytest.mark.skipif(not SEEDS, reason="no seed manifests")

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralint.catalog import load_catalog
+from dralint.kube.releases import Release, parse_version
 from dralint.engine import Options, lint_text
 from dralint.fixers import FIXERS
 from dralint.fixes import Safety, apply_edits, apply_fixes
@@ -37,8 +38,8 @@ def test_every_fixable_rule_shows_a_fix_in_an_example():
 
 @pytest.mark.parametrize(("rule", "example"), FIXED_EXAMPLES)
 def test_the_fix_of_an_example_gives_its_fixed_text_which_is_clean(rule, example):
-    options = Options(kube_version=example.kube_version or Options().kube_version,
-                      feature_gates=dict(example.feature_gates), fixes=True, **dict(example.options))
+    options = Options(release=Release(parse_version(example.kube_version or Options().release.version),
+                                      dict(example.feature_gates)), fixes=True, **dict(example.options))
     new, findings = _fixed(example.manifest, options)
     assert any(f.rule == rule.id and f.fix is not None for f in findings)
     assert new == example.fixed
@@ -81,10 +82,10 @@ def test_exactly_in_a_v1beta1_claim_moves_beside_the_name():
     text = V1_CLAIM_FLAT.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1").replace(
         "      # which class\n      deviceClassName: gpu.example.com\n      count: 2 # two of them\n",
         "      exactly:\n        deviceClassName: gpu.example.com\n        count: 2\n")
-    new, findings = _fixed(text, Options(kube_version="1.34"))
+    new, findings = _fixed(text, Options(release=Release(34)))
     assert [f.fix.title for f in findings if f.fix][0].startswith("Move the fields of `exactly`")
     assert new.endswith("    - name: gpu   # the accelerator\n      deviceClassName: gpu.example.com\n      count: 2\n")
-    assert not lint_text(new, Options(kube_version="1.34"))
+    assert not lint_text(new, Options(release=Release(34)))
 
 
 def test_basic_in_a_v1_slice_is_unwrapped_and_flat_fields_in_v1beta1_are_wrapped():
@@ -95,7 +96,7 @@ def test_basic_in_a_v1_slice_is_unwrapped_and_flat_fields_in_v1beta1_are_wrapped
     assert new.endswith("  - name: gpu-0\n    attributes:\n      model: {string: a100}\n")
     assert not lint_text(new, Options())
     beta = new.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1")
-    back, _ = _fixed(beta, Options(kube_version="1.34"))
+    back, _ = _fixed(beta, Options(release=Release(34)))
     assert back == v1.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1")
 
 

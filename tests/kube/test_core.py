@@ -9,7 +9,7 @@ from dralint.convert import to_canonical
 from dralint.manifest import Manifest
 from dralint.paths import FieldPath, Key
 from dralint.kube.quantity import Quantity, QuantityError
-from dralint.kube.releases import GateError, Release, parse_gates, parse_version
+from dralint.kube.releases import Release, ReleaseError, parse_version
 
 
 def manifest(value: dict) -> Manifest:
@@ -83,20 +83,20 @@ def test_parse_version_and_gates():
     assert parse_version("v1.35.2") == 35
     with pytest.raises(ValueError):
         parse_version("1.20")
-    overrides, notes = parse_gates("DRAConsumableCapacity=true,PodLevelResources=true", 35)
-    assert overrides == {"DRAConsumableCapacity": True} and "PodLevelResources" in notes[0]
-    with pytest.raises(GateError, match="did you mean DRAAdminAccess"):
-        parse_gates("DRAAdminAcess=true", 35)
+    gated, notes = Release(35).with_gates("DRAConsumableCapacity=true,PodLevelResources=true")
+    assert gated.overrides == {"DRAConsumableCapacity": True} and "PodLevelResources" in notes[0]
+    with pytest.raises(ReleaseError, match="did you mean DRAAdminAccess"):
+        Release(35).with_gates("DRAAdminAcess=true")
     # A locked gate turned off: a real kube-apiserver refuses to start, but a what-if run (or code
     # built with the gate off, as the allocator conformance cases are) is judged so, with a note.
-    overrides, notes = parse_gates("DRAAdminAccess=false", 36)
-    assert overrides == {"DRAAdminAccess": False}
+    gated, notes = Release(36).with_gates("DRAAdminAccess=false")
+    assert gated.overrides == {"DRAAdminAccess": False}
     assert "locked on in Kubernetes 1.36" in notes[0] and "refuses to start" in notes[0]
-    assert parse_gates("DRAAdminAccess=false", 35)[0] == {"DRAAdminAccess": False}  # beta there
-    with pytest.raises(GateError, match="does not exist"):
-        parse_gates("DRAListTypeAttributes=true", 35)
-    overrides, notes = parse_gates("DRAListTypeAttributes=false", 35)
-    assert overrides == {} and "changes nothing" in notes[0]
+    assert Release(35).with_gates("DRAAdminAccess=false")[0].overrides == {"DRAAdminAccess": False}  # beta there
+    with pytest.raises(ReleaseError, match="does not exist"):
+        Release(35).with_gates("DRAListTypeAttributes=true")
+    gated, notes = Release(35).with_gates("DRAListTypeAttributes=false")
+    assert gated.overrides == {} and "changes nothing" in notes[0]
 
 
 @pytest.mark.parametrize(("a", "b"), [("1Gi", "1024Mi"), ("1k", "1000"), ("1e3", "1k"), (".5", "500m"), ("1500m", "1.5")])

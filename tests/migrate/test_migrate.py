@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralint.cli import main
+from dralint.kube.releases import Release
 from dralint.engine import Options, lint_text
 from dralint.migrate.rewrite import MIGRATED, REFUSED, migrate_text
 
@@ -105,7 +106,7 @@ def test_and_back_to_v1beta1_gives_the_original_text():
 def test_v1beta2_is_the_v1_shape_under_another_name():
     v1beta2 = migrate_text(CLAIM_V1BETA1, "t.yaml", "v1beta2").new_text
     assert v1beta2 == CLAIM_V1.replace("resource.k8s.io/v1 ", "resource.k8s.io/v1beta2 ")
-    assert not lint_text(v1beta2, Options(kube_version="1.34"))
+    assert not lint_text(v1beta2, Options(release=Release(34)))
 
 
 def test_pods_of_1_30_get_their_claim_fields_moved_up():

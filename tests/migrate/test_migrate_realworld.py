@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dralint.cli import main
+from dralint.kube.releases import Release, parse_version
 from dralint.convert import to_canonical
 from dralint.engine import Options, lint_text
 from dralint.manifest import Manifest, identify
@@ -58,7 +59,7 @@ def _canonical(manifest: Manifest) -> dict:
 
 
 def _errors(text: str, release: str) -> Counter:
-    return Counter((f.rule, f.object) for f in lint_text(text, Options(kube_version=release))
+    return Counter((f.rule, f.object) for f in lint_text(text, Options(release=Release(parse_version(release))))
                    if f.severity.value == "error" and f.rule != "DRA801")
 
 

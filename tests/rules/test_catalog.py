@@ -9,6 +9,7 @@ import pytest
 
 from dralint.catalog import load_catalog
 from dralint.engine import Options, lint_text
+from dralint.kube.releases import Release, parse_version
 
 from conftest import REPO
 
@@ -30,8 +31,8 @@ def test_every_rule_has_good_and_bad_examples():
 
 @pytest.mark.parametrize(("rule", "example"), EXAMPLES)
 def test_example(rule, example):
-    options = Options(kube_version=example.kube_version or Options().kube_version,
-                      feature_gates=dict(example.feature_gates), **dict(example.options))
+    options = Options(release=Release(parse_version(example.kube_version or Options().release.version),
+                                      dict(example.feature_gates)), **dict(example.options))
     findings = lint_text(example.manifest, options, old_text=example.old, cluster_text=example.cluster)
     raised = {f.rule for f in findings}
     shown = "\n".join(f"{f.rule} {f.field}: {f.message}" for f in findings)
@@ -53,8 +54,8 @@ def test_cluster_state_marks_exactly_the_rules_that_need_other_objects(rule):
     each object judged alone (no --cluster, no other document) never raises it."""
     alone = set()
     for example in (ex for ex in rule.examples if ex.verdict == "bad"):
-        options = Options(kube_version=example.kube_version or Options().kube_version,
-                          feature_gates=dict(example.feature_gates), **dict(example.options))
+        options = Options(release=Release(parse_version(example.kube_version or Options().release.version),
+                                          dict(example.feature_gates)), **dict(example.options))
         for document in (d for d in re.split(r"(?m)^---[ \t]*$", example.manifest) if d.strip()):
             alone |= {f.rule for f in lint_text(document, options, old_text=example.old)}
     needs_others = rule.id not in alone and rule.id not in OF_THE_RUN

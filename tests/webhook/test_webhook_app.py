@@ -475,11 +475,11 @@ def test_build_webhook_warms_and_reads_the_policy(tmp_path):
     policy.write_text("kubeVersion: '1.34'\n")
     hook = build_webhook(Settings(policy_file=str(policy), reload_interval=0))
     assert hook.warmed and hook.readiness() == []
-    assert hook.policy().options.kube_version == "1.34"
+    assert hook.policy().options.release.version == "1.34"
     policy.write_text("kubeVersion: [broken\n")
-    assert hook.policy().options.kube_version == "1.34"    # a broken edit keeps the last good policy
+    assert hook.policy().options.release.version == "1.34"    # a broken edit keeps the last good policy
     policy.write_text("kubeVersion: '1.35'\n")
-    assert hook.policy().options.kube_version == "1.35"
+    assert hook.policy().options.release.version == "1.35"
 
 
 # --- feasibility against the cluster state ------------------------------------------------------

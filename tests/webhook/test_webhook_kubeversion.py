@@ -40,15 +40,15 @@ def test_server_minor_reads_the_emulated_release_first(info, minor):
 
 def test_an_unpinned_policy_follows_the_server():
     policy, check = release_in_force(parse_policy({}), 36)
-    assert policy.options.kube_version == "1.36" and check == ReleaseCheck(36, None, 36)
+    assert policy.options.release.version == "1.36" and check == ReleaseCheck(36, None, 36)
     assert not check.mismatch and check.message() == ""
     policy, check = release_in_force(parse_policy({}), None)             # no watch: dralint's default
-    assert policy.options.kube_version == f"1.{DEFAULT_MINOR}" and not check.message()
+    assert policy.options.release.version == f"1.{DEFAULT_MINOR}" and not check.message()
 
 
 def test_a_pin_older_than_the_server_is_honoured_and_reported_loudly():
     policy, check = release_in_force(parse_policy({"kubeVersion": "1.34"}), 36)
-    assert policy.options.kube_version == "1.34" and check.mismatch and check.level() == logging.ERROR
+    assert policy.options.release.version == "1.34" and check.mismatch and check.level() == logging.ERROR
     assert check.message().startswith("the policy pins kubeVersion 1.34 but the API server is 1.36: reviews are "
                                       "judged as 1.34, so fields and features the server has are refused")
     _, newer = release_in_force(parse_policy({"kubeVersion": "1.37"}), 36)
@@ -59,7 +59,7 @@ def test_a_pin_older_than_the_server_is_honoured_and_reported_loudly():
 
 def test_a_server_newer_than_dralint_knows_is_judged_as_the_newest_known():
     policy, check = release_in_force(parse_policy({}), NEWEST_MINOR + 2)
-    assert policy.options.kube_version == f"1.{NEWEST_MINOR}" and not check.mismatch
+    assert policy.options.release.version == f"1.{NEWEST_MINOR}" and not check.mismatch
     assert f"which dralint does not know: reviews are judged as 1.{NEWEST_MINOR}" in check.message()
 
 
@@ -114,11 +114,11 @@ def warnings_of(hook: Webhook, obj: dict, namespace: str = "ml") -> list[str]:
 
 def test_without_a_pin_reviews_follow_the_api_servers_release_and_its_upgrade(tmp_path, server):
     with webhook(tmp_path, server, "feasibility: warn\n") as hook:
-        assert wait_for(lambda: hook.policy().options.kube_version == "1.36", what="the server's release")
+        assert wait_for(lambda: hook.policy().options.release.version == "1.36", what="the server's release")
         assert not [w for w in warnings_of(hook, TOLERATING) if "DRA802" in w]   # no false "silently dropped"
         assert hook.release_check() == ReleaseCheck(36, None, 36)
         server.version = version_info("v1.37.0")                  # the control plane is upgraded
-        wait_for(lambda: hook.policy().options.kube_version == "1.37", what="the upgraded release")
+        wait_for(lambda: hook.policy().options.release.version == "1.37", what="the upgraded release")
         assert 'dralint_webhook_kube_version_mismatch{policy="",server="1.37",in_force="1.37"} 0' in \
             hook.exposition()
 
@@ -127,7 +127,7 @@ def test_a_pin_older_than_the_api_server_is_logged_counted_and_shown_by_readyz(t
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         with webhook(tmp_path, server, 'kubeVersion: "1.34"\nfeasibility: warn\n') as hook:
             assert wait_for(lambda: hook.release_check().mismatch, what="the server's release beside the pin")
-            assert hook.policy().options.kube_version == "1.34"              # honoured
+            assert hook.policy().options.release.version == "1.34"              # honoured
             assert [w for w in warnings_of(hook, TOLERATING) if "DRA802" in w]
             assert 'dralint_webhook_kube_version_mismatch{policy="1.34",server="1.36",in_force="1.34"} 1' in \
                 hook.exposition()
@@ -144,7 +144,7 @@ def test_a_server_that_hides_its_version_leaves_the_default_release(tmp_path, se
     server.version = None                                                         # /version: 404
     with webhook(tmp_path, server, "{}\n") as hook:
         assert hook.live is not None and hook.live.server_release() is None
-        assert hook.policy().options.kube_version == f"1.{DEFAULT_MINOR}"
+        assert hook.policy().options.release.version == f"1.{DEFAULT_MINOR}"
 
 
 ADMIN_POLICY = """

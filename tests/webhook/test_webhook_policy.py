@@ -64,7 +64,7 @@ organization:
   adminAccessNamespaceLabels: {dra.example.com/admin: "true"}
 """))
     opts = policy.options
-    assert opts.kube_version == "1.34" and opts.feature_gates == {"DRAConsumableCapacity": True}
+    assert opts.release.version == "1.34" and opts.release.overrides == {"DRAConsumableCapacity": True}
     assert not opts.strict and opts.ignore == ("DRA101",)
     assert opts.severities["DRA208"] == "warning" and "DRA951" not in opts.severities
     assert policy.org_filter.ignored == {"DRA950"}
@@ -201,7 +201,7 @@ def test_load_policy_reports_unreadable_and_invalid_files(tmp_path):
     with pytest.raises(PolicyError, match="empty"):
         load_policy(str(empty))
     empty.write_text("{}\n")
-    assert load_policy(str(empty)).options.kube_version == parse_policy({}).options.kube_version
+    assert load_policy(str(empty)).options.release.version == parse_policy({}).options.release.version
 
 
 def test_the_shipped_example_policy_loads():
@@ -232,9 +232,9 @@ def test_the_shipped_policy_follows_the_servers_release_and_grants_no_namespace_
 
 def test_a_policy_without_kube_version_is_not_pinned_and_reads_its_gates_again_for_another_release():
     policy = parse_policy({"featureGates": {"DRAConsumableCapacity": True}})
-    assert policy.pinned_minor is None and policy.options.kube_version == f"1.{DEFAULT_MINOR}"
+    assert policy.pinned_minor is None and policy.options.release.version == f"1.{DEFAULT_MINOR}"
     at_34 = at_release(policy, 34)
-    assert at_34.options.kube_version == "1.34" and at_34.options.feature_gates == {"DRAConsumableCapacity": True}
+    assert at_34.options.release.version == "1.34" and at_34.options.release.overrides == {"DRAConsumableCapacity": True}
     assert parse_policy({"kubeVersion": "1.35"}).pinned_minor == 35
     with pytest.raises(PolicyError, match="featureGates"):   # a gate 1.30 does not have yet
         at_release(policy, 30)

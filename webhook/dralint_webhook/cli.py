@@ -150,8 +150,8 @@ def _check_policy(path: str) -> int:
         return EXIT_USAGE
     for note in policy.notes:
         sys.stderr.write(f"dralint-webhook: note: {note}\n")
-    release = (f"Kubernetes {policy.options.kube_version}, pinned by kubeVersion" if policy.pinned_minor is not None
-               else f"Kubernetes: the API server's release; {policy.options.kube_version} until it is known")
+    release = (f"Kubernetes {policy.options.release.version}, pinned by kubeVersion" if policy.pinned_minor is not None
+               else f"Kubernetes: the API server's release; {policy.options.release.version} until it is known")
     sys.stdout.write(f"{path}: ok ({release})\n")
     return 0
 

@@ -56,7 +56,7 @@ class ReleaseCheck:
 def release_in_force(policy: Policy, server: int | None) -> tuple[Policy, ReleaseCheck]:
     """``policy`` as reviews judge with it, given the API server's release (None: unknown), and the check."""
     if policy.pinned_minor is not None or server is None:
-        minor = policy.pinned_minor if policy.pinned_minor is not None else int(policy.options.kube_version[2:])
+        minor = policy.pinned_minor if policy.pinned_minor is not None else policy.options.release.minor
         return policy, ReleaseCheck(minor, policy.pinned_minor, server)
     # dralint judges the releases it knows: a newer server is judged as the newest of them.
     minor = min(max(server, OLDEST_MINOR), NEWEST_MINOR)
@@ -65,7 +65,7 @@ def release_in_force(policy: Policy, server: int | None) -> tuple[Policy, Releas
     try:
         return at_release(policy, minor), ReleaseCheck(minor, None, server, problem)
     except PolicyError as exc:
-        kept = int(policy.options.kube_version[2:])
+        kept = policy.options.release.minor
         return policy, ReleaseCheck(kept, None, server, f"the policy's featureGates do not fit the API server's "
                                                         f"release 1.{server} ({exc}): reviews are judged as 1.{kept}")
 

@@ -14,9 +14,10 @@ import yaml
 
 from dralint.catalog import load_catalog
 from dralint.checks import org
+from dralint.config import Config, options as config_options
 from dralint.options import Options
 from dralint.findings import Finding, Severity
-from dralint.kube.releases import DEFAULT_MINOR, GateError, parse_gates, parse_version
+from dralint.kube.releases import KUBE_VERSION, Release, ReleaseError
 from dralint.org_policy import OrgPolicy
 from dralint.rule_filter import UsageError, resolve
 
@@ -77,7 +78,7 @@ class Policy:
     # The release the file pins (``kubeVersion``), None when it leaves it to the API server's; the options
     # judge with the pin, else with dralint's default until the server's release is known (at_release).
     pinned_minor: int | None = None
-    gates_text: str = ""               # featureGates as "Name=true,...": read again for another release
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)  # as written: read again for another release
 
 
 def at_release(policy: Policy, minor: int) -> Policy:
@@ -85,13 +86,13 @@ def at_release(policy: Policy, minor: int) -> Policy:
 
     Raises :class:`PolicyError` when its gates do not fit that release (a gate turned on that it
     does not have)."""
-    if policy.options.kube_version == f"1.{minor}":
+    if policy.options.release.minor == minor:
         return policy
     try:
-        gates, _ = parse_gates(policy.gates_text, minor)
-    except GateError as exc:
-        raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
-    return replace(policy, options=replace(policy.options, kube_version=f"1.{minor}", feature_gates=gates))
+        release, _ = Release(minor).with_gates(policy.feature_gates)
+    except ReleaseError as exc:
+        raise PolicyError(_policy_error(exc)) from None
+    return replace(policy, options=replace(policy.options, release=release))
 
 
 def load_policy(path: str) -> Policy:
@@ -119,20 +120,16 @@ def parse_policy(raw: Any) -> Policy:
     _known(doc, _KEYS, "")
     if isinstance(doc.get("kubeVersion"), float):
         raise PolicyError('kubeVersion: quote the version, e.g. "1.30" (YAML reads 1.30 as the number 1.3)')
-    try:
-        pinned = parse_version(str(doc["kubeVersion"])) if "kubeVersion" in doc else None
-    except ValueError as exc:
-        raise PolicyError(f"kubeVersion: {exc}") from None
-    minor = DEFAULT_MINOR if pinned is None else pinned
     gates_raw = _mapping(doc.get("featureGates", {}), "featureGates")
     for name, value in gates_raw.items():
         if not isinstance(value, bool):
             raise PolicyError(f"featureGates.{name}: expected true or false")
-    gates_text = ",".join(f"{k}={str(v).lower()}" for k, v in gates_raw.items())
+    version = str(doc["kubeVersion"]) if "kubeVersion" in doc else None
+    settings = Config(kube_version=version, feature_gates=gates_raw)
     try:
-        gates, notes = parse_gates(gates_text, minor)
-    except GateError as exc:
-        raise PolicyError(str(exc).replace("--feature-gates", "featureGates")) from None
+        options, notes = config_options(settings)
+    except ReleaseError as exc:
+        raise PolicyError(_policy_error(exc)) from None
 
     ignore = [_named(token, "ignore") for token in _strings(doc.get("ignore", []), "ignore")]
     severities: list[tuple[_Named, Severity]] = []
@@ -170,8 +167,7 @@ def parse_policy(raw: Any) -> Policy:
             protected |= {rule for rule in cluster_rules() if rules.severity(rule) is Severity.ERROR}
 
     return Policy(
-        options=Options(kube_version=f"1.{minor}", feature_gates=gates, strict=strict,
-                        ignore=tuple(n.token for n in ignore if n.engine),
+        options=replace(options, strict=strict, ignore=tuple(n.token for n in ignore if n.engine),
                         severities={n.token: level.value for n, level in severities if n.engine},
                         max_seconds=FEASIBILITY_SECONDS, suppressions=annotations != "none", protected=protected,
                         policy_rules={rule: load_catalog().get(rule).name for rule in org.RULES}),
@@ -186,9 +182,14 @@ def parse_policy(raw: Any) -> Policy:
         namespace_labels={ns: _labels(v, f"namespaceLabels.{ns}")
                           for ns, v in _mapping(doc.get("namespaceLabels", {}), "namespaceLabels").items()},
         notes=tuple(notes),
-        pinned_minor=pinned,
-        gates_text=gates_text,
+        pinned_minor=options.release.minor if version is not None else None,
+        feature_gates=dict(gates_raw),
     )
+
+
+def _policy_error(exc: ReleaseError) -> str:
+    """The message of a bad release setting, named as the policy file spells it."""
+    return exc.named("kubeVersion" if exc.setting == KUBE_VERSION else "featureGates")
 
 
 @dataclass(frozen=True)
