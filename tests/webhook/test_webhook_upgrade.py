@@ -51,7 +51,6 @@ VWC = "ValidatingWebhookConfiguration"
 INJECTOR = "cert-manager-cainjector"
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
-NOW = dt.datetime.now(dt.timezone.utc)
 # 0.4.0's configuration: two webhooks, resources.dralint.dev judging DeviceClasses and DeviceTaintRules too.
 CONFIGURATION_0_4_0 = REPO / "tests" / "data" / "webhook-0.4.0-configuration.yaml"
 NAMES = {hook["name"] for hook in webhook_configuration(SERVICE, NAMESPACE)["webhooks"]}
@@ -100,12 +99,15 @@ def hook_verifies(hook: dict[str, Any], served: bytes) -> bool:
         return False
     leaf = x509.load_pem_x509_certificate(served)
     trusted = x509.load_pem_x509_certificates(base64.b64decode(bundle))
+    # Verified as an API server would, now: the certificates were made minutes ago at most (a clock
+    # read once per module went stale when the whole suite took longer than their 5-minute backdating).
+    now = dt.datetime.now(dt.timezone.utc)
     if leaf in trusted:
         # Go's crypto/x509 accepts a certificate that is itself in the roots (0.3.1's self-signed one).
         names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
         return HOST in names.get_values_for_type(x509.DNSName) and \
-            leaf.not_valid_before_utc <= NOW <= leaf.not_valid_after_utc
-    verifier = PolicyBuilder().store(Store(trusted)).time(NOW).build_server_verifier(x509.DNSName(HOST))
+            leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc
+    verifier = PolicyBuilder().store(Store(trusted)).time(now).build_server_verifier(x509.DNSName(HOST))
     try:
         verifier.verify(leaf, [])
     except VerificationError:
@@ -271,7 +273,7 @@ class Admin:
 
     def __init__(self, cluster: Cluster, workdir: Path, cert_manager: bool = False) -> None:
         self.cluster, self.workdir = cluster, workdir
-        self.cert_manager = CertManager([], NOW) if cert_manager else None
+        self.cert_manager = CertManager([], dt.datetime.now(dt.timezone.utc)) if cert_manager else None
         self.mounted: bytes | None = None   # the serving certificate as the kubelet last refreshed it
         self.installed = False              # once reviews verify, every later step must keep them verified
         self.verified: set[str] = set()     # the webhooks whose calls verified after the last step
