@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, cast
+from typing import Iterable, Mapping, Protocol, cast
 
 import numpy as np
 
@@ -23,11 +23,39 @@ from .capacity import fits
 from .columns import ERROR, TRUE
 from .constraints import lookup_attribute, scalar_value
 from .lru import Lru
-from .model import Alternative, Device
+from .model import AllocatedState, Alternative, Device, DeviceKey
 from .taints import blocking_taint
 
-if TYPE_CHECKING:
-    from .world import World
+from .node_state import NodeState
+from .pools import Features
+from .selection import DeviceClassInfo, Selection
+
+
+class CountedWorld(Protocol):
+    """What the counts read of their world (world.World): its change logs, its devices and classes.
+
+    A view, not the world's class: the world owns its counts, and the counts know it only by this.
+    """
+
+    features: Features
+    selection: Selection
+    classes: Mapping[str, DeviceClassInfo]
+    allocated: AllocatedState
+    node_log: list[set[int]]
+    hold_log: list[tuple[int, int, bool, int]]
+    held: np.ndarray
+    held_token: int
+
+    @property
+    def slot_count(self) -> int: ...
+
+    def nodes_changed(self) -> bool: ...
+
+    def states(self) -> list[NodeState]: ...
+
+    def state_at(self, slot: int) -> NodeState | None: ...
+
+    def uids_of(self, key: DeviceKey) -> list[int]: ...
 
 FilterKey = tuple  # (class selectors, selectors, admin, tolerations, capacity requests)
 _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieRoot, numa, model ...)
@@ -114,7 +142,7 @@ class Counts:
     change (a slice, a node, a claim) is applied to the counts it touches, not counted again.
     """
 
-    def __init__(self, world: "World") -> None:
+    def __init__(self, world: CountedWorld) -> None:
         # Weak: the world owns its counts, and a back-reference would make every world a reference cycle,
         # freed only by a full walk of the collector (the webhook replaces worlds of a million objects).
         self._world = weakref.ref(world)
@@ -128,9 +156,9 @@ class Counts:
         self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNT_BYTES, lambda key, a: deep_size(key) + a.nbytes)
 
     @property
-    def world(self) -> "World":
+    def world(self) -> CountedWorld:
         """The world these counts belong to (alive for as long as they are used)."""
-        return cast("World", self._world())
+        return cast(CountedWorld, self._world())
 
     def drop_caches(self) -> int:
         """Forget every filter's counts and the per-value counts (counted again when asked); the

@@ -10,7 +10,7 @@ target another node; its selectors are still evaluated before that is checked).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..sizes import deep_size
 from .counts import Counts
 from .lru import Lru
 from .model import AllocatedState, DeviceKey, Nanos, Slice, holdings, read_slice
+from .node_state import NodeState
 from .nodes import NodeView, candidate_nodes, node_matches
 from .pools import Features, Pool, SliceIndex, gather_pools
 from .picks import Candidate, RunContext, invalid_pools_failure
@@ -45,20 +46,6 @@ def features_of(release: Release) -> Features:
                     consumable_capacity=g("DRAConsumableCapacity"),
                     binding_conditions=g("DRADeviceBindingConditions") and g("DRAResourceClaimDeviceStatus"),
                     list_attributes=g("DRAListTypeAttributes"))
-
-
-@dataclass
-class NodeState:
-    """What one node sees; ``pools`` is None until worked out (and again after a change)."""
-
-    view: NodeView
-    slot: int
-    pools: list[Pool] | None = None
-    entries: list[tuple[Candidate, bool]] = field(default_factory=list)
-    dev: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    here: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    failure: str = ""           # the per-node message when the search fails ("" for none)
-    unusable: bool = False      # some pool it sees is incomplete or invalid
 
 
 class World:
