@@ -9,7 +9,7 @@ comparisons with a literal) get fused closures, which keeps a typical selector a
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from . import ast as A
 from . import runtime as R
@@ -257,7 +257,7 @@ class _Compiler:
             return lambda f: R.opt_index(a0(f), a1(f))
         if fn == "_?._":
             a0 = args[0]
-            name = e.args[1].value  # type: ignore[union-attr]
+            name = cast(str, e.args[1].value)  # type: ignore[union-attr]
             return lambda f: R.opt_select(a0(f), name)
         return None
 

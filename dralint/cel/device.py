@@ -66,7 +66,7 @@ def device_from_api(driver: str, device: Mapping[str, Any]) -> Device:
     attrs: dict[str, dict[str, Any]] = {}
     caps: dict[str, dict[str, Quantity]] = {}
     errors: list[str] = []
-    raw_attrs = device.get("attributes") if isinstance(device, Mapping) else None
+    raw_attrs: Any = device.get("attributes") if isinstance(device, Mapping) else None
     for name in sorted(raw_attrs or {}) if isinstance(raw_attrs, Mapping) else ():
         value, problem = _attribute_value(raw_attrs[name])
         if problem is not None:
@@ -74,7 +74,7 @@ def device_from_api(driver: str, device: Mapping[str, Any]) -> Device:
             continue
         domain, ident = split_qualified_name(str(name), driver)
         attrs.setdefault(domain, {})[ident] = value
-    raw_caps = device.get("capacity") if isinstance(device, Mapping) else None
+    raw_caps: Any = device.get("capacity") if isinstance(device, Mapping) else None
     for name in sorted(raw_caps or {}) if isinstance(raw_caps, Mapping) else ():
         spec = raw_caps[name]
         raw = spec.get("value") if isinstance(spec, Mapping) else None

@@ -204,7 +204,10 @@ def sort_by_keys(v: Any, keys: Any) -> list:
             raise err("list elements must have the same type")
     import functools
 
-    order = sorted(range(len(items)), key=functools.cmp_to_key(lambda a, b: compare(ks[a], ks[b])))
+    def by_key(a: int, b: int) -> int:
+        return compare(ks[a], ks[b])
+
+    order = sorted(range(len(items)), key=functools.cmp_to_key(by_key))
     return [items[i] for i in order]
 
 

@@ -49,7 +49,7 @@ def expand_macro(name: str, target: A.Expr | None, args: list[A.Expr], offset: i
     if name == "map" and n in (2, 3):
         var = _simple(args[0])
         fn = args[-1]
-        step = _append(nid, offset, fn)
+        step: A.Expr = _append(nid, offset, fn)
         if n == 3:
             step = A.Call(nid(), offset, "_?_:_", [args[1], step, A.Ident(nid(), offset, _ACCU)])
         return _fold(nid, offset, var, target, A.ListLit(nid(), offset, []), A.Literal(nid(), offset, True), step, "map")
@@ -66,7 +66,7 @@ def expand_macro(name: str, target: A.Expr | None, args: list[A.Expr], offset: i
         fn = args[-1]
         if name == "transformList":
             init: A.Expr = A.ListLit(nid(), offset, [])
-            step: A.Expr = _append(nid, offset, fn)
+            step = _append(nid, offset, fn)
         elif name == "transformMap":
             init = A.MapLit(nid(), offset, [])
             step = A.Call(nid(), offset, "cel.@mapInsert", [A.Ident(nid(), offset, _ACCU), A.Ident(nid(), offset, k), fn])

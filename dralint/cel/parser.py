@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import cast
 
 from . import ast as A
 from .lexer import RESERVED, LexError, Token, tokenize
@@ -263,7 +264,7 @@ class _Parser:
         t = self.advance()
         pos = t.start if start is None else start
         if t.kind == "int":
-            v = t.value
+            v = cast("int | None", t.value)
             if v is None:
                 raise ParseError("invalid int literal", pos)
             v = -v if negative else v
@@ -271,13 +272,15 @@ class _Parser:
                 raise ParseError("invalid int literal", pos)
             return A.Literal(self.nid(), pos, v)
         if t.kind == "uint":
-            if negative or t.value is None or t.value > UINT_MAX:
+            u = cast("int | None", t.value)
+            if negative or u is None or u > UINT_MAX:
                 raise ParseError("invalid uint literal", pos)
-            return A.Literal(self.nid(), pos, Uint(t.value))
+            return A.Literal(self.nid(), pos, Uint(u))
         if t.kind == "float":
-            if t.value is None:
+            f = cast("float | None", t.value)
+            if f is None:
                 raise ParseError("invalid double literal", pos)
-            return A.Literal(self.nid(), pos, -t.value if negative else t.value)
+            return A.Literal(self.nid(), pos, -f if negative else f)
         if t.kind in ("str", "bytes"):
             return A.Literal(self.nid(), pos, t.value)
         return A.Literal(self.nid(), pos, {"true": True, "false": False, "null": None}[t.text])

@@ -82,7 +82,7 @@ class Compiled:
             domain, _, ident = device.list_attribute.partition("/")
             name = ident if domain == device.driver else device.list_attribute
             raise CelRuntimeError(f"attribute {name}: unsupported attribute value")
-        frame = self._frame.copy()
+        frame: list[Any] = self._frame.copy()
         frame[1] = device.view
         try:
             result = self._program(frame)
@@ -149,8 +149,8 @@ def _compile(expression: str, env: CelEnv, derived: bool) -> Compiled:
     m = model(env)
     checked = check(parsed.root, m)
     if checked.errors:
-        issues = tuple(CelIssue("check", "error", msg, off, _teach(msg)) for off, msg in checked.errors)
-        return Compiled(expression, env, issues, None)
+        return Compiled(expression, env, tuple(CelIssue("check", "error", msg, off, _teach(msg))
+                                                for off, msg in checked.errors), None)
     found = validate(parsed.root, checked, m)
     if found:
         return Compiled(expression, env, tuple(CelIssue(code, "error", msg, off) for off, msg, code in found), None)

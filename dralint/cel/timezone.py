@@ -67,11 +67,11 @@ def zone_offset(zone: str, unix: int) -> int:
         raise TimeZoneError("unknown time zone " + zone) from None
     at = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(seconds=unix)
     try:
-        offset = at.astimezone(tz).utcoffset()
+        local = at.astimezone(tz).utcoffset()
     except OverflowError:
         # The local date leaves Python's years 1..9999; the offset a day earlier is the same rule.
-        offset = (at - _dt.timedelta(days=1) if unix > 0 else at + _dt.timedelta(days=1)).astimezone(tz).utcoffset()
-    return int(offset.total_seconds()) if offset is not None else 0
+        local = (at - _dt.timedelta(days=1) if unix > 0 else at + _dt.timedelta(days=1)).astimezone(tz).utcoffset()
+    return int(local.total_seconds()) if local is not None else 0
 
 
 def _atoi(text: str) -> int:
