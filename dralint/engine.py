@@ -13,19 +13,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from . import checks as check_registry
-from . import acceptance, request_shape, schema, source, suppress
+from . import acceptance, fixers, request_shape, schema, source, suppress
 from .cancel import checkpoint
 from .catalog import Catalog, load_catalog
 from .checks.base import CheckContext
 from .problems import Problem
 from .convert import Canonical, to_canonical
-from .findings import Finding, Severity
+from .findings import Finding, Location, Position, Severity
+from .fixers.target import Subject
 from .gating import apply_gates
 from .index import Index
 from .kube.limits import limits_for
 from .manifest import Manifest, NotAnObject, NotJudged, Unread, WrongGroup, identify
 from .options import Options
-from .paths import FieldPath
+from .paths import ROOT, FieldPath
 from .kube.releases import Release
 from .rule_filter import RuleFilter
 from .source.pitfalls import quote_hint
@@ -44,6 +45,8 @@ _REFERENCE_CHECKS = (check_registry.pods, check_registry.references, check_regis
 _STATUS_WRITTEN = frozenset({"ResourceClaim", "ResourcePoolStatusRequest"})
 # Kinds whose input errors mean "could not read the input at all": exit code 2.
 _UNREADABLE = frozenset({"unreadable", "binary", "too-large"})
+_API_VERSION_PATH = FieldPath(("apiVersion",))
+_NAME_PATH = FieldPath(("metadata", "name"))
 
 
 @dataclass
@@ -68,6 +71,8 @@ class RunResult:
     # linted objects in canonical form, in run order.
     index: Index | None = field(default=None, repr=False)
     linted: list[Canonical] = field(default_factory=list, repr=False)
+    # What each fixable finding is about (fixers.attach: the editor makes fixes on request, later).
+    subjects: dict[Finding, Subject] = field(default_factory=dict, repr=False)
 
     @property
     def errors(self) -> int:
@@ -104,25 +109,31 @@ class _Emitter:
         self.rules = rules
         self.context = context
         self.findings: list[Finding] = []
+        # What each fixable finding is about, for the fixers: they work on the object, not its text.
+        self.subjects: dict[Finding, Subject] = {}
         self._seen: set[tuple] = set()
 
     def emit(self, rule_id: str, message: str, *, file: str, line: int, column: int, obj: str = "",
-             field_path: str = "", severity: Severity | None = None, details: Mapping[str, Any] | None = None) -> None:
+             field_path: FieldPath = ROOT, end: Position = Position(), severity: Severity | None = None,
+             details: Mapping[str, Any] | None = None) -> Finding | None:
+        """The finding made (None when the selection leaves the rule out or it was made already)."""
         rule = self.catalog.rules.get(rule_id)
         if rule is None:  # a check reporting a rule the catalog lacks is our bug; say so instead of crashing
             rule, message = self.catalog.get("DRA000"), f"internal error: rule {rule_id} is not in the catalog ({message})"
         if not self.rules.selected(rule):
-            return
+            return None
         sev = self.rules.severity(rule, severity)
         if self.context != "this run":
             message = message.replace("this run", self.context)
-        key = (rule_id, file, line, column, field_path, message)
+        key = (rule_id, file, line, column, field_path.render(), message)
         if key in self._seen:
-            return
+            return None
         self._seen.add(key)
-        self.findings.append(Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category,
-                                     message=message, file=file, line=line, column=column, object=obj,
-                                     field=field_path, details=details))
+        finding = Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category, message=message,
+                          location=Location(file, Position(line, column), end, field_path), object=obj,
+                          details=details)
+        self.findings.append(finding)
+        return finding
 
     def add(self, finding: Finding) -> None:
         """A finding another process made with the same catalog and selection."""
@@ -131,14 +142,24 @@ class _Emitter:
             self._seen.add(key)
             self.findings.append(finding)
 
+    def place(self, rule_id: str, message: str, manifest: Manifest, user: FieldPath, *, at: FieldPath | None = None,
+              scalar_offset: int | None = None, severity: Severity | None = None,
+              details: Mapping[str, Any] | None = None) -> None:
+        """A finding on ``manifest`` at the user's path ``user``, placed at user path ``at`` when
+        given (at character ``scalar_offset`` of the string there when given)."""
+        doc = manifest.document
+        full = FieldPath(tuple(manifest.base) + tuple(user if at is None else at))
+        pos = doc.locate_in_scalar(full, scalar_offset) if scalar_offset is not None else doc.locate(full)
+        finding = self.emit(rule_id, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                            field_path=user, end=doc.end_of(pos), severity=severity, details=details)
+        if finding is not None and rule_id in fixers.FIXERS:
+            self.subjects[finding] = Subject(manifest, user)
+
     def problem(self, target: Canonical, problem: Problem) -> None:
         user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
-        manifest = target.manifest
-        doc = manifest.document
-        full = FieldPath(tuple(manifest.base) + tuple(user if problem.at is None else target.to_user(problem.at)))
-        pos = doc.locate_in_scalar(full, problem.scalar_offset) if problem.scalar_offset is not None else doc.locate(full)
-        self.emit(problem.rule, problem.message, file=doc.file, line=pos.line, column=pos.column,
-                  obj=manifest.display, field_path=user.render(), severity=problem.severity, details=problem.details)
+        self.place(problem.rule, problem.message, target.manifest, user,
+                   at=None if problem.at is None else target.to_user(problem.at),
+                   scalar_offset=problem.scalar_offset, severity=problem.severity, details=problem.details)
 
 
 def lint_paths(paths: Sequence[str], options: Options) -> RunResult:
@@ -181,7 +202,7 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     """
     catalog = load_catalog()
     emitter = _Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
-    result = RunResult(findings=emitter.findings, files=len(files))
+    result = RunResult(findings=emitter.findings, files=len(files), subjects=emitter.subjects)
 
     for problem in discovery_problems:
         _source_problem(emitter, problem)
@@ -204,10 +225,8 @@ def lint_files(files: Sequence[Any], options: Options, *, cluster_files: Sequenc
     except Exception as exc:  # the findings stand, unsuppressed, and say why
         _run_error(emitter, "applying the suppression comments and annotations", exc, files)
     if options.fixes:
-        from . import fixers
-
         try:
-            result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
+            result.findings[:] = fixers.attach(result.findings, result.subjects, files, options.release, catalog)
         except Exception as exc:  # the findings stand, without fixes
             _run_error(emitter, "working out the fixes", exc, files)
     return result
@@ -422,15 +441,13 @@ def _duplicates(emitter: _Emitter, objects: Sequence[Canonical], around: Surroun
     for duplicate in acceptance.duplicates(objects, firsts, order):
         manifest, first = duplicate.obj.manifest, duplicate.first.manifest
         doc, first_doc = manifest.document, first.document
-        pos = doc.locate(manifest.base.child("metadata", "name"))
         first_pos = first_doc.locate(first.base.child("metadata", "name"))
         where = "earlier in this file" if first_doc.file == doc.file else f"in {first_doc.file}"
-        emitter.emit(acceptance.DUPLICATE_RULE,
-                     f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
-                     "holds one object per kind, namespace and name, so applying both replaces one with the "
-                     "other; references resolve to the one in the referrer's own file, then its folder",
-                     file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
-                     field_path="metadata.name")
+        emitter.place(acceptance.DUPLICATE_RULE,
+                      f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
+                      "holds one object per kind, namespace and name, so applying both replaces one with the "
+                      "other; references resolve to the one in the referrer's own file, then its folder",
+                      manifest, _NAME_PATH)
 
 
 def _targets(emitter: _Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
@@ -527,6 +544,8 @@ def judge_share(files: Sequence[Any], options: Options, rank: int, size: int, *,
     targets, work = _targets(scratch, linted, olds, cluster, options, None, "")
     emitter = _Emitter(catalog, rules)
     _judge_ranks(emitter, targets, work, {rank}, size)
+    if options.fixes:  # the objects the fixers work on are here: the main process gets the fixes made
+        return fixers.attach(emitter.findings, emitter.subjects, files, options.release, catalog)
     return emitter.findings
 
 
@@ -594,7 +613,8 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                         pos = doc.locate(item.base.child("apiVersion"))
                         emitter.emit("DRA007", f"{item.kind} does not exist in {item.api_version}; it is in "
                                                f"{item.expected} (the API server answers \"no matches for kind\")",
-                                     file=doc.file, line=pos.line, column=pos.column, field_path="apiVersion",
+                                     file=doc.file, line=pos.line, column=pos.column, field_path=_API_VERSION_PATH,
+                                     end=doc.end_of(pos),
                                      obj=f"{item.kind} {_name_of(item)}")
                     continue
                 if isinstance(item, NotAnObject):
@@ -603,14 +623,15 @@ def _manifests(files: Iterable[Any], emitter: _Emitter, result: RunResult | None
                                "`kind: List`" if _list_of_objects(doc.value)
                                else " (the other documents of this file are objects)")
                         emitter.emit("DRA003", f"the document is {item.found}, not a Kubernetes object (a "
-                                               f"mapping){why}", file=doc.file, line=doc.line, column=1)
+                                               f"mapping){why}", file=doc.file, line=doc.line, column=1,
+                                     end=doc.end_of(Position(doc.line, 1)))
                     continue
                 if not item.api_version:
                     pos = doc.locate(item.base)
                     hint = " (keys are case-sensitive: found `apiversion`)" if "apiversion" in item.value else ""
                     emitter.emit("DRA006", f"{item.kind} has no apiVersion{hint}; the API server refuses an object "
                                            "without apiVersion and kind", file=doc.file, line=pos.line,
-                                 column=pos.column, obj=item.display, field_path="apiVersion")
+                                 column=pos.column, obj=item.display, field_path=_API_VERSION_PATH, end=doc.end_of(pos))
                     continue
                 yield item
 
@@ -662,9 +683,8 @@ def _identity(manifest: Manifest) -> tuple[str, str, str, str]:
 
 def _source_problem(emitter: _Emitter, problem: Any) -> None:
     rule = _SOURCE_RULES.get(problem.kind, "DRA001")
-    field_path = problem.path.render() if getattr(problem, "path", None) else ""
     emitter.emit(rule, problem.message, file=problem.file, line=problem.line, column=problem.column,
-                 field_path=field_path)
+                 field_path=getattr(problem, "path", None) or ROOT)
 
 
 def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
@@ -689,11 +709,8 @@ def _served(emitter: _Emitter, manifest: Manifest, release: Release) -> bool:
         if close:  # a misspelt kind (`ResourceClaimTemplte`): no release or apiVersion would help
             why += f": did you mean `kind: {close[0]}`?"
             advice = f"correct the kind; {close[0]} is a kind of {manifest.group}"
-    pos = manifest.document.locate(manifest.base.child("apiVersion"))
-    emitter.emit("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; {why}"
-                           f" ({advice})",
-                 file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
-                 field_path="apiVersion")
+    emitter.place("DRA801", f"{manifest.api_version} {manifest.kind} is not served by Kubernetes {release.version}; "
+                            f"{why} ({advice})", manifest, _API_VERSION_PATH)
     return False
 
 
@@ -703,12 +720,9 @@ def _deprecated(emitter: _Emitter, manifest: Manifest, release: Release) -> None
     if span is None or release.minor < span[0]:
         return
     group = manifest.api_version.rpartition("/")[0]
-    pos = manifest.document.locate(manifest.base.child("apiVersion"))
-    emitter.emit("DRA803", f"{manifest.api_version} {manifest.kind} is deprecated in v1.{span[0]}+, unavailable in "
-                           f"v1.{span[1]}+ (the API server's warning); move it to {group}/v1 with "
-                           "`dralint migrate --to v1`",
-                 file=manifest.document.file, line=pos.line, column=pos.column, obj=manifest.display,
-                 field_path="apiVersion")
+    emitter.place("DRA803", f"{manifest.api_version} {manifest.kind} is deprecated in v1.{span[0]}+, unavailable in "
+                            f"v1.{span[1]}+ (the API server's warning); move it to {group}/v1 with "
+                            "`dralint migrate --to v1`", manifest, _API_VERSION_PATH)
 
 
 def _reshaped(shapes: Sequence[request_shape.Misplaced],
@@ -731,11 +745,9 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
             shapes: Sequence[request_shape.Misplaced] = ()) -> None:
     doc = manifest.document
     for name in schema.missing_top_level(manifest.value, release.version, manifest.api_version, manifest.kind):
-        pos = doc.locate(manifest.base)
-        emitter.emit("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
-                               f"kubectl's client-side validation refuse it; the API server accepts it and stores an empty "
-                               f"{name}", file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
-                     field_path=name)
+        emitter.place("DRA103", f"{manifest.kind} has no `{name}`, which its schema requires: schema-based tools and "
+                                f"kubectl's client-side validation refuse it; the API server accepts it and stores an "
+                                f"empty {name}", manifest, FieldPath((name,)), at=ROOT)
     # Fields written in the other version's shape: one finding per request, at its first field.
     reshaped = {path: shape for shape in shapes for path in shape.paths()}
     reported: set[int] = set()
@@ -751,9 +763,7 @@ def _schema(emitter: _Emitter, manifest: Manifest, release: Release, strict: boo
         full = FieldPath(tuple(manifest.base) + tuple(problem.path))
         if rule == "DRA102" and "string" in message.split(", found", 1)[0]:  # "expected string, found …"
             message += quote_hint(doc, full, _value_at(manifest.value, problem.path))
-        pos = doc.locate(full)
-        emitter.emit(rule, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
-                     field_path=problem.path.render())
+        emitter.place(rule, message, manifest, problem.path)
 
 
 def _value_at(value: Any, path: FieldPath) -> Any:
@@ -805,10 +815,8 @@ def _run_checks(emitter: _Emitter, ctx: CheckContext, modules: Sequence[Any], *,
 
 def _internal_error(emitter: _Emitter, obj: Canonical, what: str, exc: BaseException) -> None:
     """DRA000 on ``obj``: check ``what`` failed (the other checks ran)."""
-    doc = obj.manifest.document
-    pos = doc.locate(obj.manifest.base)
-    emitter.emit("DRA000", f"internal error in check {what}{_where(exc)}; please report it. The other checks ran.",
-                 file=doc.file, line=pos.line, column=pos.column, obj=obj.manifest.display)
+    emitter.place("DRA000", f"internal error in check {what}{_where(exc)}; please report it. The other checks ran.",
+                  obj.manifest, ROOT)
 
 
 def _object_error(emitter: _Emitter, manifest: Manifest, stage: str, exc: BaseException) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..findings import Position
 from ..paths import FieldPath
+from .tokens import BREAK, region_end
 
 if TYPE_CHECKING:
     from .block_positions import PathLocator
@@ -69,6 +70,7 @@ class SourceDocument:
     _item_documents: dict[int, "SourceDocument"] = field(default_factory=dict, init=False, repr=False)
     _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
     _locator: "PathLocator | bool | None" = field(default=None, init=False, repr=False)
+    _line_starts: list[int] | None = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":
         """Where this document's nodes start (for :meth:`locate`), computed once; None for objects
@@ -133,6 +135,23 @@ class SourceDocument:
         if index is None:
             return UNKNOWN
         return index.locate(tuple(path), self.line)
+
+    def end_of(self, start: Position) -> Position:
+        """Where what a finding at ``start`` covers ends (exclusive; :func:`tokens.region_end`),
+        measured on that line of this document's text; unknown when the line is not in it."""
+        if self.chunk is None or start.line <= 0:
+            return UNKNOWN
+        body = self.chunk.body
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in BREAK.finditer(body)]
+        starts = self._line_starts
+        number = start.line - 1 - self.chunk.line_offset
+        if not 0 <= number < len(starts):
+            return UNKNOWN
+        text = body[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(body)].rstrip("\r\n")
+        column = max(start.column - 1, 0)
+        end = region_end(text, min(column, len(text)))
+        return Position(start.line, max(end, column) + 1)
 
     def path_locator(self) -> "PathLocator | None":
         """The line walker for this document's paths (built once), or None when it would be unsure."""

@@ -16,8 +16,9 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Severity
 from dralint.kube.shapes import SPEC_PATHS
+from dralint.paths import FieldPath
 
 # v1beta1 / v1alpha3 requests carry these flat; v1 / v1beta2 put them under ``exactly``.
 _FLAT_FIELDS = ("deviceClassName", "allocationMode", "count", "adminAccess")
@@ -182,8 +183,9 @@ def _count_findings(totals: list[int | None], maximum: int, prefix: str, display
 
 def _finding(rule_id: str, message: str, field: str, display: str) -> Finding:
     rule = RULES[rule_id]
+    # These rules walk the request as text paths (``f"{path}.exactly"``); each parses back whole.
     return Finding(rule=rule.id, name=rule.name, severity=rule.severity, category=Category.BEST_PRACTICE,
-                   message=message, file="<request>", line=0, column=0, object=display, field=field)
+                   message=message, location=Location("<request>", path=FieldPath.parse(field)), object=display)
 
 
 def _display(obj: Mapping[str, Any], namespace: str) -> str:
