@@ -74,7 +74,8 @@ def test_sarif_of_a_real_run_is_valid_sarif_2_1_0(tmp_path, sarif_validator, mon
     assert driver["rules"][result["ruleIndex"]]["id"] == "DRA201"
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "claim.yaml"
-    assert location["region"] == {"startLine": 12, "startColumn": 9}
+    # the region ends where the key `count` ends: SARIF's end column is the one after it
+    assert location["region"] == {"startLine": 12, "startColumn": 9, "endLine": 12, "endColumn": 14}
 
 
 def test_sarif_rules_carry_help_uri_into_the_rule_docs(sarif_validator):
