@@ -141,17 +141,24 @@ class SourceDocument:
         measured on that line of this document's text; unknown when the line is not in it."""
         if self.chunk is None or start.line <= 0:
             return UNKNOWN
+        number = start.line - 1 - self.chunk.line_offset
+        text = self._locator.line(number) if self._locator else self._line(number)
+        if text is None:
+            return UNKNOWN
+        column = max(start.column - 1, 0)
+        end = region_end(text, min(column, len(text)))
+        return Position(start.line, max(end, column) + 1)
+
+    def _line(self, number: int) -> str | None:
+        """Line ``number`` (0-based) of this document's text without its break, None past its end."""
+        assert self.chunk is not None
         body = self.chunk.body
         if self._line_starts is None:
             self._line_starts = [0] + [m.end() for m in BREAK.finditer(body)]
         starts = self._line_starts
-        number = start.line - 1 - self.chunk.line_offset
         if not 0 <= number < len(starts):
-            return UNKNOWN
-        text = body[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(body)].rstrip("\r\n")
-        column = max(start.column - 1, 0)
-        end = region_end(text, min(column, len(text)))
-        return Position(start.line, max(end, column) + 1)
+            return None
+        return body[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(body)].rstrip("\r\n")
 
     def path_locator(self) -> "PathLocator | None":
         """The line walker for this document's paths (built once), or None when it would be unsure."""
