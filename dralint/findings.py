@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
 from .fixes import Fix
+from .paths import ROOT, FieldPath
 
 
 class Severity(str, Enum):
@@ -39,6 +41,21 @@ class Position:
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where a finding is: its file, the region it covers there, and the field path in its object.
+
+    ``end`` is exclusive: the position just after the key, scalar or line at ``start`` (what an
+    editor underlines, SARIF's end). Unknown (0, 0) when the engine held no text to measure it in
+    (input errors, objects without a file). ``path`` is the user's path from the object's root.
+    """
+
+    file: str
+    start: Position = Position()
+    end: Position = Position()
+    path: FieldPath = ROOT
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem, located in the user's own file and field path."""
 
@@ -47,13 +64,30 @@ class Finding:
     severity: Severity
     category: Category
     message: str
-    file: str
-    line: int
-    column: int
+    location: Location
     object: str = ""
-    field: str = ""
     details: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
     fix: Fix | None = dataclasses.field(default=None, compare=False)  # filled when asked (Options.fixes)
+
+    @property
+    def file(self) -> str:
+        return self.location.file
+
+    @property
+    def line(self) -> int:
+        """The start's line (1-based; 0 when unknown)."""
+        return self.location.start.line
+
+    @property
+    def column(self) -> int:
+        """The start's column (1-based; 0 when unknown)."""
+        return self.location.start.column
+
+    @functools.cached_property
+    def field(self) -> str:
+        """The field path as Kubernetes spells it: only what the reporters print (kept once made, as
+        sorting and every reporter ask for it)."""
+        return self.location.path.render()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a finding (``--format json`` and the conformance runners rely on it)."""

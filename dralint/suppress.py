@@ -25,8 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import yaml
 
 from .catalog import Catalog
-from .findings import Finding
-from .paths import FieldPath
+from .findings import Finding, Location, Position
+from .paths import ROOT, FieldPath
 from .rule_filter import RuleFilter
 
 ANNOTATION = "dralint.io/ignore"
@@ -208,8 +208,9 @@ def _unused(sup: Suppression, token: str, rule_id: str, catalog: Catalog, rules:
         message = f"`{sup.spelling}`: {rule_id} reported nothing on {where}; remove {token} from it"
     unused = catalog.get(UNUSED_RULE)
     return Finding(rule=unused.id, name=unused.name, severity=rules.severity(unused, None), category=unused.category,
-                   message=message, file=sup.file, line=sup.line, column=sup.column, object=sup.object,
-                   field=_ANNOTATION_PATH.render() if sup.scope is Scope.OBJECT else "")
+                   message=message, object=sup.object,
+                   location=Location(sup.file, Position(sup.line, sup.column),
+                                     path=_ANNOTATION_PATH if sup.scope is Scope.OBJECT else ROOT))
 
 
 def _policy_rule(token: str, policy_rules: Mapping[str, str]) -> tuple[str, str] | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import traceback
 from typing import Any, Iterable, Mapping
 
+from .. import fixers
 from ..catalog import Catalog
 from ..convert import Canonical
-from ..findings import Finding, Severity
+from ..findings import Finding, Location, Position, Severity
+from ..fixers.target import Subject
 from ..manifest import Manifest, Refusal
-from ..paths import FieldPath
+from ..paths import ROOT, FieldPath
 from ..problems import Problem
 from ..rule_filter import RuleFilter
 from ..source import SourceDocument, SourceFile, SourceProblem
@@ -27,25 +29,31 @@ class Emitter:
         self.rules = rules
         self.context = context
         self.findings: list[Finding] = []
+        # What each fixable finding is about, for the fixers: they work on the object, not its text.
+        self.subjects: dict[Finding, Subject] = {}
         self._seen: set[tuple] = set()
 
     def emit(self, rule_id: str, message: str, *, file: str, line: int, column: int, obj: str = "",
-             field_path: str = "", severity: Severity | None = None, details: Mapping[str, Any] | None = None) -> None:
+             field_path: FieldPath = ROOT, end: Position = Position(), severity: Severity | None = None,
+             details: Mapping[str, Any] | None = None) -> Finding | None:
+        """The finding made (None when the selection leaves the rule out or it was made already)."""
         rule = self.catalog.rules.get(rule_id)
         if rule is None:  # a check reporting a rule the catalog lacks is our bug; say so instead of crashing
             rule, message = self.catalog.get("DRA000"), f"internal error: rule {rule_id} is not in the catalog ({message})"
         if not self.rules.selected(rule):
-            return
+            return None
         sev = self.rules.severity(rule, severity)
         if self.context != "this run":
             message = message.replace("this run", self.context)
-        key = (rule_id, file, line, column, field_path, message)
+        key = (rule_id, file, line, column, field_path.render(), message)
         if key in self._seen:
-            return
+            return None
         self._seen.add(key)
-        self.findings.append(Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category,
-                                     message=message, file=file, line=line, column=column, object=obj,
-                                     field=field_path, details=details))
+        finding = Finding(rule=rule.id, name=rule.name, severity=sev, category=rule.category, message=message,
+                          location=Location(file, Position(line, column), end, field_path), object=obj,
+                          details=details)
+        self.findings.append(finding)
+        return finding
 
     def add(self, finding: Finding) -> None:
         """A finding another process made with the same catalog and selection."""
@@ -54,53 +62,60 @@ class Emitter:
             self._seen.add(key)
             self.findings.append(finding)
 
-    def problem(self, target: Canonical, problem: Problem) -> None:
-        user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
-        manifest = target.manifest
+    def place(self, rule_id: str, message: str, manifest: Manifest, user: FieldPath, *, at: FieldPath | None = None,
+              scalar_offset: int | None = None, severity: Severity | None = None,
+              details: Mapping[str, Any] | None = None) -> None:
+        """A finding on ``manifest`` at the user's path ``user``, placed at user path ``at`` when
+        given (at character ``scalar_offset`` of the string there when given)."""
         doc = manifest.document
-        full = FieldPath(tuple(manifest.base) + tuple(user if problem.at is None else target.to_user(problem.at)))
-        pos = doc.locate_in_scalar(full, problem.scalar_offset) if problem.scalar_offset is not None else doc.locate(full)
-        self.emit(problem.rule, problem.message, file=doc.file, line=pos.line, column=pos.column,
-                  obj=manifest.display, field_path=user.render(), severity=problem.severity, details=problem.details)
+        full = FieldPath(tuple(manifest.base) + tuple(user if at is None else at))
+        pos = doc.locate_in_scalar(full, scalar_offset) if scalar_offset is not None else doc.locate(full)
+        finding = self.emit(rule_id, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
+                            field_path=user, end=doc.end_of(pos), severity=severity, details=details)
+        if finding is not None and rule_id in fixers.FIXERS:
+            self.subjects[finding] = Subject(manifest, user)
+
+    def problem(self, target: Canonical, problem: Problem) -> None:
+        """A check's problem on ``target``: its canonical path mapped back to the user's."""
+        user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
+        self.place(problem.rule, problem.message, target.manifest, user,
+                   at=None if problem.at is None else target.to_user(problem.at),
+                   scalar_offset=problem.scalar_offset, severity=problem.severity, details=problem.details)
 
 
 def refused(emitter: Emitter, refusal: Refusal) -> None:
-    """The manifest stage's finding on a document or object the API server would not take."""
-    _before_conversion(emitter, refusal.document, refusal.base, refusal.display, refusal.problem)
+    """The manifest stage's finding on a document or object the API server would not take.
+
+    ``problem``'s path is the user's, under ``base`` in ``document`` (``at``, when given, is where
+    to point); a None ``base`` is the whole document, at its first line."""
+    document, base, problem = refusal.document, refusal.base, refusal.problem
+    if base is None:
+        pos = Position(document.line, 1)
+    else:
+        pos = document.locate(FieldPath(tuple(base) + tuple(problem.path if problem.at is None else problem.at)))
+    emitter.emit(problem.rule, problem.message, file=document.file, line=pos.line, column=pos.column,
+                 obj=refusal.display, field_path=problem.path, end=document.end_of(pos), severity=problem.severity,
+                 details=problem.details)
 
 
 def on_manifest(emitter: Emitter, manifest: Manifest, problem: Problem) -> None:
-    """A finding of a stage that judges the object as written, before conversion (serving, schema)."""
-    _before_conversion(emitter, manifest.document, manifest.base, manifest.display, problem)
-
-
-def _before_conversion(emitter: Emitter, document: SourceDocument, base: FieldPath | None, obj: str,
-                       problem: Problem) -> None:
-    """``problem``'s path is the user's, under ``base`` in ``document`` (``at``, when given, is where
-    to point); a None ``base`` is the whole document, at its first line."""
-    if base is None:
-        line, column = document.line, 1
-    else:
-        pos = document.locate(FieldPath(tuple(base) + tuple(problem.path if problem.at is None else problem.at)))
-        line, column = pos.line, pos.column
-    emitter.emit(problem.rule, problem.message, file=document.file, line=line, column=column, obj=obj,
-                 field_path=problem.path.render(), severity=problem.severity, details=problem.details)
+    """A finding of a stage that judges the object as written, before conversion (serving, schema):
+    its path is the user's."""
+    emitter.place(problem.rule, problem.message, manifest, problem.path, at=problem.at, severity=problem.severity,
+                  details=problem.details)
 
 
 def source_problem(emitter: Emitter, problem: SourceProblem) -> None:
     """An input problem of the source stage (DRA001, DRA002, DRA004, DRA005)."""
     rule = _SOURCE_RULES.get(problem.kind, "DRA001")
-    field_path = problem.path.render() if problem.path else ""
     emitter.emit(rule, problem.message, file=problem.file, line=problem.line, column=problem.column,
-                 field_path=field_path)
+                 field_path=problem.path or ROOT)
 
 
 def internal_error(emitter: Emitter, obj: Canonical, what: str, exc: BaseException) -> None:
     """DRA000 on ``obj``: check ``what`` failed (the other checks ran)."""
-    doc = obj.manifest.document
-    pos = doc.locate(obj.manifest.base)
-    emitter.emit("DRA000", f"internal error in check {what}{_where(exc)}; please report it. The other checks ran.",
-                 file=doc.file, line=pos.line, column=pos.column, obj=obj.manifest.display)
+    emitter.place("DRA000", f"internal error in check {what}{_where(exc)}; please report it. The other checks ran.",
+                  obj.manifest, ROOT)
 
 
 def object_error(emitter: Emitter, manifest: Manifest, stage: str, exc: BaseException) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..convert import Canonical
 from ..findings import Finding, Severity
+from ..fixers.target import Subject
 from ..index import Index
 
 
@@ -31,6 +32,8 @@ class RunResult:
     # linted objects in canonical form, in run order.
     index: Index | None = field(default=None, repr=False)
     linted: list[Canonical] = field(default_factory=list, repr=False)
+    # What each fixable finding is about (fixers.attach: the editor makes fixes on request, later).
+    subjects: dict[Finding, Subject] = field(default_factory=dict, repr=False)
 
     @property
     def errors(self) -> int:

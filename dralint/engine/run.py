@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .. import acceptance, source, suppress
+from .. import acceptance, fixers, source, suppress
 from ..catalog import load_catalog
 from ..convert import Canonical, to_canonical
 from ..findings import Finding, Severity
@@ -20,6 +20,7 @@ from ..index import Index
 from ..kube.releases import Release
 from ..manifest import Manifest
 from ..options import Options
+from ..paths import FieldPath
 from ..rule_filter import RuleFilter
 from ..source import SourceFile, SourceProblem
 from .emit import Emitter, internal_error, run_error, source_problem
@@ -30,6 +31,7 @@ from .split import Split, judge_split
 if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
     from ..feasibility import Fleet
 
+_NAME_PATH = FieldPath(("metadata", "name"))
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
 _ALLOCATABLE = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 _CLASS_MISSING = "DRA703"
@@ -77,7 +79,7 @@ def lint_files(files: Sequence[SourceFile], options: Options, *, cluster_files: 
     """
     catalog = load_catalog()
     emitter = Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
-    result = RunResult(findings=emitter.findings, files=len(files))
+    result = RunResult(findings=emitter.findings, files=len(files), subjects=emitter.subjects)
 
     for problem in discovery_problems:
         source_problem(emitter, problem)
@@ -100,10 +102,8 @@ def lint_files(files: Sequence[SourceFile], options: Options, *, cluster_files: 
     except Exception as exc:  # the findings stand, unsuppressed, and say why
         run_error(emitter, "applying the suppression comments and annotations", exc, files)
     if options.fixes:
-        from .. import fixers
-
         try:
-            result.findings[:] = fixers.attach(result.findings, files, options.release, catalog)
+            result.findings[:] = fixers.attach(result.findings, result.subjects, files, options.release, catalog)
         except Exception as exc:  # the findings stand, without fixes
             run_error(emitter, "working out the fixes", exc, files)
     return result
@@ -319,15 +319,13 @@ def _duplicates(emitter: Emitter, objects: Sequence[Canonical], around: Surround
     for duplicate in acceptance.duplicates(objects, firsts, order):
         manifest, first = duplicate.obj.manifest, duplicate.first.manifest
         doc, first_doc = manifest.document, first.document
-        pos = doc.locate(manifest.base.child("metadata", "name"))
         first_pos = first_doc.locate(first.base.child("metadata", "name"))
         where = "earlier in this file" if first_doc.file == doc.file else f"in {first_doc.file}"
-        emitter.emit(acceptance.DUPLICATE_RULE,
-                     f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
-                     "holds one object per kind, namespace and name, so applying both replaces one with the "
-                     "other; references resolve to the one in the referrer's own file, then its folder",
-                     file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
-                     field_path="metadata.name")
+        emitter.place(acceptance.DUPLICATE_RULE,
+                      f"{manifest.display} is defined twice: also {where} (line {first_pos.line}). The cluster "
+                      "holds one object per kind, namespace and name, so applying both replaces one with the "
+                      "other; references resolve to the one in the referrer's own file, then its folder",
+                      manifest, _NAME_PATH)
 
 
 def _suppress(emitter: Emitter, result: RunResult, suppressions: list[suppress.Suppression],

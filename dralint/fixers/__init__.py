@@ -16,7 +16,7 @@ from ..fixes import Fix, Safety
 from ..kube.releases import Release
 from ..yamltext.edits import EditRefused
 from . import fields, references, requests
-from .target import Target, targets
+from .target import Subject, Target, targets
 
 Fixer = Callable[[Target], "Fix | None"]
 
@@ -29,13 +29,15 @@ FIXERS: Mapping[str, Fixer] = {
 }
 
 
-def attach(findings: Sequence[Finding], files: Sequence[Any], release: Release, catalog: Catalog) -> list[Finding]:
-    """``findings`` with a ``fix`` on each one that has one (files are the run's ``SourceFile`` s)."""
+def attach(findings: Sequence[Finding], subjects: Mapping[Finding, Subject], files: Sequence[Any], release: Release,
+           catalog: Catalog) -> list[Finding]:
+    """``findings`` with a ``fix`` on each one that has one: ``subjects`` are what the engine held
+    when it made them (``RunResult.subjects``), ``files`` the run's ``SourceFile`` s."""
     wanted = [f for f in findings if f.rule in FIXERS and catalog.rules[f.rule].autofix is not None]
     if not wanted:
         return list(findings)
     fixes: dict[int, Fix] = {}
-    for finding, target in targets(wanted, files, release):
+    for finding, target in targets(wanted, subjects, files, release):
         try:
             fix = FIXERS[finding.rule](target)
         except EditRefused:  # the layout does not allow a faithful edit: the finding stays, without a fix

@@ -1,13 +1,12 @@
 """What a fixer looks at: the finding's object, its path in the user's document, and the text's layout."""
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..findings import Finding
 from ..fixes import Fix, Safety, line_starts
-from ..manifest import Manifest, identify
+from ..manifest import Manifest
 from ..paths import FieldPath
 from ..kube.releases import Release
 from ..yamltext.edits import Splice, indent_step, text_edits
@@ -44,33 +43,37 @@ class Target:
         return Fix(title, safety, text_edits(self.finding.file, whole, moved))
 
 
-def targets(findings: Sequence[Finding], files: Sequence[Any], release: Release) -> Iterator[tuple[Finding, Target]]:
+@dataclass(frozen=True)
+class Subject:
+    """What the engine held when it made a finding that a fixer may fix: the object, and the
+    user's path in it (the engine keeps these by finding: :attr:`RunResult.subjects`)."""
+
+    manifest: Manifest
+    path: FieldPath
+
+
+def targets(findings: Sequence[Finding], subjects: Mapping[Finding, Subject], files: Sequence[Any],
+            release: Release) -> Iterator[tuple[Finding, Target]]:
     """Each finding that can be placed in its file's text, with its target.
 
-    Whatever is worked out per file or per document (lines, layouts, objects) is worked out once,
-    so a file's findings are placed in time proportional to their number and the file's size.
+    Whatever is worked out per file or per document (lines, layouts) is worked out once, so a
+    file's findings are placed in time proportional to their number and the file's size.
     """
     by_name = {f.name: _File(f) for f in files}
     for finding in findings:
-        file = by_name.get(finding.file)
-        if file is None or not finding.object or finding.line < 1:
+        subject = subjects.get(finding)
+        if subject is None:
             continue
-        document = file.document(finding.line)
-        if document is None or document.chunk is None or document.index in file.ambiguous:
-            continue
-        manifest = file.manifests(document).get(finding.object)
-        if manifest is None:
+        document = subject.manifest.document
+        file = by_name.get(document.file)
+        if file is None or document.chunk is None or document.index in file.ambiguous:
             continue
         chunk = document.chunk
         layout = file.layout(chunk)
         root = _root(layout, document.line - chunk.line_offset - 1) if layout is not None else None
         if root is None:
             continue
-        try:
-            path = FieldPath.parse(finding.field)
-        except ValueError:  # a key holding `[` spells no path back (found by the editor's random edits)
-            continue
-        yield finding, Target(finding, manifest, path, layout, root, chunk.text, chunk.start, release,
+        yield finding, Target(finding, subject.manifest, subject.path, layout, root, chunk.text, chunk.start, release,
                               file.starts(chunk.text))
 
 
@@ -78,30 +81,11 @@ class _File:
     """One source file as the fixers look at it, each answer computed on first use and kept."""
 
     def __init__(self, source: Any) -> None:
-        self.source = source
-        self.lines = [document.line for document in source.documents]
         # A document with a duplicate key: the value read is one of several texts, so no edit of the
         # text is certain to fix it (found by the fixes' property test: two `exactly:` in one request).
         self.ambiguous = {p.document for p in source.problems if p.kind == "duplicate-key"}
-        self._manifests: dict[int, dict[str, Manifest]] = {}
         self._layouts: dict[tuple[int, int], Layout | None] = {}
         self._starts: dict[int, list[int]] = {}
-
-    def document(self, line: int) -> Any:
-        """The document that holds file line ``line`` (the last one starting at or before it)."""
-        at = bisect.bisect_right(self.lines, line)
-        return self.source.documents[at - 1] if at else None
-
-    def manifests(self, document: Any) -> dict[str, Manifest]:
-        """The objects of ``document`` by the name findings give them (the first of a name)."""
-        found = self._manifests.get(id(document))
-        if found is None:
-            found = {}
-            for item in identify(document):
-                if isinstance(item, Manifest):
-                    found.setdefault(item.display, item)
-            self._manifests[id(document)] = found
-        return found
 
     def layout(self, chunk: Any) -> Layout | None:
         key = id(chunk.text), chunk.start

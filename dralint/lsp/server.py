@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..cancel import Token, cancellable
 from ..catalog import Catalog, load_catalog
-from ..findings import Finding, Severity
+from ..findings import Finding, Location, Position, Severity
 from ..source.discover import EXTENSIONS
 from . import translate
 from .lanes import Lanes, Published
@@ -130,7 +130,7 @@ def internal_error(catalog: Catalog) -> translate.Shown:
     rule = catalog.get("DRA000")
     finding = Finding(rule.id, rule.name, Severity.ERROR, rule.category,
                       "internal error in the language server; the log has the details, please report it",
-                      "", 1, 1)
+                      Location("", Position(1, 1)))
     span = Span(Point(0, 0), Point(0, 0))
     return translate.Shown(span, finding, types.Diagnostic(
         range=types.Range(types.Position(0, 0), types.Position(0, 0)), message=finding.message,

@@ -1,16 +1,13 @@
-"""Where a finding's text ends: the key, token or CEL sub-expression that starts at its position.
+"""The regions an editor underlines: each finding's own, or inside a CEL expression the whole
+sub-expression its node starts (``device.attributes["gpu.example.com"].memory``, not just its ``.``).
 
-Findings carry where a problem starts (line and column). An editor underlines a region, so this
-module finds the region's end in the text the user wrote: the mapping key at the position, the
-scalar or list item there, or, inside a CEL expression, the whole sub-expression whose node the
-finding points at (``device.attributes["gpu.example.com"].memory``, not just its ``.``). Pure
-functions over text and the source stage's records; no LSP types (``translate`` maps these
-spans to LSP ranges).
+Findings carry where they start and end (:class:`~dralint.findings.Location`); this module keeps
+them inside the text shown and widens the CEL ones. Pure functions over text and the source
+stage's records; no LSP types (``translate`` maps these spans to LSP ranges).
 """
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -21,9 +18,8 @@ from ..findings import Finding
 from ..source.positions import SCALAR_STYLES, PositionIndex
 from ..source.records import SourceDocument
 from ..source.scalar_map import map_scalar
+from ..source.tokens import BREAK, line_end, region_end
 
-# LSP's line breaks (the specification allows exactly these three).
-_BREAK = re.compile(r"\r\n|\r|\n")
 _OPEN, _CLOSE = frozenset({"(", "[", "[?", "{"}), frozenset({")", "]", "}"})
 # The suffix of a finding's field that holds a CEL expression (selectors of every kind).
 _CEL_FIELD = "cel.expression"
@@ -52,7 +48,7 @@ class Lines:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        self.starts = [0] + [m.end() for m in BREAK.finditer(text)]
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -108,14 +104,18 @@ def finding_span(finding: Finding, lines: Lines, documents: Sequence[SourceDocum
     finding without a position covers the first line.
     """
     if finding.line <= 0:
-        return _rest_of_line(lines, Point(0, 0))
+        return Span(Point(0, 0), Point(0, line_end(lines.line(0), 0)))
     start = lines.clamp(Point(finding.line - 1, max(finding.column - 1, 0)))
     if finding.field.endswith(_CEL_FIELD):
         located = documents if isinstance(documents, DocumentsByOffset) else DocumentsByOffset(documents)
         inside = _cel_span(lines, located, lines.offset(start))
         if inside is not None:
             return inside
-    return visible(_token_span(lines, start), lines)
+    end = finding.location.end
+    if end.line > 0:
+        return visible(Span(start, lines.clamp(Point(end.line - 1, end.column - 1))), lines)
+    # A finding the engine held no text for (an input error): measured on the text shown.
+    return visible(Span(start, Point(start.line, region_end(lines.line(start.line), start.column))), lines)
 
 
 def visible(span: Span, lines: Lines) -> Span:
@@ -130,73 +130,6 @@ def visible(span: Span, lines: Lines) -> Span:
         if text.strip():
             return Span(Point(number, len(text) - len(text.lstrip())), Point(number, len(text.rstrip())))
     return span  # a blank text: there is nothing to show
-
-
-def _token_span(lines: Lines, start: Point) -> Span:
-    """The key, scalar or flow token at ``start``; the rest of the line for a list item or a whole document."""
-    text = lines.line(start.line)
-    end = _token_end(text, start.column)
-    if end <= start.column:
-        return _rest_of_line(lines, start)
-    return Span(start, Point(start.line, end))
-
-
-def _rest_of_line(lines: Lines, start: Point) -> Span:
-    text = lines.line(start.line)
-    content = _strip_comment(text)
-    end = max(len(content.rstrip()), start.column)
-    if end == start.column:  # an empty line: one character if there is one, else nothing
-        end = min(start.column + 1, len(text))
-    return Span(start, Point(start.line, end))
-
-
-def _token_end(text: str, column: int) -> int:
-    """End column of the YAML key or scalar starting at ``column`` (``column`` when there is none)."""
-    if column >= len(text):
-        return column
-    first = text[column]
-    if first in "\"'":
-        return _quoted_end(text, column)
-    if first in "-?" and text[column + 1:column + 2] in ("", " ", "\t"):
-        return column  # a block indicator: the caller covers the item's line
-    if first in "[]{},#&*!|>%@`":
-        return column
-    i = column
-    while i < len(text):
-        c = text[i]
-        if c == ":" and text[i + 1:i + 2] in ("", " ", "\t", ",", "]", "}"):
-            break
-        if c == "#" and i > column and text[i - 1] in " \t":
-            break
-        if c in ",]}" and _in_flow(text, column):
-            break
-        i += 1
-    return len(text[:i].rstrip())
-
-
-def _quoted_end(text: str, column: int) -> int:
-    quote = text[column]
-    i = column + 1
-    while i < len(text):
-        if quote == '"' and text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == quote:
-            if quote == "'" and text[i + 1:i + 2] == "'":  # '' is an escaped quote
-                i += 2
-                continue
-            return i + 1
-        i += 1
-    return len(text.rstrip())  # a quoted scalar folded over lines: its first line
-
-
-def _in_flow(text: str, column: int) -> bool:
-    return text[:column].count("[") + text[:column].count("{") > text[:column].count("]") + text[:column].count("}")
-
-
-def _strip_comment(text: str) -> str:
-    hit = re.search(r"(^|[ \t])#", text)
-    return text[:hit.start()] if hit else text
 
 
 # -- CEL ----------------------------------------------------------------------------------------

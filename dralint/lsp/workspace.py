@@ -30,6 +30,7 @@ from ..options import Options
 from ..engine import RunResult, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
 from ..fixers import attach
+from ..fixers.target import Subject
 from ..index import Index
 from ..kube.releases import ReleaseError
 from ..rule_filter import UsageError
@@ -55,6 +56,8 @@ class Linted:
     findings: list[Finding]
     parsed: SourceFile
     settings: "Settings"
+    subjects: Mapping[Finding, Subject] = field(default_factory=dict)
+    """What the run held about each fixable finding, for its fix (:func:`dralint.fixers.attach`)."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,7 @@ class Workspace:
         files = [run.read(p) for p in paths]
         options = settings.options if feasibility else settings.quick
         result = lint_files(files, options, surroundings=surroundings)
-        out = {p: Linted([], f, settings) for p, f in zip(paths, files, strict=True)}
+        out = {p: Linted([], f, settings, result.subjects) for p, f in zip(paths, files, strict=True)}
         for finding in result.findings:
             linted = out.get(finding.file)
             if linted is not None and not settings.config.ignored(finding.file, finding.rule):
@@ -271,8 +274,8 @@ class Workspace:
         out: list[Finding] = []
         for start in range(0, len(findings), _FIX_BATCH):
             checkpoint()
-            out += attach(findings[start:start + _FIX_BATCH], [linted.parsed], linted.settings.options.release,
-                          self.catalog)
+            out += attach(findings[start:start + _FIX_BATCH], linted.subjects, [linted.parsed],
+                          linted.settings.options.release, self.catalog)
         return out
 
     def _run(self, settings: Settings, judged: set[str], texts: Mapping[str, str], layers: Sequence[Layer]) -> "_Run":

@@ -109,6 +109,9 @@ def _location(finding: Finding, context: ReportContext) -> dict[str, Any]:
         region: dict[str, Any] = {"startLine": finding.line}
         if finding.column > 0:
             region["startColumn"] = finding.column
+            end = finding.location.end
+            if end.line > 0:  # the key or value the finding starts at (unknown for input errors)
+                region["endLine"], region["endColumn"] = end.line, end.column
         physical["region"] = region
     location: dict[str, Any] = {"physicalLocation": physical}
     if finding.object:

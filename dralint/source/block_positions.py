@@ -101,6 +101,12 @@ class PathLocator:
         self._reached: dict[tuple, tuple[int, int, tuple[int, int], Any]] = {}
         self._items: dict[tuple, list[int]] = {}
 
+    def line(self, number: int) -> str | None:
+        """Line ``number`` (0-based) of the document's text, None past its end (the walk has them
+        split already, and took no text with other line breaks than ``\\n``)."""
+        lines = self._scanner.lines
+        return lines[number] if 0 <= number < len(lines) else None
+
     def locate(self, value: Any, path: tuple) -> tuple[int, int] | None:
         """(line, column) that ``locate`` gives for ``path`` in the document whose value is
         ``value`` (the same on every call: walks are remembered), 0-based in the body; None when

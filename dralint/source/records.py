@@ -9,6 +9,7 @@ from ..paths import FieldPath
 from .block_positions import PathLocator, index_block
 from .composer import index_chunk
 from .positions import Chunk, PositionIndex
+from .tokens import BREAK, region_end
 
 UNKNOWN = Position(0, 0)
 
@@ -52,6 +53,7 @@ class SourceDocument:
     _item_documents: dict[int, "SourceDocument"] = field(default_factory=dict, init=False, repr=False)
     _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
     _locator: "PathLocator | bool | None" = field(default=None, init=False, repr=False)
+    _line_starts: list[int] | None = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":
         """Where this document's nodes start (for :meth:`locate`), computed once; None for objects
@@ -112,6 +114,30 @@ class SourceDocument:
         if index is None:
             return UNKNOWN
         return index.locate(tuple(path), self.line)
+
+    def end_of(self, start: Position) -> Position:
+        """Where what a finding at ``start`` covers ends (exclusive; :func:`tokens.region_end`),
+        measured on that line of this document's text; unknown when the line is not in it."""
+        if self.chunk is None or start.line <= 0:
+            return UNKNOWN
+        number = start.line - 1 - self.chunk.line_offset
+        text = self._locator.line(number) if self._locator else self._line(number)
+        if text is None:
+            return UNKNOWN
+        column = max(start.column - 1, 0)
+        end = region_end(text, min(column, len(text)))
+        return Position(start.line, max(end, column) + 1)
+
+    def _line(self, number: int) -> str | None:
+        """Line ``number`` (0-based) of this document's text without its break, None past its end."""
+        assert self.chunk is not None
+        body = self.chunk.body
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in BREAK.finditer(body)]
+        starts = self._line_starts
+        if not 0 <= number < len(starts):
+            return None
+        return body[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(body)].rstrip("\r\n")
 
     def path_locator(self) -> "PathLocator | None":
         """The line walker for this document's paths (built once), or None when it would be unsure."""

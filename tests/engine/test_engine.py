@@ -11,6 +11,8 @@ import pytest
 from dralint.cli import main
 from dralint.kube.releases import Release
 from dralint.engine import Options, lint_paths, lint_text, review
+from dralint.findings import Location, Position
+from dralint.paths import FieldPath
 
 CLAIM_V1 = """\
 apiVersion: resource.k8s.io/v1
@@ -41,6 +43,16 @@ def test_unknown_field_points_at_its_line_and_the_users_path():
     assert f.field == "spec.devices.requests[0].exactly.cout"
     assert f.object == "ResourceClaim ml/gpu-claim"
     assert "did you mean `count`" in f.message
+
+
+def test_a_finding_s_location_holds_the_users_path_and_ends_after_its_key():
+    f = next(f for f in lint_text(CLAIM_V1, Options()) if f.rule == "DRA101")
+    assert f.location == Location("manifest.yaml", Position(12, 9), Position(12, 13),
+                                  FieldPath(("spec", "devices", "requests", 0, "exactly", "cout")))
+    # a list item that is a scalar: that scalar
+    text = CLAIM_V1.replace("cout: 2", "count: 1") + "    - 3\n"
+    ends = {f.location.path: (f.location.start, f.location.end) for f in lint_text(text, Options())}
+    assert ends[FieldPath(("spec", "devices", "requests", 1))] == (Position(13, 7), Position(13, 8))
 
 
 def test_not_served_names_the_releases_that_serve_it():

@@ -11,7 +11,8 @@ from dralint import suppress
 from dralint.catalog import load_catalog
 from dralint.cli import main
 from dralint.engine import Options, review
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Position, Severity
+from dralint.paths import FieldPath
 from dralint.rule_filter import RuleFilter
 from dralint.suppress import Scope, Suppression, parse_comments
 
@@ -40,7 +41,7 @@ def claim(name: str = "c", count: str = "        count: -1", annotations: str = 
 def finding(rule: str = "DRA201", line: int = 12, file: str = "f.yaml",
             obj: str = "ResourceClaim default/c") -> Finding:
     return Finding(rule=rule, name=CATALOG.get(rule).name, severity=Severity.ERROR, category=Category.SEMANTIC,
-                   message="m", file=file, line=line, column=9, object=obj, field="spec")
+                   message="m", location=Location(file, Position(line, 9), path=FieldPath(("spec",))), object=obj)
 
 
 # Parsing ------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralint.catalog import CatalogError, _load_rule, load_catalog
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Position, Severity
 from dralint.fixes import EditConflict, Fix, Safety, TextEdit, apply_edits, apply_fixes, edit_from_offsets, line_starts
 
 
@@ -109,8 +109,8 @@ def test_apply_fixes_takes_the_fixes_that_fit_as_one_by_one_would(fixes):
 
 def test_a_finding_carries_its_fix_in_json_but_not_in_equality():
     fix = Fix("rename `cout` to `count`", Safety.SAFE, (TextEdit("f", 2, 3, 2, 7, "count"),))
-    base = Finding("DRA101", "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "f", 2, 3)
-    fixed = Finding("DRA101", "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "f", 2, 3, fix=fix)
+    base = Finding("DRA101", "unknown-field", Severity.ERROR, Category.SCHEMA, "m", Location("f", Position(2, 3)))
+    fixed = Finding("DRA101", "unknown-field", Severity.ERROR, Category.SCHEMA, "m", Location("f", Position(2, 3)), fix=fix)
     assert base == fixed
     assert "fix" not in base.to_dict()
     assert fixed.to_dict()["fix"] == {"title": "rename `cout` to `count`", "safety": "safe", "edits": [

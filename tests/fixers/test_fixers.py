@@ -223,10 +223,21 @@ def test_without_strict_decoding_the_exactly_or_first_available_finding_carries_
 
 
 def test_an_unknown_key_that_spells_no_path_gets_no_fix_and_no_crash():
-    # `[` in a key: the finding's field cannot be read back as a path (found by tests/lsp/test_lsp_robustness.py).
+    # `[` in a key: its text spells no path back (found by tests/lsp/test_lsp_robustness.py when the
+    # fixers re-read the path from the finding's text); no known field is near it, so no fix either.
     text = 'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: x\nspec:\n  "a[": 1\n'
     findings = lint_text(text, Options(fixes=True))
     assert [(f.rule, f.field, f.fix) for f in findings] == [("DRA101", "spec.a[", None)]
+
+
+def test_an_unknown_key_holding_a_dot_gets_its_rename():
+    # The fixers work on the engine's own path: `count.` is one key, though its text reads as two.
+    text = ('apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: c\nspec:\n  devices:\n'
+            '    requests:\n    - name: r\n      exactly:\n        deviceClassName: gpu\n        "count.": 2\n')
+    new, findings = _fixed(text, Options(fixes=True))
+    assert [(f.rule, f.field, f.fix is not None) for f in findings] == [
+        ("DRA101", "spec.devices.requests[0].exactly.count.", True)]
+    assert '        "count": 2\n' in new
 
 
 def test_a_document_with_a_duplicate_key_gets_no_fix():

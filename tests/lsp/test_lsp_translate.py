@@ -9,7 +9,7 @@ from lsprotocol import types  # noqa: E402
 from pygls.workspace.position_codec import PositionCodec  # noqa: E402
 
 from dralint.catalog import load_catalog  # noqa: E402
-from dralint.findings import Category, Finding, Severity  # noqa: E402
+from dralint.findings import Category, Finding, Location, Position, Severity  # noqa: E402
 from dralint.fixes import Fix, Safety, TextEdit  # noqa: E402
 from dralint.lsp import translate  # noqa: E402
 from dralint import source  # noqa: E402
@@ -23,7 +23,7 @@ DOCUMENT = types.OptionalVersionedTextDocumentIdentifier(uri="file:///c.yaml", v
 def shown(line: int, safety: Safety, rule: str = "DRA101") -> translate.Shown:
     """A finding on ``line`` (1-based) whose fix replaces its first four characters."""
     fix = Fix(f"fix line {line}", safety, (TextEdit("/c.yaml", line, 1, line, 5, "good"),))
-    finding = Finding(rule, "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "/c.yaml", line, 1, fix=fix)
+    finding = Finding(rule, "unknown-field", Severity.ERROR, Category.SCHEMA, "m", Location("/c.yaml", Position(line, 1)), fix=fix)
     span = Span(Point(line - 1, 0), Point(line - 1, 4))
     lines = Lines(TEXT)
     return translate.Shown(span, finding, types.Diagnostic(range=translate.to_range(span, lines, PositionCodec()),
@@ -72,7 +72,7 @@ def test_findings_kept_from_an_older_text_stay_on_the_lines_of_the_newer_one() -
 
 
 def finding_at(line: int, column: int, rule: str = "DRA101") -> Finding:
-    return Finding(rule, "unknown-field", Severity.ERROR, Category.SCHEMA, "m", "/c.yaml", line, column)
+    return Finding(rule, "unknown-field", Severity.ERROR, Category.SCHEMA, "m", Location("/c.yaml", Position(line, column)))
 
 
 def placed(text: str, finding: Finding, codec: PositionCodec | None = None) -> types.Range:

@@ -13,7 +13,8 @@ import pytest
 from dralint.catalog import load_catalog
 from dralint.cli import main
 from dralint.engine import RunResult
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Position, Severity
+from dralint.paths import FieldPath
 from dralint.report import FORMATS, ReportContext
 from dralint.project import rules_doc_url
 from dralint.report.github import annotation, escape_data, escape_property
@@ -26,9 +27,12 @@ GOOD_CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  na
 
 
 def finding(rule: str = "DRA201", severity: Severity = Severity.ERROR, **kw) -> Finding:
+    where = dict(file="manifests/claim.yaml", line=12, column=9, field="spec.devices.requests[0].exactly.count")
+    where.update((key, kw.pop(key)) for key in list(kw) if key in where)
     base = dict(rule=rule, name=CATALOG.get(rule).name, severity=severity, category=Category.SEMANTIC,
-                message="count must be > 0", file="manifests/claim.yaml", line=12, column=9,
-                object="ResourceClaim default/gpu-claim", field="spec.devices.requests[0].exactly.count")
+                message="count must be > 0", object="ResourceClaim default/gpu-claim",
+                location=Location(where["file"], Position(where["line"], where["column"]),
+                                  path=FieldPath.parse(where["field"])))
     base.update(kw)
     return Finding(**base)
 
@@ -70,7 +74,8 @@ def test_sarif_of_a_real_run_is_valid_sarif_2_1_0(tmp_path, sarif_validator, mon
     assert driver["rules"][result["ruleIndex"]]["id"] == "DRA201"
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "claim.yaml"
-    assert location["region"] == {"startLine": 12, "startColumn": 9}
+    # the region ends where the key `count` ends: SARIF's end column is the one after it
+    assert location["region"] == {"startLine": 12, "startColumn": 9, "endLine": 12, "endColumn": 14}
 
 
 def test_sarif_rules_carry_help_uri_into_the_rule_docs(sarif_validator):
@@ -110,7 +115,8 @@ def test_sarif_fingerprints_are_distinct_and_stable():
     prints = _prints(findings)
     assert len(set(prints)) == len(prints)
     # Stable: the same findings on other lines (code moved), with other numbers in a whole-file message.
-    moved = [dataclasses.replace(f, line=f.line + 10, message=f.message.replace("3", "7")) for f in findings]
+    moved = [dataclasses.replace(f, location=dataclasses.replace(f.location, start=Position(f.line + 10, f.column)),
+                                 message=f.message.replace("3", "7")) for f in findings]
     assert _prints(moved) == prints
 
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dralint import gojson
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Severity
+from dralint.paths import FieldPath
 from dralint_webhook.admission import MAX_BODY_BYTES, BadReview, parse_review, with_identity
 from dralint_webhook.answers import WARNING_MAX, WARNINGS_TOTAL_MAX, review_response, warning_lines
 from dralint_webhook.verdict import Verdict, from_findings
@@ -26,7 +27,7 @@ def review_body(**request: object) -> bytes:
 def finding(rule: str = "DRA201", severity: Severity = Severity.ERROR, message: str = "must be greater than zero",
             field: str = "spec.devices.requests[0].exactly.count") -> Finding:
     return Finding(rule=rule, name="request-count-positive", severity=severity, category=Category.SEMANTIC,
-                   message=message, file="<request>", line=0, column=0, field=field)
+                   message=message, location=Location("<request>", path=FieldPath.parse(field)))
 
 
 def test_parse_keeps_what_the_webhook_needs():

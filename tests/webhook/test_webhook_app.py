@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dralint.findings import Category, Finding, Severity
+from dralint.findings import Category, Finding, Location, Severity
 from dralint_webhook import app as app_module
 from dralint_webhook import judge as judge_module
 from dralint_webhook.admission import MAX_BODY_BYTES
@@ -288,7 +288,7 @@ def test_the_rollout_switches_rule_groups_to_deny_one_at_a_time():
 
 def test_internal_errors_follow_on_internal_error_not_enforcement(monkeypatch):
     broken = Finding(rule="DRA000", name="internal-error", severity=Severity.ERROR, category=Category.INPUT,
-                     message="internal error in check claims", file="<request>", line=0, column=0)
+                     message="internal error in check claims", location=Location("<request>"))
     monkeypatch.setattr(judge_module, "review", lambda *a, **k: [broken])
     resp = answer(make_client("onInternalError: deny\nenforcement: {DRA: dryrun}\n"), review(claim()))
     assert resp["allowed"] is False and "DRA000" in resp["status"]["message"]
@@ -317,7 +317,7 @@ def test_internal_errors_follow_the_policy_and_stay_private(monkeypatch, caplog,
 
 def test_a_failing_check_is_judged_without_it_when_policy_allows(monkeypatch):
     broken = Finding(rule="DRA000", name="internal-error", severity=Severity.ERROR, category=Category.INPUT,
-                     message="internal error in check claims", file="<request>", line=0, column=0)
+                     message="internal error in check claims", location=Location("<request>"))
     monkeypatch.setattr(judge_module, "review", lambda *a, **k: [broken])
     resp = answer(make_client("onInternalError: allow"), review(claim()))
     assert resp["allowed"] is True and "a check failed" in resp["warnings"][0]

@@ -16,7 +16,7 @@ from dralint.catalog import load_catalog
 from dralint.checks import org
 from dralint.convert import to_canonical
 from dralint.engine import review
-from dralint.findings import Finding
+from dralint.findings import Finding, Location
 from dralint.index import Index
 from dralint.manifest import Manifest
 from dralint.org_policy import OrgPolicy
@@ -71,8 +71,8 @@ def judge_org(obj: Mapping[str, Any], namespace: str, policy: OrgPolicy,
     for problem in org.problems(canonical.kind, canonical.value, namespace, namespace_labels, policy):
         rule = catalog.get(problem.rule)
         out.append(Finding(rule=rule.id, name=rule.name, severity=rule.severity, category=rule.category,
-                           message=problem.message, file="<request>", line=0, column=0, object=display,
-                           field=canonical.to_user(problem.path).render()))
+                           message=problem.message, location=Location("<request>", path=canonical.to_user(problem.path)),
+                           object=display))
     return out
 
 
