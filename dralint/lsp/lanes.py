@@ -24,18 +24,18 @@ import os
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Sequence, TypeVar
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence, TypeVar
 
 from lsprotocol import types
+from pygls.progress import Progress
+from pygls.workspace import Workspace as Documents
 
+from ..catalog import Catalog
 from ..cancel import Cancelled, Token, cancellable
 from ..source.records import SourceFile
 from . import translate
 from .spans import Lines
-from .workspace import Layer, Linted
-
-if TYPE_CHECKING:
-    from .server import DralintServer
+from .workspace import Layer, Linted, Workspace
 
 # Changes closer together than this are judged by one run (a burst of keystrokes, a paste, an
 # undo of several edits). Short, so that findings follow typing: see bench/bench_lsp.py.
@@ -68,6 +68,34 @@ class Published:
     """Shown findings with their fixes, by ``id`` of the shown finding without: made once, on request."""
 
 
+class LaneHost(Protocol):
+    """What the lanes need of the language server (server.DralintServer): its open documents, the
+    project they are judged in, and where results and errors go. The server owns its lanes; they
+    know it only by this."""
+
+    catalog: Catalog
+    project: Workspace | None
+    open: dict[str, str]
+    published: dict[str, Published]
+
+    @property
+    def workspace(self) -> Documents: ...
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities: ...
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+    def publish(self, uri: str, outcome: Published) -> None: ...
+
+    def log(self, kind: types.MessageType, message: str) -> None: ...
+
+    def internal_error(self) -> translate.Shown: ...
+
+    def report_settings(self) -> None: ...
+
+
 class Work(Token):
     """A run's token with what its progress report says: the stage, and the steps expected."""
 
@@ -96,7 +124,7 @@ class _Lane:
 class Lanes:
     """The shared lane, the large documents' lanes, and the threads they run on."""
 
-    def __init__(self, server: "DralintServer") -> None:
+    def __init__(self, server: "LaneHost") -> None:
         self.server = server
         self._dirty: set[str] = set()               # edited: judge at once, without feasibility
         self._stale: set[str] = set()               # judge whole when typing pauses
