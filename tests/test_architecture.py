@@ -137,3 +137,24 @@ def test_the_ground_floor_stands_alone(graph, floor):
 def test_no_module_is_oversized():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
     assert {name: lines for name, lines in sizes.items() if lines > MAX_LINES} == {}
+
+
+def test_the_engines_seams_are_typed():
+    """The engine's public calls name their types; ``Any`` only as the values of a Kubernetes object
+    read from JSON or YAML (``Mapping[str, Any]``), which are any JSON value."""
+    import inspect
+
+    import dralint.engine as engine
+
+    loose = []
+    for name in engine.__all__:
+        member = getattr(engine, name)
+        if not inspect.isfunction(member):
+            continue
+        signature = inspect.signature(member)
+        annotations = {p: str(v.annotation) for p, v in signature.parameters.items()}
+        annotations["return"] = str(signature.return_annotation)
+        for where, text in annotations.items():
+            if "Any" in text.replace("Mapping[str, Any]", ""):
+                loose.append(f"{name}({where}: {text})")
+    assert loose == []
