@@ -227,3 +227,31 @@ def test_readable_amounts_take_a_binary_suffix_when_it_is_as_short(value, text):
 def test_what_apimachinery_refuses(text):
     with pytest.raises(QuantityError):
         Quantity.parse(text)
+
+
+@pytest.mark.parametrize(("a", "b"), [("1Gi", "1024Mi"), ("1k", "1000"), ("1e3", "1k"), (".5", "500m"), ("1500m", "1.5")])
+def test_quantities_equal(a, b):
+    assert Quantity.parse(a) == Quantity.parse(b)
+
+
+@pytest.mark.parametrize("bad", ["200K", "10Mo", "", "1.2.3", "abc", "1 Gi", "Pi"])
+def test_quantity_rejects(bad):
+    with pytest.raises(QuantityError):
+        Quantity.parse(bad)
+
+
+@pytest.mark.parametrize(("text", "value"), [(" 1", 1), ("+", 0), ("Gi", 0)])
+def test_quantity_fields_take_what_apimachinery_takes(text, value):
+    # A field's text is trimmed (UnmarshalJSON); a sign or a suffix without digits is zero.
+    assert Quantity.parse(text).value == value
+
+
+def test_cel_quantity_text_is_not_trimmed():
+    with pytest.raises(QuantityError):
+        Quantity.parse_string(" 1")
+
+
+def test_quantity_arithmetic_is_exact():
+    assert Quantity.parse("0.1").add(Quantity.parse("0.2")).value == Fraction(3, 10)
+    assert Quantity.parse("80Gi").compare(Quantity.parse("40Gi")) == 1
+    assert Quantity.parse(2.5).value == Fraction(5, 2)
