@@ -1,4 +1,4 @@
-"""Agreement with the API server on the causes of issue 13: decoding (nulls, quantities, pod claim
+"""Agreement with the API server where it once differed: decoding (nulls, quantities, pod claim
 fields), ResourcePoolStatusRequest, release-dependent names and counters, the newest fields, and
 objects judged by others as the server stores them."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every cache of the engine is bounded by bytes or keyed by what dralint ships (issue 23, item 4).
+"""Every cache of the engine is bounded by bytes or keyed by what dralint ships.
 
 A memo keyed by caller data used to be bounded by its number of entries: 4,096 claim shapes of up
 to a megabyte each took both webhook workers over their memory ceiling. These tests find every

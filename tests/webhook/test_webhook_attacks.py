@@ -1,4 +1,4 @@
-"""Each attack of issue 16 against the real server (gunicorn, our worker, TLS) on 127.0.0.1.
+"""Each attack an adversary would try against the real server (gunicorn, our worker, TLS) on 127.0.0.1.
 
 Every test is bounded in connections, bytes and time, and checks behaviour (answered, refused,
 not crashed), never a speed: client timeouts are the API server's own (the webhook's

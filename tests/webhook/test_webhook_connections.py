@@ -1,4 +1,4 @@
-"""Connection handling that no number of idle or slow peers exhausts (issue 23, item 1).
+"""Connection handling that no number of idle or slow peers exhausts.
 
 First the tables' eviction order on their own, then the real server (gunicorn, our worker, TLS,
 a health port) on 127.0.0.1 under floods of silent and slow connections. Every test is bounded in

@@ -1,4 +1,4 @@
-"""Install and upgrade can never drop the caBundle (issue 23, item 9): the admin's sequences, applied.
+"""Install and upgrade can never drop the caBundle: the admin's sequences, applied.
 
 The blocks of webhook/README.md's "Install and upgrade" are run line by line as written:
 ``dralint-webhook`` through its ``main``, ``kubectl`` against models of client-side and
