@@ -109,5 +109,6 @@ class Finding:
             out["fix"] = self.fix.to_dict()
         return out
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
+        """Findings in file order, then by rule, field and message (a stable, readable report)."""
         return (self.file, self.line, self.column, self.rule, self.field, self.message)

@@ -16,10 +16,12 @@ class Key(str):
 
 
 Segment = Union[str, int, Key]
+# A path as a plain tuple of segments: what the source stage indexes by (a FieldPath looks up the same).
+Steps = tuple[Segment, ...]
 _new_tuple = tuple.__new__
 
 
-class FieldPath(tuple):
+class FieldPath(tuple[Segment, ...]):
     """An immutable path into an object, e.g. ``spec.devices.requests[0].exactly.count``."""
 
     __slots__ = ()

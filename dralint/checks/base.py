@@ -45,7 +45,11 @@ class CheckContext:
 
 
 class ObjectCheck(Protocol):
+    """A check module (or an object acting as one, like the CEL hints): its kinds and its check;
+    its ``__name__`` names it in an internal error."""
+
     KINDS: frozenset[str]
+    __name__: str
 
     def check(self, ctx: CheckContext) -> Iterable[Problem]: ...
 

@@ -31,7 +31,7 @@ class Emitter:
         self.findings: list[Finding] = []
         # What each fixable finding is about, for the fixers: they work on the object, not its text.
         self.subjects: dict[Finding, Subject] = {}
-        self._seen: set[tuple] = set()
+        self._seen: set[tuple[str, str, int, int, str, str]] = set()
 
     def emit(self, rule_id: str, message: str, *, file: str, line: int, column: int, obj: str = "",
              field_path: FieldPath = ROOT, end: Position = Position(), severity: Severity | None = None,

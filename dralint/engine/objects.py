@@ -24,6 +24,9 @@ from ..source import SourceFile, document_from_value
 from .emit import Emitter, internal_error, object_error, on_manifest, refused, stage_error
 from .result import RunResult
 
+# What pairs an object of an update with its old self: group, kind, namespace and name.
+Identity = tuple[str, str, str, str]
+
 _EXACTLY_OR_FIRST = "DRA206"
 # The checks that resolve references to other objects: they run once the objects the API server
 # would refuse are known, against the index of the others (acceptance.py).
@@ -102,7 +105,7 @@ def read_manifests(files: Iterable[SourceFile], emitter: Emitter, result: RunRes
 
 
 def run_manifests(files: Sequence[SourceFile], cluster_files: Sequence[SourceFile], old_files: Sequence[SourceFile],
-                  emitter: Emitter, result: RunResult | None) -> tuple[list[Manifest], list[Canonical], dict[tuple, Manifest]]:
+                  emitter: Emitter, result: RunResult | None) -> tuple[list[Manifest], list[Canonical], dict[Identity, Manifest]]:
     """The linted manifests, the cluster state (canonical) and the stored objects of ``--old`` by identity."""
     linted = list(read_manifests(files, emitter, result, from_cluster=False))
     cluster = [to_canonical(m) for m in read_manifests(cluster_files, emitter, None, from_cluster=True)]
@@ -110,7 +113,7 @@ def run_manifests(files: Sequence[SourceFile], cluster_files: Sequence[SourceFil
     return linted, cluster, olds
 
 
-def _old_for(manifest: Manifest, olds: Mapping[tuple, Manifest]) -> Manifest | None:
+def _old_for(manifest: Manifest, olds: Mapping[Identity, Manifest]) -> Manifest | None:
     """The stored object a new one updates: same kind, namespace and name; or, when the old file holds
     exactly one object of that kind, that one (an update that renames it is then judged, and refused,
     as the API server would: names are immutable)."""
@@ -121,12 +124,12 @@ def _old_for(manifest: Manifest, olds: Mapping[tuple, Manifest]) -> Manifest | N
     return same_kind[0] if len(same_kind) == 1 else None
 
 
-def identity(manifest: Manifest) -> tuple[str, str, str, str]:
+def identity(manifest: Manifest) -> Identity:
     """What names an object in the cluster: group, kind, namespace and name."""
     return (manifest.group, manifest.kind, manifest.namespace, manifest.name)
 
 
-def read_targets(emitter: Emitter, linted: list[Manifest], olds: Mapping[tuple, Manifest], cluster: list[Canonical],
+def read_targets(emitter: Emitter, linted: list[Manifest], olds: Mapping[Identity, Manifest], cluster: list[Canonical],
                  options: Options, operation: str | None, subresource: str,
                  base: Index | None = None,
                  beside: Callable[[Canonical], Any] | None = None) -> tuple[list[Target], Work]:

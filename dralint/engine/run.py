@@ -24,7 +24,7 @@ from ..paths import FieldPath
 from ..rule_filter import RuleFilter
 from ..source import SourceFile, SourceProblem
 from .emit import Emitter, internal_error, run_error, source_problem
-from .objects import Target, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
+from .objects import Identity, Target, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
 from .result import RunResult
 from .split import Split, judge_split
 
@@ -123,10 +123,10 @@ class Surroundings:
     name in the index at their place, as in a run that read them all, instead of replacing them."""
 
     @functools.cached_property
-    def firsts(self) -> dict[tuple, Canonical]:
+    def firsts(self) -> dict[tuple[str, str, str, str], Canonical]:
         """The first of :attr:`linted` of each name (:func:`acceptance.duplicate_key`), which a linted
         object of that name duplicates (DRA605) when it comes later in the run."""
-        firsts: dict[tuple, Canonical] = {}
+        firsts: dict[tuple[str, str, str, str], Canonical] = {}
         for obj in self.linted:
             key = acceptance.duplicate_key(obj)
             if key is not None:
@@ -183,7 +183,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
                        options.context)
     result = RunResult(findings=emitter.findings)
     manifests = list(read_manifests([single_file(obj, name)], emitter, result, from_cluster=False))
-    olds: dict[tuple, Manifest] = {}
+    olds: dict[Identity, Manifest] = {}
     if old is not None:
         olds = {identity(m): m for m in read_manifests([single_file(old, name + " (old)")], emitter, None, from_cluster=False)}
     # The cluster's index is built once (the webhook keeps it); a review lays its object over it.
@@ -196,7 +196,7 @@ def review(obj: Mapping[str, Any], old: Mapping[str, Any] | None, operation: str
     return result.findings
 
 
-def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[tuple, Manifest],
+def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Mapping[Identity, Manifest],
            cluster: list[Canonical], options: Options, *, operation: str | None = None, subresource: str = "",
            cluster_given: bool = False, split: Split | None = None, base: Index | None = None,
            around: Surroundings | None = None, fleet: Fleet | None = None) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 from dataclasses import dataclass
 
 
@@ -79,14 +80,14 @@ class Limits:
 # ResourceSlice counters as the 1.33/1.34 server limits them (ResourceSliceMaxSharedCounters,
 # ResourceSliceMaxCountersPerDevice, ResourceSliceMaxDeviceCountersPerSlice): totals, no limit on
 # the number of counter sets or of consumption entries.
-_COUNTERS_1_33: dict = dict(counter_sets_per_slice=None, counters_per_set=None, counters_per_consumption=None,
+_COUNTERS_1_33: dict[str, Any] = dict(counter_sets_per_slice=None, counters_per_set=None, counters_per_consumption=None,
                             shared_counters_per_slice=32, counters_per_device=32, device_counters_per_slice=1024)
 
 
 # Before 1.33 the API server does not look at the namespace of an admin-access claim.
 _ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
 # What 1.37 tightened, as the releases before it had it.
-_BEFORE_1_37: dict = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
+_BEFORE_1_37: dict[str, Any] = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
 
 
 @functools.lru_cache(maxsize=16)  # one entry per release dralint knows; asked once per object

@@ -27,9 +27,10 @@ place for mapping entries) but no offsets, style or text, so
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from .positions import NodeSpan, PositionIndex
+from ..paths import Steps
 
 # The indentation given to blank and comment lines: deeper than any real line, so every
 # "skip the lines deeper than this node" loop also skips them.
@@ -98,8 +99,8 @@ class PathLocator:
             raise ValueError(str(exc)) from None
         # Walked so far: path -> (line, column, locate's answer, value) at that node; and the
         # lines of the items of each list walked into.
-        self._reached: dict[tuple, tuple[int, int, tuple[int, int], Any]] = {}
-        self._items: dict[tuple, list[int]] = {}
+        self._reached: dict[Steps, tuple[int, int, tuple[int, int], Any]] = {}
+        self._items: dict[Steps, list[int]] = {}
 
     def line(self, number: int) -> str | None:
         """Line ``number`` (0-based) of the document's text, None past its end (the walk has them
@@ -107,7 +108,7 @@ class PathLocator:
         lines = self._scanner.lines
         return lines[number] if 0 <= number < len(lines) else None
 
-    def locate(self, value: Any, path: tuple) -> tuple[int, int] | None:
+    def locate(self, value: Any, path: Steps) -> tuple[int, int] | None:
         """(line, column) that ``locate`` gives for ``path`` in the document whose value is
         ``value`` (the same on every call: walks are remembered), 0-based in the body; None when
         unsure. Never raises."""
@@ -118,7 +119,7 @@ class PathLocator:
         except Exception:  # noqa: BLE001 - as index_block: the exact composer still answers
             return None
 
-    def _walk(self, value: Any, path: tuple) -> tuple[int, int]:
+    def _walk(self, value: Any, path: Steps) -> tuple[int, int]:
         scanner = self._scanner
         lines, indents = scanner.lines, scanner.indents
         # Findings of one document share the start of their paths (spec.devices[3].attributes,
@@ -177,7 +178,7 @@ class PathLocator:
             self._reached[path[:d + 1]] = (k, column, place, value)
         return place
 
-    def _item_line(self, list_path: tuple, first: int, column: int, number: int) -> int:
+    def _item_line(self, list_path: Steps, first: int, column: int, number: int) -> int:
         """The line of the ``-`` of item ``number`` of the block list whose first ``-`` is at
         ``column`` of line ``first``; the items' lines found so far are kept per list."""
         scanner = self._scanner
@@ -201,7 +202,8 @@ _OPENER = re.compile(r"[\"'\[{]")
 
 def _opener_lines(body: str) -> list[int]:
     """Numbers of the lines holding a quote or an opening bracket."""
-    found, line, last = [], 0, 0
+    found: list[int] = []
+    line, last = 0, 0
     for match in _OPENER.finditer(body):
         line += body.count("\n", last, match.start())
         last = match.start()
@@ -286,7 +288,7 @@ class _Scanner:
         self.indents = [
             len(line) - len(rest) if (rest := line.lstrip(" ")) and rest[0] != "#" else _BLANK
             for line in lines]
-        self.spans: dict[tuple, NodeSpan] = {}
+        self.spans: dict[Steps, NodeSpan] = {}
         if lines[0].startswith("---") and lines[0][3:4] in ("", " "):
             if not _TRAILER.fullmatch(lines[0], 3):
                 raise _Unsure("content on the --- line")
@@ -306,7 +308,7 @@ class _Scanner:
             k += 1
         return k
 
-    def node(self, value: Any, path: tuple, k: int, column: int, key: tuple[int, int] | None,
+    def node(self, value: Any, path: Steps, k: int, column: int, key: tuple[int, int] | None,
              owner: int) -> int:
         """Record the node starting at ``column`` of line ``k`` and walk it.
 
@@ -328,7 +330,7 @@ class _Scanner:
         _check_scalar(value, text, column)
         return self.skip_deeper(k + 1, owner)
 
-    def mapping(self, value: dict, path: tuple, k: int, column: int) -> int:
+    def mapping(self, value: dict[Any, Any], path: Steps, k: int, column: int) -> int:
         """Walk a block mapping whose first key starts at ``column`` of line ``k``.
 
         Most nodes of a manifest are entries of block mappings, so the common ones (a word and
@@ -390,7 +392,7 @@ class _Scanner:
             raise _Unsure("the mapping has more keys than its value")
         return k
 
-    def sequence(self, value: list, path: tuple, k: int, column: int) -> int:
+    def sequence(self, value: list[Any], path: Steps, k: int, column: int) -> int:
         """Walk a block sequence whose first ``-`` is at ``column`` of line ``k``."""
         lines, indents = self.lines, self.indents
         count = len(lines)
@@ -411,7 +413,7 @@ class _Scanner:
             raise _Unsure("the list has more items than its value")
         return k
 
-    def below(self, child: Any, path: tuple, k: int, owner: int, key: tuple[int, int] | None) -> int:
+    def below(self, child: Any, path: Steps, k: int, owner: int, key: tuple[int, int] | None) -> int:
         """Walk the value (not null) that starts at content line ``k``, after a key's ``:``
         (``key`` is the key's place) or an item's ``-`` (``key`` None) that ended their line in
         a collection indented ``owner``."""
@@ -424,13 +426,13 @@ class _Scanner:
             raise _Unsure("a value on the next line not indented below its key or dash")
         return self.node(child, path, k, indent, key, owner)
 
-    def flow(self, value: dict | list, path: tuple, text: str, k: int, column: int) -> None:
+    def flow(self, value: dict[Any, Any] | list[Any], path: Steps, text: str, k: int, column: int) -> None:
         """Record the entries of a flow collection of scalars that opens at ``column`` of line
         ``k`` and closes on it."""
         is_map = type(value) is dict
         if text[column] != ("{" if is_map else "["):
             raise _Unsure("a flow collection of the wrong kind")
-        entries = value.items() if is_map else enumerate(value)
+        entries = cast("dict[Any, Any]", value).items() if is_map else enumerate(value)
         at = column + 1
         key = None
         for number, (name, child) in enumerate(entries):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import yaml
 from yaml import events as ev
 
 from ..fixes import line_starts
+from ..paths import Steps
 from . import scalars
 from .limits import MAX_DEPTH, excessive_aliasing
 from .positions import Chunk, NodeSpan, PositionIndex
@@ -38,7 +39,7 @@ class ComposedProblem:
     message: str
     line: int
     column: int
-    path: tuple | None = None
+    path: Steps | None = None
 
 
 @dataclass
@@ -74,7 +75,7 @@ class _Abort(Exception):
 class _Frame:
     is_map: bool
     container: Any
-    path: tuple
+    path: Steps
     start_line: int
     start_column: int
     anchor: str | None
@@ -189,7 +190,7 @@ def _remarked(events: Iterator[ev.Event], text: str) -> Iterator[ev.Event]:
         if old is None:
             return None
         line = bisect.bisect_right(starts, old.index) - 1
-        return yaml.error.Mark(old.name, old.index, line, old.index - starts[line], None, None)
+        return yaml.error.Mark(old.name, old.index, line, old.index - starts[line], None, 0)
 
     try:
         for event in events:
@@ -239,7 +240,9 @@ class _DocumentState:
         self.index = PositionIndex() if track_positions else None
 
     # -- events ---------------------------------------------------------------------------
-    def feed(self, event: ev.Event) -> None:
+    def feed(self, event: Any) -> None:
+        # ``event`` is dispatched by its exact type (faster than isinstance on every event), which a
+        # type checker does not narrow: each handler declares the event it takes.
         kind = type(event)
         if kind is ev.ScalarEvent:
             self._scalar(event)
@@ -268,7 +271,7 @@ class _DocumentState:
 
     def _scalar(self, event: ev.ScalarEvent) -> None:
         if self.first_line < 0:
-            self.first_line = event.start_mark.line
+            self.first_line = event.start_mark.line  # type: ignore[union-attr]  # libyaml marks every event
         self.decoded += 1
         frame = self.stack[-1] if self.stack else None
         plain = event.style in ("", None)
@@ -347,9 +350,9 @@ class _DocumentState:
         self._place_container(frame)
 
     def _alias(self, event: ev.AliasEvent) -> None:
-        mark = event.start_mark
+        mark: Any = event.start_mark  # libyaml marks every event, and an alias always names its anchor
         self._note_start(mark)
-        name = event.anchor
+        name = cast(str, event.anchor)
         frame = self.stack[-1] if self.stack else None
         if name in self.open_anchors:
             raise _Abort(ComposedProblem("syntax", f"anchor '{name}' value contains itself", mark.line, mark.column))
@@ -375,7 +378,7 @@ class _DocumentState:
         if key_error and not is_merge:
             self._problem("syntax", key_error, mark, frame.path)
 
-    def _child_path(self, parent: _Frame | None) -> tuple:
+    def _child_path(self, parent: _Frame | None) -> Steps:
         if parent is None:
             return ()
         if parent.is_map:
@@ -436,14 +439,14 @@ class _DocumentState:
                     del frame.container[key]
                 frame.container[key] = item
 
-    def _index(self, path: tuple, key_mark: tuple[int, int] | None, start: Any, end: Any, style: str,
+    def _index(self, path: Steps, key_mark: tuple[int, int] | None, start: Any, end: Any, style: str,
                text: str | None) -> None:
         if self.index is not None:
             self.index.add(path, NodeSpan(key_mark, start.line, start.column,
                                           end.index if end is not None else -1,
                                           getattr(start, "index", -1), style, text))
 
-    def _problem(self, kind: str, message: str, mark: Any, path: tuple | None) -> None:
+    def _problem(self, kind: str, message: str, mark: Any, path: Steps | None) -> None:
         self.problems.append(ComposedProblem(kind, message, mark.line, mark.column, path))
 
 
@@ -458,10 +461,8 @@ def index_chunk(chunk: Chunk) -> PositionIndex:
     """Re-read one chunk with positions on, and return the index of its document ``sub_index``."""
     documents, _ = DocumentComposer(track_positions=True).compose(chunk.body)
     usable = [d for d in documents if d.usable and d.value is not None]
-    if chunk.sub_index < len(usable) and usable[chunk.sub_index].index is not None:
-        index = usable[chunk.sub_index].index
-    else:
-        index = PositionIndex()
+    found = usable[chunk.sub_index].index if chunk.sub_index < len(usable) else None
+    index = found if found is not None else PositionIndex()
     index.body = chunk.body
     index.line_offset = chunk.line_offset
     return index

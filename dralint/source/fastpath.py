@@ -38,8 +38,10 @@ try:
     import orjson
     import ryml
 except ImportError:  # the exact reader alone is correct, only slower
-    ryml = None
-    orjson = None
+    ryml = None  # type: ignore[assignment]
+    orjson = None  # type: ignore[assignment]
+# Whether the fast reader can run at all (both libraries are an optional speed-up).
+AVAILABLE = ryml is not None and orjson is not None
 
 _ODD = re.compile("[\t\r\\\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 # In ASCII text the odd characters are the controls (but line feed), DEL and backslash: deleting
@@ -203,7 +205,9 @@ def _block_scalar_is_plain(body: str, line_start: int, at: int) -> bool:
     if not _BLOCK_HEADER_REST.fullmatch(body, at + 1, end) or any(c.isdigit() for c in body[at:end]):
         return False
     prefix = body[line_start:at]
-    indicators = _LEADING_INDICATORS.match(prefix).end()
+    leading = _LEADING_INDICATORS.match(prefix)
+    assert leading is not None  # the pattern matches the empty string
+    indicators = leading.end()
     # The parent is the key on the header line, else the last "-" (root: libyaml wants column 1).
     parent = indicators if prefix[indicators:] else max(prefix.rfind("-"), 0)
     content = _FIRST_CONTENT_LINE.search(body, end + 1)

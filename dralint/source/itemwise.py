@@ -27,7 +27,7 @@ _CONTENT = re.compile(r"^( *)([^ \n#])", re.MULTILINE)
 def list_values(body: str) -> tuple[list[Any], tuple[int, ...]] | None:
     """The one document of ``body`` (a large List) as the fast reader reads it whole, and where
     its items start in ``body`` (and the sequence ends); None when it is not read this way."""
-    if len(body) < BIG or fastpath.ryml is None:
+    if len(body) < BIG or not fastpath.AVAILABLE:
         return None
     items = _ITEMS.search(body)
     if items is None:

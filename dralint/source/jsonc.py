@@ -64,7 +64,9 @@ def _closes_after(text: str, position: int) -> bool:
         closer = _CLOSER.match(text, position)
         if closer is not None:
             return True
-        position = _BLANKS.match(text, position).end()  # type: ignore[union-attr]  (\s* always matches)
+        blanks = _BLANKS.match(text, position)
+        assert blanks is not None  # \s* matches everywhere
+        position = blanks.end()
         if text.startswith("//", position):
             end = text.find("\n", position)
             position = len(text) if end < 0 else end

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..findings import Position
+from ..paths import Steps
 from .scalar_map import map_scalar
 
 SCALAR_STYLES = ("", "'", '"', "|", ">")
@@ -47,16 +48,16 @@ class PositionIndex:
 
     body: str = ""
     line_offset: int = 0
-    spans: dict[tuple, NodeSpan] = field(default_factory=dict)
+    spans: dict[Steps, NodeSpan] = field(default_factory=dict)
 
-    def add(self, path: tuple, span: NodeSpan) -> None:
+    def add(self, path: Steps, span: NodeSpan) -> None:
         """Record ``span`` for ``path`` (a later duplicate key replaces the earlier one)."""
         self.spans[path] = span
 
     def _position(self, line: int, column: int) -> Position:
         return Position(line + self.line_offset + 1, column + 1)
 
-    def locate(self, path: tuple, document_line: int) -> Position:
+    def locate(self, path: Steps, document_line: int) -> Position:
         """Key position of the deepest existing mapping entry on ``path`` (item start for list items)."""
         for depth in range(len(path), -1, -1):
             span = self.spans.get(path[:depth])
@@ -66,7 +67,7 @@ class PositionIndex:
                 return self._position(span.line, span.column)
         return Position(document_line, 1)
 
-    def locate_in_scalar(self, path: tuple, offset: int, document_line: int) -> Position:
+    def locate_in_scalar(self, path: Steps, offset: int, document_line: int) -> Position:
         """File position of character ``offset`` of the string scalar at ``path``."""
         span = self.spans.get(path)
         if span is None or span.text is None or span.style not in SCALAR_STYLES or span.end_index < 0:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..findings import Position
 from ..paths import FieldPath
@@ -52,7 +52,8 @@ class SourceDocument:
     _positions: "PositionIndex | None" = field(default=None, init=False, repr=False)
     _item_documents: dict[int, "SourceDocument"] = field(default_factory=dict, init=False, repr=False)
     _exact: "PositionIndex | None" = field(default=None, init=False, repr=False)
-    _locator: "PathLocator | bool | None" = field(default=None, init=False, repr=False)
+    # False: tried, and the walker would be unsure of this document (see path_locator).
+    _locator: "PathLocator | Literal[False] | None" = field(default=None, init=False, repr=False)
     _line_starts: list[int] | None = field(default=None, init=False, repr=False)
 
     def positions(self) -> "PositionIndex | None":

@@ -9,7 +9,7 @@ cannot: NaN, large integers) travels pickled whole.
 from __future__ import annotations
 
 import pickle
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 from .positions import Chunk
 from .records import SourceDocument, SourceFile
@@ -17,7 +17,7 @@ from .records import SourceDocument, SourceFile
 try:
     import orjson
 except ImportError:  # everything travels pickled
-    orjson = None
+    orjson = None  # type: ignore[assignment]
 
 
 def pack(files: Sequence[SourceFile]) -> bytes:
@@ -30,7 +30,7 @@ def unpack(data: bytes) -> list[SourceFile]:
     return [_unpack_file(record) for record in pickle.loads(data)]
 
 
-def _pack_file(f: SourceFile) -> tuple:
+def _pack_file(f: SourceFile) -> tuple[Any, ...]:
     documents = f.documents
     if orjson is None or not documents or not all(d.plain and d.chunk is not None for d in documents):
         return ("pickled", f)
@@ -46,9 +46,9 @@ def _pack_file(f: SourceFile) -> tuple:
     return ("json", f.name, text, places, values, f.problems)
 
 
-def _unpack_file(record: tuple) -> SourceFile:
+def _unpack_file(record: tuple[Any, ...]) -> SourceFile:
     if record[0] == "pickled":
-        return record[1]
+        return cast(SourceFile, record[1])
     _, name, text, places, values, problems = record
     documents = [SourceDocument(name, index, line, value, Chunk(text, start, end, offset, sub), plain=True, items=items)
                  for (index, line, start, end, offset, sub, items), value in zip(places, orjson.loads(values))]
