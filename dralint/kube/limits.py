@@ -45,9 +45,14 @@ class Limits:
     driver_name_length: int = 63
     pool_name_length: int = 253
     id_length: int = 32
-    # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.36
-    # (validateQualifiedName has no case for them); 1.37 refuses them.
+    # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.37:
+    # the declarative `resourcesQualifiedName` format, authoritative for these keys since 1.36, has no
+    # case for them. 1.38 refuses them (kubernetes#141644), except where the stored object already
+    # holds them in an unchanged field (a ResourceSlice's `spec.devices`).
     multi_slash_names: bool = False
+    # A device's own `nodeSelector` may hold only one term from 1.38 (kubernetes#141213), as the
+    # slice's always could; a stored slice keeps it while its `spec.devices` is unchanged.
+    device_node_selector_one_term: bool = True
     # 1.33's internal request still carries the `exactly` fields flat next to `firstAvailable`
     # (validation.go of 1.33): a class and `firstAvailable` conflict at the request, the other fields
     # at themselves ("must not be specified when firstAvailable is set"), tolerations never.
@@ -85,8 +90,9 @@ _COUNTERS_1_33: dict = dict(counter_sets_per_slice=None, counters_per_set=None, 
 
 # Before 1.33 the API server does not look at the namespace of an admin-access claim.
 _ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
-# What 1.37 tightened, as the releases before it had it.
-_BEFORE_1_37: dict = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
+# What 1.37 and 1.38 tightened, as the releases before them had it.
+_BEFORE_1_38: dict = dict(multi_slash_names=True, device_node_selector_one_term=False)
+_BEFORE_1_37: dict = dict(_BEFORE_1_38, capacity_range_guards=False, result_tolerations_checked=False)
 
 
 @functools.lru_cache(maxsize=16)  # one entry per release dralint knows; asked once per object
@@ -102,4 +108,6 @@ def limits_for(minor: int) -> Limits:
         return Limits(attribute_values=None, **_BEFORE_1_37, keys_at_map=False)
     if minor == 36:
         return Limits(**_BEFORE_1_37)
+    if minor == 37:
+        return Limits(**_BEFORE_1_38)
     return Limits()

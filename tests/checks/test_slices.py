@@ -181,7 +181,25 @@ def test_bad_attribute_rows():
 ])
 def test_attribute_names(key, ok):
     expected = set() if ok else {("DRA413", "spec.devices[0].attributes")}
-    assert errors(slice_(f"- name: gpu-0\n  attributes: {{'{key}': {{string: z}}}}\n")) == expected
+    assert errors(slice_(f"- name: gpu-0\n  attributes: {{'{key}': {{string: z}}}}\n"), "1.38") == expected
+
+
+MULTI_SLASH = "- name: gpu-0\n  attributes: {'a.example.com/b/c': {string: z}}\n  capacity: {'a.example.com/m/n': {value: 1}}\n"
+
+
+def test_names_with_several_slashes_are_refused_from_1_38_only():
+    assert errors(slice_(MULTI_SLASH), "1.37") == set()
+    assert errors(slice_(MULTI_SLASH), "1.38") == {("DRA413", "spec.devices[0].attributes"),
+                                                    ("DRA413", "spec.devices[0].capacity")}
+
+
+def test_names_with_several_slashes_are_kept_while_the_devices_are_unchanged():
+    stored = slice_(MULTI_SLASH)
+    assert errors(stored.replace("resourceSliceCount: 1", "resourceSliceCount: 1\n    generation: 2"), "1.38",
+                  old=stored) == set()
+    # Adding a device revalidates the others' attributes; their unchanged capacities stay unchecked.
+    changed = slice_(MULTI_SLASH + "- name: gpu-1\n")
+    assert errors(changed, "1.38", old=stored) == {("DRA413", "spec.devices[0].attributes")}
 
 
 def test_list_attributes():
