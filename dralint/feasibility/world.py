@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from ..convert import Canonical
+from ..kube.limits import limits_for
 from ..kube.releases import Release
 from ..sizes import deep_size
 from .counts import Counts
@@ -72,6 +73,7 @@ class World:
         self.nodes_listed = nodes_listed
         # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
         self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
+        self.taint_rule_needs_selector = limits_for(release.minor).taint_rule_needs_selector
         self.only_node = only_node
         # driver_of comes with the real CEL semantics, and so does the conversion of devices.
         self.selection = Selection(evaluate, self.features.binding_conditions, driver_of,
@@ -139,7 +141,8 @@ class World:
         return world
 
     def _rule_taints(self, objs: Iterable[Canonical]) -> Mapping[DeviceKey, tuple]:
-        return rule_taints(self._rules, objs) if self.taint_rules_on and self._rules else {}
+        return (rule_taints(self._rules, objs, needs_selector=self.taint_rule_needs_selector)
+                if self.taint_rules_on and self._rules else {})
 
     def _add_slices(self, objs: Iterable[Canonical], by_name: bool) -> None:
         """Read slices; ``by_name``: a slice replaces the one of the same name (cluster watch),
