@@ -73,7 +73,8 @@ class World:
         self.nodes_listed = nodes_listed
         # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
         self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
-        self.taint_rule_needs_selector = limits_for(release.minor).taint_rule_needs_selector
+        limits = limits_for(release.minor)
+        self.taint_rule_needs_selector, self.capacity_names = limits.taint_rule_needs_selector, limits.capacity_names_either_way
         self.only_node = only_node
         # driver_of comes with the real CEL semantics, and so does the conversion of devices.
         self.selection = Selection(evaluate, self.features.binding_conditions, driver_of,
@@ -151,7 +152,7 @@ class World:
         taints = self._rule_taints(list(self._slice_objs.values()) + objs)
         fresh = []
         for obj in objs:
-            s = read_slice(obj, self._next_uid, taints)
+            s = read_slice(obj, self._next_uid, taints, self.capacity_names)
             self._next_uid += len(s.devices)
             key = obj.name if by_name else f"{obj.name}#{id(obj)}"
             old = self._slices.get(key)

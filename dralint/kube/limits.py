@@ -56,6 +56,9 @@ class Limits:
     # The scheduler applies a DeviceTaintRule without `deviceSelector` to no device from 1.38
     # (kubernetes#141648); before, to every device (an empty `deviceSelector: {}` does in all).
     taint_rule_needs_selector: bool = True
+    # The allocator matches a capacity requested as `<driver>/<name>` to one published as `<name>`,
+    # and the reverse, from 1.38 (kubernetes#142202); before, only the exact key.
+    capacity_names_either_way: bool = True
     # 1.33's internal request still carries the `exactly` fields flat next to `firstAvailable`
     # (validation.go of 1.33): a class and `firstAvailable` conflict at the request, the other fields
     # at themselves ("must not be specified when firstAvailable is set"), tolerations never.
@@ -94,7 +97,8 @@ _COUNTERS_1_33: dict = dict(counter_sets_per_slice=None, counters_per_set=None, 
 # Before 1.33 the API server does not look at the namespace of an admin-access claim.
 _ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
 # What 1.37 and 1.38 tightened, as the releases before them had it.
-_BEFORE_1_38: dict = dict(multi_slash_names=True, device_node_selector_one_term=False, taint_rule_needs_selector=False)
+_BEFORE_1_38: dict = dict(multi_slash_names=True, device_node_selector_one_term=False, taint_rule_needs_selector=False,
+                            capacity_names_either_way=False)
 _BEFORE_1_37: dict = dict(_BEFORE_1_38, capacity_range_guards=False, result_tolerations_checked=False)
 
 
