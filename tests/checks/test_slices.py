@@ -383,3 +383,19 @@ def test_messages_name_the_limit_and_the_value_found():
 def test_skip_node_operations(operations, expected):
     text = slice_(spec=f"nodeName: worker\nskipNodeOperations: {operations}")
     assert errors(text, DRAOptionalNodeOperations=True) == {("DRA427", e) for e in expected}
+
+
+TWO_TERMS = ("- name: gpu-0\n  nodeSelector:\n    nodeSelectorTerms:\n"
+             "    - matchExpressions: [{key: rack, operator: In, values: [r1]}]\n"
+             "    - matchExpressions: [{key: rack, operator: In, values: [r2]}]\n")
+
+
+def test_a_device_node_selector_with_two_terms_is_refused_from_1_38_unless_the_devices_are_unchanged():
+    stored = slice_(TWO_TERMS, "perDeviceNodeSelection: true\n")
+    where = ("DRA406", "spec.devices[0].nodeSelector.nodeSelectorTerms")
+    assert errors(stored, "1.37") == set()
+    assert errors(stored, "1.38") == {where}
+    relabelled = stored.replace("resourceSliceCount: 1", "resourceSliceCount: 1\n    generation: 2")
+    assert errors(relabelled, "1.38", old=stored) == set()
+    assert errors(slice_(TWO_TERMS + "- name: gpu-1\n  allNodes: true\n", "perDeviceNodeSelection: true\n"), "1.38",
+                  old=stored) == {where}
