@@ -7,7 +7,7 @@ in the catalog, and applies the user's selection. Checks never know about files,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from ..kube.limits import Limits
@@ -42,6 +42,13 @@ class CheckContext:
 
     def gate(self, name: str) -> bool:
         return self.release.gate(name)
+
+
+def ratcheted(ctx: CheckContext) -> CheckContext:
+    """``ctx`` for a field the update leaves as stored: the 1.38 tightenings that spare stored values
+    (names with several slashes, kubernetes#141644; a device ``nodeSelector`` with several terms,
+    #141213) do not apply to it, as in the releases before."""
+    return replace(ctx, limits=replace(ctx.limits, multi_slash_names=True, device_node_selector_one_term=False))
 
 
 class ObjectCheck(Protocol):

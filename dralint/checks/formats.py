@@ -58,8 +58,9 @@ def qualified_attribute_errors(value: str, *, fully_qualified: bool = False,
     """Errors for a DRA attribute/capacity name: ``id`` or ``domain/id`` (domain validated as a driver name).
 
     ``multi_slash_ok``: the release's server accepts a name with two or more slashes unchecked
-    (up to 1.36 its ``validateQualifiedName`` switches on the number of parts and has no case for
-    more than two; 1.37 refuses them).
+    (up to 1.37 the declarative ``resourcesQualifiedName`` switches on the number of parts and has no
+    case for more than two; 1.38 refuses them, kubernetes#141644), or the name is stored already in a
+    field the update leaves unchanged (Limits.multi_slash_names, checks.ratchet).
     """
     return list(_qualified_attribute_errors(value, fully_qualified, multi_slash_ok))
 

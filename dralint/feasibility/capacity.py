@@ -50,12 +50,24 @@ def violates(value: Nanos, policy: CapacityPolicy | None, is_default: bool) -> b
     return False
 
 
+def published(device: Device, amounts: Mapping[str, Nanos] | None) -> Mapping[str, Nanos]:
+    """``amounts`` by the device's own capacity names: from 1.38 a name with or without the driver's
+    domain is the same capacity (kubernetes#142202), for requests and for what allocations hold."""
+    if not amounts or not device.capacity_aliases:
+        return amounts or {}
+    out: dict[str, Nanos] = {}
+    for name, value in amounts.items():
+        key = name if name in device.capacity else device.capacity_aliases.get(name, name)
+        out[key] = out.get(key, 0) + value
+    return out
+
+
 def fits(alt: Alternative, device: Device, held: Mapping[str, Nanos] | None,
          allocating: Mapping[str, Nanos] | None) -> bool | None:
     """``CmpRequestOverCapacity``: True/False, or None when the request names a capacity the device lacks."""
     if not alt.capacity and not alt.has_capacity and not held and not allocating and not device.has_policy:
         return True  # no request, no policy, nothing taken: every capacity is wholly there
-    requested = alt.capacity or {}
+    requested, held = published(device, alt.capacity), published(device, held)
     if any(name not in device.capacity for name in requested):
         return None
     for name, cap in device.capacity.items():
@@ -70,7 +82,7 @@ def fits(alt: Alternative, device: Device, held: Mapping[str, Nanos] | None,
 
 def consumed_by(alt: Alternative, device: Device) -> Consumed:
     """The consumed capacity recorded in a shared allocation result."""
-    requested = alt.capacity or {}
+    requested = published(device, alt.capacity)
     return {name: consumption(requested.get(name), cap)[0] for name, cap in device.capacity.items()}
 
 

@@ -131,6 +131,9 @@ class Device:
     node_name: str
     all_nodes: bool
     node_selector: dict | None
+    # Another spelling of a published capacity name (with or without the driver's domain) → the
+    # published one; empty where the release matches capacity names exactly (before 1.38).
+    capacity_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @functools.cached_property
     def shape(self) -> tuple[tuple[str, str, Any, str], ...]:
@@ -284,12 +287,20 @@ def _policy(raw: Any) -> CapacityPolicy | None:
                           range_step=nanos(r.get("step")), has_range=isinstance(rng, dict))
 
 
-def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...]) -> Device:
+def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...],
+                capacity_names_either_way: bool = False) -> Device:
     caps: dict[str, DeviceCapacity] = {}
+    aliases: dict[str, str] = {}
     for name, cap in _dict(raw.get("capacity")).items():
         value = nanos(_dict(cap).get("value"))
         policy = _policy(_dict(cap).get("requestPolicy"))
         caps[str(name)] = DeviceCapacity(value if value is not None else 0, policy)
+        if capacity_names_either_way:
+            domain, sep, ident = str(name).partition("/")
+            if not sep:
+                aliases[f"{driver}/{name}"] = str(name)
+            elif domain == driver:
+                aliases[ident] = str(name)
     consumes = []
     for entry in _list(raw.get("consumesCounters")):
         e = _dict(entry)
@@ -304,7 +315,7 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
                   binds_to_node=raw.get("bindsToNode") is True,
                   allow_multiple=raw.get("allowMultipleAllocations") is True,
                   node_name=_str(raw.get("nodeName")), all_nodes=raw.get("allNodes") is True,
-                  node_selector=selector if isinstance(selector, dict) else None)
+                  node_selector=selector if isinstance(selector, dict) else None, capacity_aliases=aliases)
 
 
 _SCALARS = frozenset({bool, int, float, str, type(None)})
@@ -343,8 +354,10 @@ def _shape(driver: str, raw: dict) -> tuple[tuple[str, str, Any, str], ...]:
     return tuple(out)
 
 
-def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]]) -> Slice:
-    """A ResourceSlice; device uids start at ``first_uid``."""
+def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]],
+               capacity_names_either_way: bool = False) -> Slice:
+    """A ResourceSlice; device uids start at ``first_uid``; ``capacity_names_either_way``: see
+    :class:`Device` ``capacity_aliases``."""
     spec = _dict(obj.value.get("spec"))
     pool = _dict(spec.get("pool"))
     driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
@@ -352,7 +365,8 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     for raw in _list(spec.get("devices")):
         if isinstance(raw, dict):
             key = (driver, pool_name, _str(raw.get("name")))
-            devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ())))
+            devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ()),
+                                       capacity_names_either_way))
     counter_sets = []
     for cs in _list(spec.get("sharedCounters")):
         c = _dict(cs)

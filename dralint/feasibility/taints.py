@@ -10,17 +10,22 @@ from .model import Alternative, Device, DeviceKey, Taint, read_taint
 BLOCKING = frozenset({"NoSchedule", "NoExecute"})
 
 
-def rule_taints(rules: Iterable[Canonical], slices: Iterable[Canonical]) -> dict[DeviceKey, tuple[Taint, ...]]:
+def rule_taints(rules: Iterable[Canonical], slices: Iterable[Canonical], *,
+                needs_selector: bool = True) -> dict[DeviceKey, tuple[Taint, ...]]:
     """Taints that DeviceTaintRules add, per device (the scheduler merges them before allocating).
 
     A rule selects by driver, pool and device name; an unset field matches everything. Rules of
-    1.33-1.34 that also select by class or CEL are applied on driver/pool/device only.
+    1.33-1.34 that also select by class or CEL are applied on driver/pool/device only. A rule
+    without ``deviceSelector`` taints nothing when ``needs_selector`` (1.38, kubernetes#141648) and
+    every device otherwise (the releases before).
     """
     out: dict[DeviceKey, list[Taint]] = defaultdict(list)
     picked = []
     for rule in rules:
         taint = read_taint(rule.get("spec", "taint"))
-        sel = rule.get("spec", "deviceSelector", default={})
+        sel = rule.get("spec", "deviceSelector", default=None)
+        if sel is None and not needs_selector:
+            sel = {}
         if taint is None or not isinstance(sel, dict):
             continue
         picked.append((taint, sel.get("driver"), sel.get("pool"), sel.get("device")))

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from ..convert import Canonical
+from ..kube.limits import limits_for
 from ..kube.releases import Release
 from ..sizes import deep_size
 from .counts import Counts
@@ -59,6 +60,8 @@ class World:
         self.nodes_listed = nodes_listed
         # The scheduler merges DeviceTaintRules into devices only with this gate on (besides DRADeviceTaints).
         self.taint_rules_on = self.features.taints and release.gate("DRADeviceTaintRules")
+        limits = limits_for(release.minor)
+        self.taint_rule_needs_selector, self.capacity_names = limits.taint_rule_needs_selector, limits.capacity_names_either_way
         self.only_node = only_node
         # driver_of comes with the real CEL semantics, and so does the conversion of devices.
         self.selection = Selection(evaluate, self.features.binding_conditions, driver_of,
@@ -126,7 +129,8 @@ class World:
         return world
 
     def _rule_taints(self, objs: Iterable[Canonical]) -> Mapping[DeviceKey, tuple]:
-        return rule_taints(self._rules, objs) if self.taint_rules_on and self._rules else {}
+        return (rule_taints(self._rules, objs, needs_selector=self.taint_rule_needs_selector)
+                if self.taint_rules_on and self._rules else {})
 
     def _add_slices(self, objs: Iterable[Canonical], by_name: bool) -> None:
         """Read slices; ``by_name``: a slice replaces the one of the same name (cluster watch),
@@ -135,7 +139,7 @@ class World:
         taints = self._rule_taints(list(self._slice_objs.values()) + objs)
         fresh = []
         for obj in objs:
-            s = read_slice(obj, self._next_uid, taints)
+            s = read_slice(obj, self._next_uid, taints, self.capacity_names)
             self._next_uid += len(s.devices)
             key = obj.name if by_name else f"{obj.name}#{id(obj)}"
             old = self._slices.get(key)

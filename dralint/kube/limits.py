@@ -46,9 +46,20 @@ class Limits:
     driver_name_length: int = 63
     pool_name_length: int = 253
     id_length: int = 32
-    # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.36
-    # (validateQualifiedName has no case for them); 1.37 refuses them.
+    # Attribute, capacity and constraint names with two or more slashes pass unchecked up to 1.37:
+    # the declarative `resourcesQualifiedName` format, authoritative for these keys since 1.36, has no
+    # case for them. 1.38 refuses them (kubernetes#141644), except where the stored object already
+    # holds them in an unchanged field (a ResourceSlice's `spec.devices`).
     multi_slash_names: bool = False
+    # A device's own `nodeSelector` may hold only one term from 1.38 (kubernetes#141213), as the
+    # slice's always could; a stored slice keeps it while its `spec.devices` is unchanged.
+    device_node_selector_one_term: bool = True
+    # The scheduler applies a DeviceTaintRule without `deviceSelector` to no device from 1.38
+    # (kubernetes#141648); before, to every device (an empty `deviceSelector: {}` does in all).
+    taint_rule_needs_selector: bool = True
+    # The allocator matches a capacity requested as `<driver>/<name>` to one published as `<name>`,
+    # and the reverse, from 1.38 (kubernetes#142202); before, only the exact key.
+    capacity_names_either_way: bool = True
     # 1.33's internal request still carries the `exactly` fields flat next to `firstAvailable`
     # (validation.go of 1.33): a class and `firstAvailable` conflict at the request, the other fields
     # at themselves ("must not be specified when firstAvailable is set"), tolerations never.
@@ -86,8 +97,10 @@ _COUNTERS_1_33: dict[str, Any] = dict(counter_sets_per_slice=None, counters_per_
 
 # Before 1.33 the API server does not look at the namespace of an admin-access claim.
 _ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
-# What 1.37 tightened, as the releases before it had it.
-_BEFORE_1_37: dict[str, Any] = dict(multi_slash_names=True, capacity_range_guards=False, result_tolerations_checked=False)
+# What 1.37 and 1.38 tightened, as the releases before them had it.
+_BEFORE_1_38: dict[str, Any] = dict(multi_slash_names=True, device_node_selector_one_term=False, taint_rule_needs_selector=False,
+                            capacity_names_either_way=False)
+_BEFORE_1_37: dict[str, Any] = dict(_BEFORE_1_38, capacity_range_guards=False, result_tolerations_checked=False)
 
 
 @functools.lru_cache(maxsize=16)  # one entry per release dralint knows; asked once per object
@@ -103,4 +116,6 @@ def limits_for(minor: int) -> Limits:
         return Limits(attribute_values=None, **_BEFORE_1_37, keys_at_map=False)
     if minor == 36:
         return Limits(**_BEFORE_1_37)
+    if minor == 37:
+        return Limits(**_BEFORE_1_38)
     return Limits()

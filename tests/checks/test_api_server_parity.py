@@ -113,7 +113,8 @@ def test_pool_status_request_updates():
 def test_names_with_two_slashes_depend_on_the_release():
     text = SLICE + "    attributes:\n      gpu.example.com/a/b: {string: x}\n"
     assert errors(text, "1.36") == []
-    assert errors(text, "1.37") == [("DRA413", "spec.devices[0].attributes")]
+    assert errors(text, "1.37") == []
+    assert errors(text, "1.38") == [("DRA413", "spec.devices[0].attributes")]
 
 
 def test_counters_live_in_the_devices_slice_in_1_34():

@@ -253,12 +253,21 @@ def test_admin_access_namespace_label():
 
 def test_capacity_requests():
     body = REQ + "    capacity:\n      requests:\n        memory: 10 GB\n        bad/name/x: 1Gi\n        zero: '0'\n"
-    findings = lint_text(claim(body), Options())
+    findings = lint_text(claim(body), Options(release=Release(38)))
     got = sorted((f.rule, f.severity.value, f.field) for f in findings)
     base = "spec.devices.requests[0].exactly.capacity.requests"
     # A value that is not a quantity fails decoding (the schema stage); the rest are warnings.
     assert got == [("DRA102", "error", f"{base}[memory]"), ("DRA218", "warning", f"{base}[bad/name/x]"),
                    ("DRA218", "warning", f"{base}[zero]")]
+
+
+def test_capacity_request_names_with_several_slashes_are_only_warned_about_from_1_38():
+    body = REQ + "    capacity:\n      requests:\n        gpu.example.com/mem/hbm: 1Gi\n"
+    base = "spec.devices.requests[0].exactly.capacity.requests"
+    # Up to 1.37 a device can publish such a capacity; 1.38 refuses it in slices (kubernetes#141644).
+    assert [f.rule for f in lint_text(claim(body), Options(release=Release(37)))] == []
+    assert [(f.rule, f.severity.value, f.field) for f in lint_text(claim(body), Options(release=Release(38)))] == [
+        ("DRA218", "warning", f"{base}[gpu.example.com/mem/hbm]")]
 
 
 def test_template_paths():

@@ -123,7 +123,7 @@ def test_update_keeps_name_and_uid():
     ("apiVersion: resource.k8s.io/v1alpha2\nkind: PodSchedulingContext\nmetadata:\n  name: Bad_Name\nspec: {}\n", "1.30"),
     ("apiVersion: resource.k8s.io/v1alpha1\nkind: PodScheduling\nmetadata:\n  name: Bad_Name\nspec: {}\n", "1.26"),
     ("apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\nmetadata:\n  name: Bad_Name\n"
-     "spec:\n  taint: {key: example.com/x, effect: NoSchedule}\n", "1.37"),
+     "spec:\n  deviceSelector: {driver: gpu.example.com}\n  taint: {key: example.com/x, effect: NoSchedule}\n", "1.37"),
 ])
 def test_every_dra_kind_and_version_gets_the_name_check(text, kube):
     assert findings(text, kube=kube) == {("DRA121", "metadata.name", "error")}

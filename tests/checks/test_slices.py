@@ -181,7 +181,25 @@ def test_bad_attribute_rows():
 ])
 def test_attribute_names(key, ok):
     expected = set() if ok else {("DRA413", "spec.devices[0].attributes")}
-    assert errors(slice_(f"- name: gpu-0\n  attributes: {{'{key}': {{string: z}}}}\n")) == expected
+    assert errors(slice_(f"- name: gpu-0\n  attributes: {{'{key}': {{string: z}}}}\n"), "1.38") == expected
+
+
+MULTI_SLASH = "- name: gpu-0\n  attributes: {'a.example.com/b/c': {string: z}}\n  capacity: {'a.example.com/m/n': {value: 1}}\n"
+
+
+def test_names_with_several_slashes_are_refused_from_1_38_only():
+    assert errors(slice_(MULTI_SLASH), "1.37") == set()
+    assert errors(slice_(MULTI_SLASH), "1.38") == {("DRA413", "spec.devices[0].attributes"),
+                                                    ("DRA413", "spec.devices[0].capacity")}
+
+
+def test_names_with_several_slashes_are_kept_while_the_devices_are_unchanged():
+    stored = slice_(MULTI_SLASH)
+    assert errors(stored.replace("resourceSliceCount: 1", "resourceSliceCount: 1\n    generation: 2"), "1.38",
+                  old=stored) == set()
+    # Adding a device revalidates the others' attributes; their unchanged capacities stay unchecked.
+    changed = slice_(MULTI_SLASH + "- name: gpu-1\n")
+    assert errors(changed, "1.38", old=stored) == {("DRA413", "spec.devices[0].attributes")}
 
 
 def test_list_attributes():
@@ -365,3 +383,19 @@ def test_messages_name_the_limit_and_the_value_found():
 def test_skip_node_operations(operations, expected):
     text = slice_(spec=f"nodeName: worker\nskipNodeOperations: {operations}")
     assert errors(text, DRAOptionalNodeOperations=True) == {("DRA427", e) for e in expected}
+
+
+TWO_TERMS = ("- name: gpu-0\n  nodeSelector:\n    nodeSelectorTerms:\n"
+             "    - matchExpressions: [{key: rack, operator: In, values: [r1]}]\n"
+             "    - matchExpressions: [{key: rack, operator: In, values: [r2]}]\n")
+
+
+def test_a_device_node_selector_with_two_terms_is_refused_from_1_38_unless_the_devices_are_unchanged():
+    stored = slice_(TWO_TERMS, "perDeviceNodeSelection: true\n")
+    where = ("DRA406", "spec.devices[0].nodeSelector.nodeSelectorTerms")
+    assert errors(stored, "1.37") == set()
+    assert errors(stored, "1.38") == {where}
+    relabelled = stored.replace("resourceSliceCount: 1", "resourceSliceCount: 1\n    generation: 2")
+    assert errors(relabelled, "1.38", old=stored) == set()
+    assert errors(slice_(TWO_TERMS + "- name: gpu-1\n  allNodes: true\n", "perDeviceNodeSelection: true\n"), "1.38",
+                  old=stored) == {where}

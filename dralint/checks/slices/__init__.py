@@ -22,7 +22,7 @@ from typing import Iterable
 
 from ...kube.shapes import FLAT_VERSIONS
 from ...problems import Problem
-from ..base import CheckContext, p
+from ..base import CheckContext, p, ratcheted
 from . import attributes, counters, devices, pool
 
 KINDS: frozenset[str] = frozenset({"ResourceSlice"})
@@ -49,10 +49,13 @@ def check(ctx: CheckContext) -> Iterable[Problem]:
         yield from pool.immutable_problems(spec, old_spec, flat)
     yield from pool.node_selection_problems(spec, ctx.release, flat)
     yield from counters.counters_or_devices(ctx, spec)
-    yield from devices.device_list_problems(ctx, spec, old_spec)
+    # An update that leaves the atomic `spec.devices` as stored keeps what its devices hold already.
+    unchanged = old_spec is not None and old_spec.get("devices") == spec.get("devices")
+    yield from devices.device_list_problems(ratcheted(ctx) if unchanged else ctx, spec, old_spec)
     yield from counters.shared_counter_problems(ctx, spec.get("sharedCounters"))
     if not ctx.release.at_least(counters.COUNTERS_XOR_DEVICES_SINCE):
         yield from counters.counters_in_one_slice(ctx, spec)
     yield from pool.skip_node_operations_problems(spec.get("skipNodeOperations"), p("spec", "skipNodeOperations"))
     if spec.get("partitionTypeAttribute") is not None:
-        yield from attributes.partition_type_problems(ctx, spec)
+        kept = old_spec is not None and old_spec.get("partitionTypeAttribute") == spec["partitionTypeAttribute"]
+        yield from attributes.partition_type_problems(ratcheted(ctx) if kept else ctx, spec)

@@ -50,7 +50,7 @@ def value_count(attribute: Any) -> int:
 
 def key_errors(ctx: CheckContext, key: str) -> list[tuple[str, str]]:
     """An attribute or capacity key's errors; the map's own length check also catches the names with
-    several slashes that 1.33-1.36 otherwise accept unchecked."""
+    several slashes that 1.33-1.37 otherwise accept unchecked."""
     errors = qualified_attribute_errors(key, multi_slash_ok=ctx.limits.multi_slash_names)
     if not errors and len(key) > _MAX_KEY_LENGTH:
         errors = [("TooLong", f"may not be more than {_MAX_KEY_LENGTH} bytes")]
@@ -71,7 +71,7 @@ def qualified_key_problems(ctx: CheckContext, key: str, map_path: FieldPath, wha
 def _name_hint(key: str) -> str:
     """A valid spelling of ``key`` (``gpu.example.com/pcie-root`` → ``gpu.example.com/pcieRoot``), and
     for a PCIe root the standard attribute every driver can publish."""
-    domain, _, name = key.rpartition("/")
+    domain, _, name = key.partition("/") if "/" in key else ("", "", key)
     words = [w for w in re.split(r"[^A-Za-z0-9_]+", name) if w]
     fixed = (words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])) if words else "model"
     hint = f"e.g. {domain + '/' if domain else ''}{fixed}"

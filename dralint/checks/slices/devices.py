@@ -15,7 +15,7 @@ from ..base import CheckContext, p, too_many
 from ..fields import (NODE_NAME_INVALID, binding_condition_problems, device_name_problems, node_name_problems,
                       taint_problems)
 from ...kube.validation import is_dns1123_label
-from ..nodeselector import node_selector_problems
+from ..nodeselector import ONE_TERM, node_selector_problems
 from .allocatable import node_allocatable_mapping_problems, node_allocatable_problems
 from .attributes import (ATTRIBUTE_LISTS, attribute_problems, key_errors, plainly_valid, qualified_key_problems,
                          value_count)
@@ -158,7 +158,8 @@ def _device_node_selection(ctx: CheckContext, device: dict, path: FieldPath, per
         yield from node_name_problems(node_name, path.child("nodeName"))
     if selector is not None:
         chosen.append("nodeSelector")
-        yield from node_selector_problems(selector, path.child("nodeSelector"), ctx.release)
+        one_term = ONE_TERM if ctx.limits.device_node_selector_one_term else None
+        yield from node_selector_problems(selector, path.child("nodeSelector"), ctx.release, one_term_rule=one_term)
     if all_nodes is True:
         chosen.append("allNodes")
     elif all_nodes is False:
