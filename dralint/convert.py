@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from .manifest import Manifest
 from .kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS
-from .paths import FieldPath
+from .paths import FieldPath, value_at
 from .schema.core import decode_claims
 from .schema.decode import decoded
 
@@ -80,7 +80,7 @@ def _decoded(manifest: Manifest) -> dict:
         return decoded(manifest.value, manifest.api_version, manifest.kind)
     value = manifest.value
     for base in manifest.pod_spec_paths:
-        spec = _get(value, tuple(base))
+        spec = value_at(value, tuple(base))
         if isinstance(spec, dict):
             fixed = decode_claims(spec)
             if fixed is not spec:
@@ -89,7 +89,7 @@ def _decoded(manifest: Manifest) -> dict:
 
 
 def _claim(value: dict, spec_path: tuple[str, ...]) -> dict:
-    spec = _get(value, spec_path)
+    spec = value_at(value, spec_path)
     requests = spec.get("devices", {}).get("requests") if isinstance(spec, dict) and isinstance(spec.get("devices"), dict) else None
     if not isinstance(requests, list):
         return value
@@ -131,7 +131,7 @@ def _requests_to_user(requests: tuple[str, ...]) -> Callable[[FieldPath], FieldP
 
 
 def _slice(value: dict) -> dict:
-    devices = _get(value, ("spec", "devices"))
+    devices = value_at(value, ("spec", "devices"))
     if not isinstance(devices, list):
         return value
     converted = []
@@ -151,7 +151,7 @@ def _slice(value: dict) -> dict:
 def _bare_capacities(value: dict) -> frozenset[tuple[int, str]]:
     """(device index, capacity name) pairs written as bare quantities (v1alpha3 of 1.31)."""
     out = set()
-    devices = _get(value, ("spec", "devices"))
+    devices = value_at(value, ("spec", "devices"))
     for i, dev in enumerate(devices if isinstance(devices, list) else ()):
         caps = dev.get("basic", {}).get("capacity") if isinstance(dev, dict) and isinstance(dev.get("basic"), dict) else None
         if isinstance(caps, dict):
@@ -169,14 +169,6 @@ def _slice_to_user(bare: frozenset[tuple[int, str]]) -> Callable[[FieldPath], Fi
         return path
 
     return to_user
-
-
-def _get(value: Any, path: tuple[str, ...]) -> Any:
-    for seg in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(seg)
-    return value
 
 
 def _replace(value: dict, path: tuple[str, ...], new: Any) -> dict:

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from .problems import Problem
 from .convert import Canonical
-from .paths import FieldPath, Key
+from .paths import FieldPath, Key, value_at
 from .kube.releases import NEWEST_MINOR, OLDEST_MINOR, Release
 from .kube.shapes import LEGACY_VERSIONS
 
@@ -157,7 +157,7 @@ def apply_gates(obj: Canonical, old: Canonical | None, release: Release) -> tupl
     for off, trie in droppers:
         if old is not None and _in_use(old.value, trie):
             continue
-        found = [path for path in _matches(value, trie) if _is_set(_get(value, path))]
+        found = [path for path in _matches(value, trie) if _is_set(value_at(value, path))]
         if not found:
             continue
         if not copied:
@@ -217,7 +217,7 @@ def _stage_text(gate: str, release: Release) -> str:
 
 
 def _in_use(value: Any, trie: _Trie) -> bool:
-    return any(_is_set(_get(value, path)) for path in _matches(value, trie))
+    return any(_is_set(value_at(value, path)) for path in _matches(value, trie))
 
 
 def _is_set(value: Any) -> bool:
@@ -276,18 +276,7 @@ def _list_segment(index: int) -> int:
     return index
 
 
-def _get(value: Any, path: FieldPath) -> Any:
-    for seg in path:
-        if isinstance(value, list) and isinstance(seg, int):
-            value = value[seg]
-        elif isinstance(value, dict):
-            value = value.get(str(seg))
-        else:
-            return None
-    return value
-
-
 def _delete(value: Any, path: FieldPath) -> None:
-    parent = _get(value, FieldPath(path[:-1]))
+    parent = value_at(value, FieldPath(path[:-1]))
     if isinstance(parent, dict):
         parent.pop(str(path[-1]), None)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..paths import FieldPath
+from ..paths import FieldPath, value_at
 from .base import CheckContext, p
 from ..problems import Problem
 
@@ -174,7 +174,7 @@ def _update_mode(ctx: CheckContext, path: FieldPath, selectors: list) -> str:
         return "new"  # ValidateUpdate runs ValidateResourceClaimTemplate (new expressions) first
     if kind == "ResourceClaim":
         return "stored" if minor <= 33 else "skip"  # the spec is immutable: checked as stored, then not at all
-    if _get(ctx.old.value, path) != selectors:
+    if value_at(ctx.old.value, path) != selectors:
         return "new"
     return "stored" if kind == "DeviceClass" and minor <= 36 else "skip"
 
@@ -210,7 +210,7 @@ def _class_expressions(ctx: CheckContext, class_name: str | None) -> tuple[str, 
     klass = ctx.index.classes.get(class_name) if ctx.index is not None and class_name else None
     if klass is None:
         return ()
-    found = _get(klass.value, ("spec", "selectors"))
+    found = value_at(klass.value, ("spec", "selectors"))
     return tuple(e for e in map(_expression, found if isinstance(found, list) else []) if e is not None)
 
 
@@ -363,7 +363,7 @@ def _selector_lists(obj: Any, kind: str, minor: int) -> Iterator[tuple[FieldPath
             yield from _list_at(obj, ("spec", "deviceSelector", "selectors"))
     else:
         prefix = ("spec", "spec", "devices", "requests") if kind == "ResourceClaimTemplate" else ("spec", "devices", "requests")
-        requests = _get(obj, prefix)
+        requests = value_at(obj, prefix)
         for i, req in enumerate(requests if isinstance(requests, list) else []):
             if not isinstance(req, dict):
                 continue
@@ -382,21 +382,9 @@ def _class_name(request: dict) -> str | None:
 
 
 def _list_at(obj: dict, segments: tuple) -> Iterator[tuple[FieldPath, list, str | None]]:
-    value = _get(obj, segments)
+    value = value_at(obj, segments)
     if isinstance(value, list):
         yield p(*segments), value, None
-
-
-def _get(obj: Any, path: tuple) -> Any:
-    cur = obj
-    for seg in path:
-        if isinstance(seg, int):
-            cur = cur[seg] if isinstance(cur, list) and 0 <= seg < len(cur) else None
-        else:
-            cur = cur.get(seg) if isinstance(cur, dict) else None
-        if cur is None:
-            return None
-    return cur
 
 
 def _published_names(index: Any) -> tuple[dict | None, dict | None]:

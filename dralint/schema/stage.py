@@ -5,11 +5,11 @@ The stage runs before conversion, so each problem's path is the user's, under th
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..kube.releases import Release
 from ..manifest import Manifest
-from ..paths import FieldPath
+from ..paths import FieldPath, value_at
 from ..problems import Problem
 from ..request_shape import Misplaced
 from ..source.pitfalls import quote_hint
@@ -42,14 +42,5 @@ def check(manifest: Manifest, release: Release, strict: bool,
             message = shape.hint()
         if rule == "DRA102" and "string" in message.split(", found", 1)[0]:  # "expected string, found …"
             full = FieldPath(tuple(manifest.base) + tuple(problem.path))
-            message += quote_hint(doc, full, _value_at(manifest.value, problem.path))
+            message += quote_hint(doc, full, value_at(manifest.value, problem.path))
         yield Problem(rule, problem.path, message)
-
-
-def _value_at(value: Any, path: FieldPath) -> Any:
-    for segment in path:
-        try:
-            value = value[segment]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value

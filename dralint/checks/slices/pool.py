@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...kube.releases import Release
-from ...paths import FieldPath
+from ...paths import FieldPath, value_at
 from ...problems import Problem
 from ..base import p
 from ..fields import FIELD_IMMUTABLE, NODE_NAME_INVALID, driver_problems, node_name_problems, pool_name_problems
@@ -82,7 +82,7 @@ def immutable_problems(spec: dict, old: dict, flat: bool) -> Iterator[Problem]:
 
     pairs = (
         (p("spec", "driver"), spec.get("driver"), old.get("driver"), "driver"),
-        (p("spec", "pool", "name"), _get(spec, "pool", "name"), _get(old, "pool", "name"), "pool name"),
+        (p("spec", "pool", "name"), value_at(spec, ("pool", "name")), value_at(old, ("pool", "name")), "pool name"),
         (p("spec", "nodeName"), node_name(spec), node_name(old), "node name"),
     )
     for path, new, before, what in pairs:
@@ -90,14 +90,6 @@ def immutable_problems(spec: dict, old: dict, flat: bool) -> Iterator[Problem]:
             yield Problem(FIELD_IMMUTABLE, path,
                           f"the {what} of a ResourceSlice is immutable ({before!r} → {new!r}); delete the slice and "
                           "create a new one instead (API server: Invalid value, \"field is immutable\")")
-
-
-def _get(d: dict, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(key)
-    return d
 
 
 def node_selection_problems(spec: dict, release: Release, flat: bool) -> Iterator[Problem]:
