@@ -69,9 +69,8 @@ def reference(verdict: Verdict) -> dict[str, str]:
 
 def _finding_result(finding: Finding, ref: dict[str, str], seconds: int) -> dict[str, Any]:
     outcome = "error" if finding.rule == INTERNAL_ERROR_RULE else _RESULT[finding.severity]
-    message = f"{finding.message} ({finding.field})" if finding.field else finding.message
-    entry = _result(f"{finding.rule} {finding.name}", outcome, _SEVERITY[finding.severity], message, ref, seconds,
-                    finding.category.value)
+    entry = _result(f"{finding.rule} {finding.name}", outcome, _SEVERITY[finding.severity], finding.message, ref,
+                    seconds, finding.category.value)
     if finding.field:
         entry["properties"] = {"field": finding.field}
     return entry
@@ -81,7 +80,8 @@ def _result(rule: str, outcome: str, severity: str, message: str, ref: dict[str,
             category: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"policy": POLICY, "rule": rule, "result": outcome, "severity": severity,
                              "message": message, "source": SOURCE, "scored": True,
-                             "timestamp": {"seconds": seconds, "nanos": 0}, "resources": [ref]}
+                             "timestamp": {"seconds": seconds, "nanos": 0},
+                             "resources": [dict(ref)]}   # a copy each: YAML would write a shared one as an anchor
     if category:
         entry["category"] = category
     return entry

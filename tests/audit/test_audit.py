@@ -162,7 +162,9 @@ def test_a_bad_policy_file_is_a_usage_error(config, tmp_path):
 def test_the_policy_report_shape(config, tmp_path):
     reports = tmp_path / "reports.yaml"
     audit("--kubeconfig", str(config), "--policy-report", str(reports))
-    documents = list(yaml.safe_load_all(reports.read_text()))
+    text = reports.read_text()
+    assert "&id" not in text   # no YAML anchors: each result names its object in full
+    documents = list(yaml.safe_load_all(text))
     assert [(d["apiVersion"], d["kind"], d["metadata"].get("namespace")) for d in documents] == [
         ("wgpolicyk8s.io/v1alpha2", "ClusterPolicyReport", None), ("wgpolicyk8s.io/v1alpha2", "PolicyReport", "ml")]
     cluster_report, ml = documents
