@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..checks import org
 from ..engine import review
 from ..findings import Finding
 from ..options import Options
@@ -80,16 +81,21 @@ def judge(state: AuditState, options: Options, settings: PolicySettings | None) 
     cluster = state.index if feasibility else None   # the webhook's `feasibility: off` judges without state
     fleet = _fleet(state, options) if cluster is not None else None
     exempt = settings.exempt_namespaces if settings is not None else frozenset()
-    no_feasibility = replace(options, ignore=options.ignore + ("DRA7",))
+    # The organisation rules are judged apart, as the webhook judges them: their errors must not keep
+    # the allocator from judging the claim (the engine leaves out objects with errors).
+    engine = replace(options, org_policy=None)
+    no_feasibility = replace(engine, ignore=engine.ignore + ("DRA7",))
+    organisation = replace(options, select=org.RULES) if options.org_policy is not None else None
     verdicts = []
     for obj in state.audited:
         if obj.namespace and obj.namespace in exempt:
             verdicts.append(Verdict(obj, exempt=True))
-        else:
-            asked = no_feasibility if settled(obj) else options
-            findings = review(obj.value, None, "CREATE", "", asked, cluster=cluster, name=obj.source,
-                              fleet=fleet if obj.kind in FEASIBILITY_KINDS else None)
-            verdicts.append(Verdict(obj, tuple(f for f in findings if f.rule not in LEFT_OUT)))
+            continue
+        findings = review(obj.value, None, "CREATE", "", no_feasibility if settled(obj) else engine, cluster=cluster,
+                          name=obj.source, fleet=fleet if obj.kind in FEASIBILITY_KINDS else None)
+        if organisation is not None and obj.kind in org.KINDS:
+            findings += review(obj.value, None, "CREATE", "", organisation, cluster=state.index, name=obj.source)
+        verdicts.append(Verdict(obj, tuple(f for f in findings if f.rule not in LEFT_OUT)))
     return verdicts
 
 

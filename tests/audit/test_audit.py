@@ -276,3 +276,40 @@ def test_a_wrong_token_is_a_usage_error(tmp_path, server, certs):
     config = kubeconfig(tmp_path / "kubeconfig", server.url, certs, token="wrong")
     code, _, err = audit("--kubeconfig", str(config))
     assert code == 2 and "refused the credentials (401 Unauthorized)" in err
+
+
+def webhook_findings(obj: dict, cluster: FakeCluster, policy: dict, tmp_path: Path) -> set[tuple[str, str, str]]:
+    """What the webhook's own judging says of a CREATE of ``obj`` against a dump of ``cluster``."""
+    from dralint.engine import load_cluster
+    from dralint_webhook.admission import parse_review
+    from dralint_webhook.cluster import ClusterState
+    from dralint_webhook.judge import judge
+    from dralint_webhook.policy import parse_policy
+    from test_cluster_live import dump
+
+    parsed = parse_policy(policy)
+    index, _ = load_cluster([str(dump(cluster, tmp_path / "dump.yaml"))], parsed.options)
+    meta = obj["metadata"]
+    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u-1", "operation": "CREATE", "namespace": meta.get("namespace", ""), "name": meta["name"],
+        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": obj["kind"]},
+        "resource": {"group": "resource.k8s.io", "version": "v1", "resource": "resourceclaims"}, "object": obj}}
+    verdict = judge(parse_review(json.dumps(body).encode()), parsed, ClusterState(index, ()))
+    return {(f.rule, f.severity.value, f.field) for f in verdict.errors + verdict.warnings}
+
+
+def test_verdicts_equal_the_webhooks_own_judging(config, cluster, tmp_path):
+    cluster.create("resourceclaims", BIG_CLAIM)
+    policy = {"organization": {"allowedDeviceClasses": {"ml": ["gpu.example.*"]}, "maxDevicesPerClaim": 2},
+              "feasibility": "deny"}
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(policy))
+    code, out, _ = audit("--kubeconfig", str(config), "--policy", str(path), "--format", "json")
+    audited: dict[str, set[tuple[str, str, str]]] = {}
+    for f in json.loads(out)["findings"]:
+        if f["severity"] != "info":
+            audited.setdefault(f["object"], set()).add((f["rule"], f["severity"], f["field"]))
+    for name in ("train", "typo", "big"):
+        stored = cluster.objects["resourceclaims"][f"ml/{name}"]
+        assert audited.get(f"ResourceClaim ml/{name}", set()) == webhook_findings(stored, cluster, policy, tmp_path)
+    assert {rule for rule, _, _ in audited["ResourceClaim ml/big"]} == {"DRA701", "DRA951"}
