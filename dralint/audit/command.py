@@ -12,6 +12,7 @@ from typing import Callable, Sequence, TextIO
 from ..cluster.command import _is_terminal, _ProgressLine
 from ..cluster.connect import ConnectError, connect
 from ..cluster.state import ClusterError, ClusterSnapshot, list_cluster
+from ..findings import Severity
 from ..kube.releases import Release, ReleaseError, parse_version
 from ..options import Options
 from ..policy_file import PolicyError, PolicySettings, parse_settings, read_policy_file
@@ -81,6 +82,9 @@ def _audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if minor is None:
         err.write(f"dralint audit: note: the release of the API server {snapshot.server} is unknown "
                   f"({snapshot.version_problem}): judging as dralint's default; give --kube-version\n")
+    elif hint is None and minor != snapshot.minor:
+        err.write(f"dralint audit: note: the API server {snapshot.server} runs {snapshot.git_version}: judging as "
+                  f"1.{minor}, the nearest release dralint knows\n")
     release = _release(minor, args.feature_gates, settings, err)
     state = audit_state(snapshot, args.namespace)
     if state.missing_references:
@@ -89,7 +93,7 @@ def _audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     options = audit_options(Options(release=release), settings, state)
     started = time.time()
     verdicts = judge(state, options, settings)
-    code = 1 if any(f.severity.value == "error" for v in verdicts for f in v.findings) else 0
+    code = 1 if any(f.severity is Severity.ERROR for v in verdicts for f in v.findings) else 0
     if args.policy_report:
         _write(args.policy_report, "--policy-report",
                lambda stream: policy_report.write(policy_report.reports(verdicts, int(started)), stream))

@@ -260,6 +260,10 @@ def test_the_servers_release_unless_one_is_given(server, config):
     server.version = version_info("v1.34.3")
     code, out, err = audit("--kubeconfig", str(config), "--format", "json")
     assert code == 1 and err == ""
+    server.version = version_info("v1.90.1")
+    code, _, err = audit("--kubeconfig", str(config), "--format", "json")
+    assert code == 1 and err.startswith("dralint audit: note: the API server https://127.0.0.1:") \
+        and "runs v1.90.1: judging as 1." in err
     code, _, err = audit("--kubeconfig", str(config), "--kube-version", "1.2")
     assert code == 2 and err.startswith("dralint audit: error: --kube-version '1.2'")
 
