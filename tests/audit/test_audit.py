@@ -317,3 +317,15 @@ def test_verdicts_equal_the_webhooks_own_judging(config, cluster, tmp_path):
         stored = cluster.objects["resourceclaims"][f"ml/{name}"]
         assert audited.get(f"ResourceClaim ml/{name}", set()) == webhook_findings(stored, cluster, policy, tmp_path)
     assert {rule for rule, _, _ in audited["ResourceClaim ml/big"]} == {"DRA701", "DRA951"}
+
+
+def test_objects_recorded_from_a_real_api_server_audit_cleanly(shared, tmp_path, certs):
+    """kube-apiserver 1.36's own lists (managedFields, uids, status...) raise nothing but what is wrong."""
+    with FakeApiServer(replay=shared / "fixtures" / "apiserver-1.36", tls=(str(certs / "tls.crt"),
+                                                                           str(certs / "tls.key"))) as server:
+        config = kubeconfig(tmp_path / "kubeconfig", server.url, certs)
+        code, out, err = audit("--kubeconfig", str(config), "--format", "json")
+    assert (code, err) == (0, "")
+    assert [(f["object"], f["rule"]) for f in json.loads(out)["findings"]] == [
+        ("DeviceClass nic.example.com", "DRA603")]   # no slice publishes its driver
+    assert json.loads(out)["summary"]["objects"] == 6
