@@ -112,6 +112,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .lsp import main as lsp_main
 
         return lsp_main(argv[1:], err)
+    if argv[:1] == ["audit"]:  # the live cluster's stored objects judged (docs/audit.md)
+        from .audit import main as audit_main
+
+        return audit_main(argv[1:], out, err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.

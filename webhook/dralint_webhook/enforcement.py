@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterable, Mapping, NamedTuple
 
-from dralint.catalog import load_catalog
 from dralint.findings import Finding, Severity
+from dralint.policy_file import cluster_rules
 
 INTERNAL_ERROR_RULE = "DRA000"
 
@@ -36,11 +36,6 @@ class Withheld(NamedTuple):
 
     finding: Finding     # as the rule reported it (an error)
     action: Action
-
-
-def cluster_rules() -> frozenset[str]:
-    """The catalog's cluster-state rules: their findings depend on objects the request's author does not own."""
-    return frozenset(rule.id for rule in load_catalog() if rule.cluster_state)
 
 
 @dataclass(frozen=True)
