@@ -9,7 +9,7 @@ import argparse
 import time
 from typing import Callable, Sequence, TextIO
 
-from ..cluster.command import _is_terminal, _ProgressLine
+from ..cluster.command import is_terminal, ProgressLine
 from ..cluster.connect import ConnectError, connect
 from ..cluster.state import ClusterError, ClusterSnapshot, list_cluster
 from ..findings import Severity
@@ -119,7 +119,7 @@ def _list(args: argparse.Namespace, hint: int | None, err: TextIO) -> ClusterSna
         api = connect(args.kubeconfig, args.context)
     except ConnectError as exc:
         raise AuditUsageError(str(exc)) from None
-    line = _ProgressLine(err) if _is_terminal(err) else None
+    line = ProgressLine(err) if is_terminal(err) else None
     try:
         return list_cluster(api, hint, resources=AUDITED, progress=line.show if line else None)
     except ClusterError as exc:

@@ -63,7 +63,7 @@ def read_cluster(api: Api, release_hint: int | None, err: TextIO) -> LiveCluster
     """List the cluster behind ``api``, with a progress line when ``err`` is a terminal; notes on
     ``err`` for what the run will lack. ``release_hint``: the minor the user chose (None: the
     server's). Raises :class:`UsageError` when the cluster cannot be judged against."""
-    line = _ProgressLine(err) if _is_terminal(err) else None
+    line = ProgressLine(err) if is_terminal(err) else None
     try:
         snapshot = list_cluster(api, release_hint, progress=line.show if line else None)
     except ClusterError as exc:
@@ -84,14 +84,14 @@ def read_cluster(api: Api, release_hint: int | None, err: TextIO) -> LiveCluster
     return LiveCluster(snapshot, snapshot.source_files(), f"1.{release}" if release is not None else None)
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
 
 
-class _ProgressLine:
+class ProgressLine:
     """``listing resourceslices: 1,500 (3,500 left)``, rewritten in place on a terminal."""
 
     def __init__(self, stream: TextIO) -> None:
