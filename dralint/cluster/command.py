@@ -85,6 +85,7 @@ def read_cluster(api: Api, release_hint: int | None, err: TextIO) -> LiveCluster
 
 
 def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (a progress line there, never in a pipe or a file)."""
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
