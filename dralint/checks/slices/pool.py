@@ -92,7 +92,7 @@ def immutable_problems(spec: dict, old: dict, flat: bool) -> Iterator[Problem]:
                           "create a new one instead (API server: Invalid value, \"field is immutable\")")
 
 
-def _get(d: dict, *keys: str) -> Any:
+def _get(d: Any, *keys: str) -> Any:
     for key in keys:
         if not isinstance(d, dict):
             return None
