@@ -150,7 +150,7 @@ def _slice(value: dict) -> dict:
 
 def _bare_capacities(value: dict) -> frozenset[tuple[int, str]]:
     """(device index, capacity name) pairs written as bare quantities (v1alpha3 of 1.31)."""
-    out = set()
+    out: set[tuple[int, str]] = set()
     devices = _get(value, ("spec", "devices"))
     for i, dev in enumerate(devices if isinstance(devices, list) else ()):
         caps = dev.get("basic", {}).get("capacity") if isinstance(dev, dict) and isinstance(dev.get("basic"), dict) else None
