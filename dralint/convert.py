@@ -9,7 +9,7 @@ fields. Kinds of the older generations (v1alpha1/v1alpha2) have no v1 form and p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from .manifest import Manifest
 from .kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS
@@ -84,7 +84,7 @@ def _decoded(manifest: Manifest) -> dict:
         if isinstance(spec, dict):
             fixed = decode_claims(spec)
             if fixed is not spec:
-                value = _replace(value, tuple(base), fixed)
+                value = _replace(value, cast("tuple[str, ...]", tuple(base)), fixed)  # pod spec paths are keys only
     return value
 
 
@@ -150,7 +150,7 @@ def _slice(value: dict) -> dict:
 
 def _bare_capacities(value: dict) -> frozenset[tuple[int, str]]:
     """(device index, capacity name) pairs written as bare quantities (v1alpha3 of 1.31)."""
-    out = set()
+    out: set[tuple[int, str]] = set()
     devices = value_at(value, ("spec", "devices"))
     for i, dev in enumerate(devices if isinstance(devices, list) else ()):
         caps = dev.get("basic", {}).get("capacity") if isinstance(dev, dict) and isinstance(dev.get("basic"), dict) else None

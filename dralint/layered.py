@@ -49,7 +49,7 @@ class LayeredDict(MutableMapping[K, V]):
         return default if value is _GONE else value
 
     def __contains__(self, key: object) -> bool:
-        value = self._layer.get(key, _ABSENT)  # type: ignore[call-overload, arg-type]
+        value = self._layer.get(key, _ABSENT)  # type: ignore[arg-type]  # typeshed: dict.get takes the key type, the runtime any object
         return key in self._base if value is _ABSENT else value is not _GONE
 
     def __setitem__(self, key: K, value: V) -> None:

@@ -71,7 +71,7 @@ def _misplaced(value: Any, api_version: str, kind: str) -> Iterator[Misplaced]:
     for i, request in enumerate(requests if isinstance(requests, list) else ()):
         if not isinstance(request, dict):
             continue
-        name = request.get("name") if isinstance(request.get("name"), str) else str(i)
+        name = given if isinstance(given := request.get("name"), str) else str(i)
         where = FieldPath(path).child(i)
         if version not in FLAT_VERSIONS and "exactly" not in request and "firstAvailable" not in request:
             fields = tuple(f for f in FLAT_REQUEST_FIELDS if f in request)

@@ -135,10 +135,10 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
                 # is guarded when every device they leave publishes the name.
                 left = _left_by(ctx, before, expr)
                 if left is not None:
-                    key = (expr, env, domain, before)
-                    if key not in verdicts:
-                        verdicts[key] = tuple(_judge(expr, env, known, left, domain))
-                    verdict = verdicts[key]
+                    left_key = (expr, env, domain, before)
+                    if left_key not in verdicts:
+                        verdicts[left_key] = tuple(_judge(expr, env, known, left, domain))
+                    verdict = verdicts[left_key]
             before = before + ((expr,) if expr not in before else ())
             if verdict:
                 where = path.child(j, "cel", "expression")
@@ -400,7 +400,7 @@ def _slice_devices(index: Any) -> Iterator[tuple[str, dict]]:
         spec = obj.value.get("spec") if isinstance(obj.value, dict) else None
         if not isinstance(spec, dict):
             continue
-        driver = spec.get("driver") if isinstance(spec.get("driver"), str) else ""
+        driver = given if isinstance(given := spec.get("driver"), str) else ""
         devices = spec.get("devices")
         for dev in devices if isinstance(devices, list) else []:
             if isinstance(dev, dict):

@@ -121,7 +121,7 @@ def _request(ctx: CheckContext, request: dict, path: FieldPath) -> Iterator[Prob
     name = request.get("name", "")
     if isinstance(name, str) and is_dns1123_label(name):
         yield from _name(name, path.child("name"), R_REQUEST_NAME, "request")
-    first = request.get("firstAvailable")
+    first: Any = request.get("firstAvailable")   # as written: a list when has_first
     has_first = isinstance(first, list) and len(first) > 0
     exactly = request.get("exactly")
     if exactly is None and not has_first and ctx.release.stage("DRAPrioritizedList") is None:

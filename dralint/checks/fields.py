@@ -190,7 +190,7 @@ def request_names(requests: Any) -> RequestNames:
             continue
         subs = request.get("firstAvailable")
         if isinstance(subs, list) and subs:
-            names[request.get("name", "")] = frozenset(s.get("name") for s in subs
+            names[request.get("name", "")] = frozenset(s["name"] for s in subs
                                                        if isinstance(s, dict) and isinstance(s.get("name"), str))
         else:
             names[request.get("name", "")] = None

@@ -136,7 +136,7 @@ def _bypassed_scheduler(ctx: CheckContext, spec: dict, entries: list, path: Fiel
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
-        source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
+        source = given if isinstance(given := entry.get("source"), dict) else entry
         if isinstance(source.get("resourceClaimTemplateName"), str) and source["resourceClaimTemplateName"]:
             stuck.append(f"{entry['name']!r} (from template {source['resourceClaimTemplateName']!r})")
         elif isinstance(source.get("resourceClaimName"), str) and source["resourceClaimName"]:
@@ -247,7 +247,7 @@ def _target(ctx: CheckContext, entry: dict) -> Any:
     index = ctx.index
     if index is None:
         return None
-    source = entry.get("source") if isinstance(entry.get("source"), dict) else entry
+    source = given if isinstance(given := entry.get("source"), dict) else entry
     for field, kind in (("resourceClaimName", "ResourceClaim"), ("resourceClaimTemplateName", "ResourceClaimTemplate")):
         target_name = source.get(field)
         if isinstance(target_name, str):

@@ -144,7 +144,7 @@ def _pool(pool: dict, path: FieldPath) -> Iterator[Problem]:
                           f"nodeName {node!r} is not a valid node name: {msg} (API server: {_WORDS[kind]})")
     # The counts may be left out (a pool whose validationError is set); given, they are not negative.
     for name in _COUNTS + ("resourceSliceCount",):
-        value: Any = pool.get(name, 0)
+        value = pool.get(name, 0)
         least = 1 if name == "resourceSliceCount" else 0
         if isinstance(value, int) and not isinstance(value, bool) and value < least:
             yield Problem(UPDATE_INVALID, path.child(name),

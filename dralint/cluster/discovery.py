@@ -55,7 +55,7 @@ def served_versions(api: Api, group: str) -> dict[str, str]:
     entries = doc.get("versions") if isinstance(doc, dict) else None
     if not isinstance(entries, list):
         raise Unreachable(f"/apis/{group}: no list of versions")
-    versions = [e.get("version") for e in entries if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    versions = [e["version"] for e in entries if isinstance(e, dict) and isinstance(e.get("version"), str)]
     served: dict[str, str] = {}
     for version in sorted(versions, key=version_rank, reverse=True):
         try:

@@ -39,12 +39,14 @@ class CountedWorld(Protocol):
 
     features: Features
     selection: Selection
-    classes: Mapping[str, DeviceClassInfo]
     allocated: AllocatedState
     node_log: list[set[int]]
     hold_log: list[tuple[int, int, bool, int]]
     held: np.ndarray
     held_token: int
+
+    @property
+    def classes(self) -> Mapping[str, DeviceClassInfo]: ...   # read only: the world's dict is one
 
     @property
     def slot_count(self) -> int: ...
@@ -392,13 +394,13 @@ class Counts:
                 fc.usable_own[u] = fresh[u]
         for slot in dirty:
             st = world.state_at(slot)
-            uid = st.dev if st is not None else np.zeros(0, np.int64)
-            here = st.here if st is not None else np.zeros(0, bool)
-            held = world.held[uid] if not fc.alt.admin else np.zeros(len(uid), bool)
-            sel = fc.dev_sel[uid]
-            fc.sel[slot] = np.count_nonzero((sel == TRUE) & here)
-            fc.free[slot] = np.count_nonzero((sel == TRUE) & here & ~held)
-            fc.usable[slot] = np.count_nonzero(fc.dev_usable[uid] & here & ~held)
+            uids = st.dev if st is not None else np.zeros(0, np.int64)
+            on_node = st.here if st is not None else np.zeros(0, bool)
+            held = world.held[uids] if not fc.alt.admin else np.zeros(len(uids), bool)
+            sel = fc.dev_sel[uids]
+            fc.sel[slot] = np.count_nonzero((sel == TRUE) & on_node)
+            fc.free[slot] = np.count_nonzero((sel == TRUE) & on_node & ~held)
+            fc.usable[slot] = np.count_nonzero(fc.dev_usable[uids] & on_node & ~held)
             fc.err_search[slot] = np.count_nonzero((sel == ERROR) & ~held)
             fc.err_all[slot] = np.count_nonzero(sel == ERROR)
 

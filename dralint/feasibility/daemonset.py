@@ -29,7 +29,7 @@ from .explain import Explainer, explain_together
 from .groups import Group, Member
 from .model import ClaimSpec, DeviceKey, Toleration
 from .nodes import NodeSet, NodeView, selector_matches
-from .outcome import Outcome
+from .outcome import Outcome, on_node
 from .placement import Placement
 from .report import FeasibilityOptions, FeasibilityReport
 from .picks import Budget, Pick
@@ -158,11 +158,10 @@ def _shared_pins(members: tuple[Member, ...], outcome: Outcome) -> list[tuple[st
     """A shared claim the first pod got with node-local devices keeps every other pod off other nodes."""
     assert outcome.node is not None
     where = outcome.node.name
-    pins = []
+    pins: list[tuple[str, Callable[[NodeView], bool]]] = []
     for m, picks in zip(members, outcome.picks):
         if m.shared and any(_node_local(p) for p in picks):
-            pins.append((f"its shared claim {m.display} was allocated on {where}",
-                         lambda n, where=where: n.name == where))
+            pins.append((f"its shared claim {m.display} was allocated on {where}", on_node(where)))
     return pins
 
 

@@ -98,7 +98,11 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
     free = passed if alt.admin else passed & ~held
     taken = passed & ~free
     if taken.any():
-        keys = {world.selection.columns.devices[int(u)].key for u in np.unique(uid[taken])[:64]}
+        keys = set()
+        for u in np.unique(uid[taken])[:64]:
+            taken_device = world.selection.columns.devices[int(u)]
+            assert taken_device is not None
+            keys.add(taken_device.key)
         st.holders = [_holder(c) for c in world.holders_of(keys, _MAX_NAMED)]
     for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
         node = nodes.nodes[int(position[i])]
@@ -111,12 +115,12 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
     suspects = free & ((~fc.dev_usable[uid]) | consumes[uid]) if fc is not None else free
     seen: set[int] = set()
     pools: dict[int, Any] = {}
-    for i in np.nonzero(suspects)[0]:
-        d = world.selection.columns.devices[int(uid[i])]
+    for k in np.nonzero(suspects)[0]:
+        d = world.selection.columns.devices[int(uid[k])]
         assert d is not None
-        why = _blocked_reason(ex.world, alt, d, nodes.nodes[int(position[i])], st, pools)
+        why = _blocked_reason(ex.world, alt, d, nodes.nodes[int(position[k])], st, pools)
         if why:
-            usable[i] = False
+            usable[k] = False
             if d.uid not in seen:
                 st.blocked[why] += 1
                 seen.add(d.uid)
@@ -503,8 +507,8 @@ def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
 
 
 def _taint_cause(ex: Explainer, picks: list[Pick]) -> str:
-    tainted = [(p, blocking_taint(p.device, p.alt)) for p in picks]
-    tainted = [(p, t) for p, t in tainted if t is not None]
+    found = [(p, blocking_taint(p.device, p.alt)) for p in picks]
+    tainted = [(p, t) for p, t in found if t is not None]
     if not tainted:
         return ""
     shown = ", ".join(f"{p.device.label} has `{t.key}={t.value}:{t.effect}` (request `{p.request}`)"

@@ -72,7 +72,8 @@ class Judge:
         if not (pod or selectors or pins):
             slots = world.order
             return world.node_sets.put(key, NodeSet(nodes, slots, world.unusable_slots()[slots], key, Counter()))
-        kept, refused = [], Counter()
+        kept: list[NodeView] = []
+        refused: Counter[str] = Counter()
         for node in nodes:
             why = group.placement.refuses(node) if pod else ""
             if not why:
@@ -404,10 +405,10 @@ class Judge:
         # claim or template, explained over every node.
         of_pod: set[str] = set()
         for m in group.members:
-            why = alone.get(m.display)
-            if why is None:
+            explained = alone.get(m.display)
+            if explained is None:
                 continue
-            told, note, wider = why, placed, self._everywhere(m, nodes)
+            told, note, wider = explained, placed, self._everywhere(m, nodes)
             if wider is not None:
                 everywhere, single = wider
                 if single.node is not None:
@@ -423,8 +424,8 @@ class Judge:
             return
         if alone:
             for m in group.members:
-                why = alone.get(m.display)
-                if why is None:
+                explained = alone.get(m.display)
+                if explained is None:
                     continue
                 if m.linted and m.display not in of_pod:
                     # Told where it is caused (the claim or template); the pod refers to it.
@@ -432,8 +433,8 @@ class Judge:
                            f"{m.obj.manifest.display} ({location(m.obj)})")
                     details = {"see": m.obj.manifest.display}
                 else:
-                    msg = f"claim {m.display} cannot be allocated{where}{placed}: {why.message}"
-                    details = request_details(why, nodes)
+                    msg = f"claim {m.display} cannot be allocated{where}{placed}: {explained.message}"
+                    details = request_details(explained, nodes)
                 self._add(report, group.owner, Problem(RULE_INFEASIBLE, m.ref_path or FieldPath(), msg, details=details))
         else:
             failures = sorted({v for v in outcome.failures.values() if v})
@@ -499,9 +500,9 @@ class Judge:
     def _report_unjudged(self, groups: list[Group], linted: Callable[[Canonical], bool],
                          report: FeasibilityReport) -> None:
         """One warning, on the first claim or pod not judged, when the run's time budget is used up."""
-        targets = [g.owner if linted(g.owner) else next((m.obj for m in g.members if m.linted), None)
-                   for g in groups]
-        targets = [t for t in targets if t is not None]
+        candidates = [g.owner if linted(g.owner) else next((m.obj for m in g.members if m.linted), None)
+                      for g in groups]
+        targets = [t for t in candidates if t is not None]
         if not targets:
             return
         total = len(targets)

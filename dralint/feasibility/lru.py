@@ -21,7 +21,7 @@ class Lru(Generic[K, V]):
     ``on_evict(key, value)`` is told of every entry that leaves to make room."""
 
     def __init__(self, budget: int, weigh: Callable[[K, V], int],
-                 on_evict: Callable[[K, V], None] | None = None) -> None:
+                 on_evict: Callable[[K, V], object] | None = None) -> None:
         self.budget = budget
         self._weigh = weigh
         self._on_evict = on_evict

@@ -361,7 +361,7 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     spec = _dict(obj.value.get("spec"))
     pool = _dict(spec.get("pool"))
     driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
-    devices = []
+    devices: list[Device] = []
     for raw in _list(spec.get("devices")):
         if isinstance(raw, dict):
             key = (driver, pool_name, _str(raw.get("name")))

@@ -47,7 +47,7 @@ def fits(group: Group, placed: list[Placed]) -> bool:
 def shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Callable[[NodeView], bool]]]:
     """Later replicas use the claims named directly as the first one allocated them: on its node
     when a device is node-local, else where the devices' node selectors reach."""
-    pins = []
+    pins: list[tuple[str, Callable[[NodeView], bool]]] = []
     for m, picks in zip(members, outcome.picks):
         if not m.shared or not picks or outcome.node is None:
             continue
@@ -62,9 +62,18 @@ def shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Call
             elif selector is not None:
                 selectors.append(selector)
         if local:
-            pins.append((f"{m.display}@{node}", lambda n, node=node: n.name == node))
+            pins.append((f"{m.display}@{node}", on_node(node)))
         elif selectors:
             key = "|".join(sorted(selector_key(s) for s in selectors))
-            pins.append((f"{m.display}@{key}",
-                         lambda n, sels=tuple(selectors): all(node_matches(n, "", False, s) for s in sels)))
+            pins.append((f"{m.display}@{key}", _within(tuple(selectors))))
     return pins
+
+
+def on_node(name: str) -> Callable[[NodeView], bool]:
+    """A pin admitting the node named ``name`` only."""
+    return lambda n: n.name == name
+
+
+def _within(selectors: tuple[dict, ...]) -> Callable[[NodeView], bool]:
+    """A pin admitting the nodes every one of ``selectors`` (devices' node selectors) matches."""
+    return lambda n: all(node_matches(n, "", False, s) for s in selectors)

@@ -7,14 +7,16 @@ first solution stay the scheduler's.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .bound import can_match_some
-from .capacity import fits
-from .constraints import MatchAttribute, applies, lookup_attribute, scalar_value
-from .model import Alternative, Device, DeviceKey
-from .nodes import node_matches
-from .picks import DONE, Candidate
+from .capacity import Allocating, fits
+from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attribute, scalar_value
+from .counters import CounterBook
+from .model import Alternative, ClaimSpec, Device, DeviceKey
+from .nodes import NodeView, node_matches
+from .picks import DONE, Budget, Candidate, Pick, RequestData, RunContext
+from .pools import Features, Pool
 from .taints import blocking_taint
 
 MAX_VARIANTS = 16   # values of not yet matched attributes the bound tries one by one
@@ -23,6 +25,45 @@ _NO_VALUE = object()   # a device without the attribute: it joins no matchAttrib
 
 class Pruning:
     """The bound and its memos, asked by ``Attempt`` as it steps (its attributes are the attempt's)."""
+
+    # What the cuts read of the attempt they are mixed into, declared here (set in
+    # ``Attempt.__init__``) so that both are checked against one description; annotations only, so
+    # every lookup in the search stays a plain instance attribute or method.
+    run: RunContext
+    f: Features
+    node: NodeView
+    pools: list[Pool]
+    claims: list[ClaimSpec]
+    budget: Budget
+    trace: Callable[[str], None] | None
+    data: dict[tuple[int, int, int], RequestData]
+    results: list[list[Pick]]
+    allocating: dict[DeviceKey, set[int]]
+    counters: CounterBook
+    capacity: Allocating
+    trackers: list[list[MatchAttribute | DistinctAttribute]]
+    relax: frozenset[str]
+    ideal: bool
+    _prune: bool
+    _pruning: Callable[[], bool]
+    _say: Callable[[str], None]
+    in_use: Callable[[DeviceKey], bool]
+    one: Callable[[int, int, int, int, bool, tuple[int, int, int]], int]
+    _ideal_search_done: Callable[[list[ClaimSpec]], bool]
+
+    # The cuts' own memos (also set in ``Attempt.__init__``, which says what each holds).
+    _slots: dict[tuple[int, int, int], frozenset[DeviceKey]] | None
+    _selectable: dict[tuple[int, int, int], set[DeviceKey]]
+    _leaky: dict[tuple[int, int, int], list[Candidate]]
+    _bounded: bool
+    _barriers: set[tuple[int, int]]
+    _bound_memo: dict[tuple, bool]
+    _hopeless: dict[int, bool]
+    _failed_from: dict[tuple, int]
+    _relevant: dict[tuple[int, int], frozenset[DeviceKey]]
+    _over_possible: list[bool]
+    _positions: dict[DeviceKey, tuple[int, int, int]] | None
+    _values: dict[str, dict[DeviceKey, Any]]
 
     def may_continue(self, c: int, r: int, s: int, d: int = 0, start: tuple[int, int, int] = (0, 0, 0)) -> bool:
         """False when the requests from (c, r, s) on cannot all get distinct free devices, each
@@ -137,10 +178,7 @@ class Pruning:
             relaxing = self.f.consumable_capacity and any(
                 d.allow_multiple and d.consumes for p in self.pools for sl in p.slices for d in sl.devices)
             if self._bounded and not relaxing and not self._barriers:
-                rest = type(self)(self.run, self.node, self.pools, self.claims[c:], self.budget, relax=self.relax,
-                               ideal=True, eager=True)
-                rest.validate()
-                have = not rest._search_done()
+                have = not self._ideal_search_done(self.claims[c:])
             self._hopeless[c] = have
         return have
 
@@ -202,7 +240,7 @@ class Pruning:
         (claim, request, subrequest)); None when trying them may leave counters taken (the
         scheduler's leak), which a cut branch would not do."""
         assert self._slots is not None
-        out = []
+        out: list[list[tuple[frozenset[DeviceKey], int, tuple[int, int, int]]]] = []
         for ci in range(c, len(self.claims)):
             for ri in range(r if ci == c else 0, len(self.claims[ci].requests)):
                 if (ci, ri) in self._barriers:
@@ -210,10 +248,14 @@ class Pruning:
                 subs = [s] if ci == c and ri == r else range(len(self.claims[ci].requests[ri].first_available) or 1)
                 if not self.ideal and any(self._may_leak_now(self._leaky.get((ci, ri, si), ())) for si in subs):
                     return None
-                sets = [self._slots.get((ci, ri, si)) for si in subs]
-                if any(x is None for x in sets):
-                    continue  # not bounded: admin access or shareable devices
-                out.append([(x, self.data[(ci, ri, si)].num, (ci, ri, si)) for x, si in zip(sets, subs)])  # type: ignore[misc]
+                alts = []
+                for si in subs:
+                    x = self._slots.get((ci, ri, si))
+                    if x is None:
+                        break  # not bounded: admin access or shareable devices
+                    alts.append((x, self.data[(ci, ri, si)].num, (ci, ri, si)))
+                else:
+                    out.append(alts)
         return out
 
     def _request_slots(self) -> dict[tuple[int, int, int], frozenset[DeviceKey]]:

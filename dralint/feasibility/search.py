@@ -197,7 +197,11 @@ class Attempt(Pruning):
         """The search without leaks, where branches that may leak cannot be cut. A solution the
         scheduler finds also passes it (leaked counters only refuse more), so when it fails the
         scheduler's search fails too, and far faster shown this way."""
-        ideal = Attempt(self.run, self.node, self.pools, self.claims, self.budget, relax=self.relax, ideal=True,
+        return self._ideal_search_done(self.claims)
+
+    def _ideal_search_done(self, claims: list[ClaimSpec]) -> bool:
+        """Whether the search without leaks, cutting from its first step, allocates ``claims`` here."""
+        ideal = Attempt(self.run, self.node, self.pools, claims, self.budget, relax=self.relax, ideal=True,
                         eager=True)
         ideal.validate()
         return ideal._search_done()

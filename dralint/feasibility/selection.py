@@ -277,7 +277,7 @@ class Selection:
         """Per device uid, the answer of the class's then the request's selectors (TRUE, FALSE,
         ERROR), for a caller asking about many devices: one lookup, then plain indexing (a view
         answers one device without numpy's overhead)."""
-        return memoryview(self.combined(cls.selectors + alt.selectors))
+        return self.combined(cls.selectors + alt.selectors).data   # memoryview(array), as numpy's stubs say
 
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
         """Class selectors, then request selectors, as ``isSelectable`` (without per-device node selection)."""

@@ -71,7 +71,7 @@ def targets(findings: Sequence[Finding], subjects: Mapping[Finding, Subject], fi
         chunk = document.chunk
         layout = file.layout(chunk)
         root = _root(layout, document.line - chunk.line_offset - 1) if layout is not None else None
-        if root is None:
+        if layout is None or root is None:
             continue
         yield finding, Target(finding, subject.manifest, subject.path, layout, root, chunk.text, chunk.start, release,
                               file.starts(chunk.text))

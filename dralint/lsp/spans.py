@@ -84,16 +84,17 @@ class DocumentsByOffset:
 
     def __init__(self, documents: Sequence[SourceDocument]) -> None:
         # sorted() is stable: documents a chunk holds together keep their order.
-        chunked = sorted((d for d in documents if d.chunk is not None), key=lambda d: d.chunk.start)
-        self._starts = [d.chunk.start for d in chunked]
-        self._documents = chunked
+        chunked = sorted(((d, d.chunk) for d in documents if d.chunk is not None), key=lambda dc: dc[1].start)
+        self._starts = [chunk.start for _, chunk in chunked]
+        self._ends = [chunk.end for _, chunk in chunked]
+        self._documents = [d for d, _ in chunked]
 
     def at(self, offset: int) -> list[SourceDocument]:
         """The documents whose text holds character ``offset``, in order: one, or those a chunk
         holds together (after ``...`` markers), or none."""
         hi = bisect.bisect_right(self._starts, offset)
         lo = bisect.bisect_left(self._starts, self._starts[hi - 1]) if hi else hi
-        return [d for d in self._documents[lo:hi] if offset < d.chunk.end]
+        return [d for d, end in zip(self._documents[lo:hi], self._ends[lo:hi]) if offset < end]
 
 
 def finding_span(finding: Finding, lines: Lines, documents: Sequence[SourceDocument] | DocumentsByOffset) -> Span:
@@ -139,6 +140,7 @@ def _cel_span(lines: Lines, documents: DocumentsByOffset, offset: int) -> Span |
     """The sub-expression at file offset ``offset`` of a CEL string scalar, or None if it is not in one."""
     for doc in documents.at(offset):
         chunk = doc.chunk
+        assert chunk is not None  # DocumentsByOffset holds documents with text only
         index = doc.exact_positions()
         found = _scalar_at(index, offset - chunk.start) if index is not None else None
         if found is None:

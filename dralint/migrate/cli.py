@@ -76,9 +76,13 @@ def _release(args: argparse.Namespace) -> str:
 
     version = args.kube_version
     if version is None and not args.no_config:
-        found = Path(args.config) if args.config else find_config(Path.cwd())
-        if args.config and not found.is_file():
-            raise ValueError(f"--config: {args.config}: no such file")
+        found: Path | None
+        if args.config:
+            found = Path(args.config)
+            if not found.is_file():
+                raise ValueError(f"--config: {args.config}: no such file")
+        else:
+            found = find_config(Path.cwd())
         version = load_config(found, load_catalog()).kube_version if found else None
     try:
         return Release.parse(version or None)[0].version

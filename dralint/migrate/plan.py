@@ -97,7 +97,9 @@ def steps(ref: ObjectRef, value: dict, target: str) -> list[Step]:
     new_api = f"{DRA_GROUP}/{target}"
 
     def shape(layout: Layout, node: Node, step: int) -> list[Splice]:
-        splices = [replace_scalar(node.find(("apiVersion",)), new_api)]
+        version = node.find(("apiVersion",))
+        assert version is not None   # ref.version was read from it
+        splices = [replace_scalar(version, new_api)]
         if ref.kind in REQUESTS and to_flat != from_flat:
             requests = node.find(REQUESTS[ref.kind])
             for request in requests.items if requests is not None and requests.kind == "seq" else ():
@@ -167,7 +169,9 @@ def borrowed_text(layout: Layout, ref: ObjectRef) -> str:
     """A hint for an object that repeats, by an alias, text anchored outside it (which no edit of the
     object changes): '' when it does not."""
     node = object_node(layout, ref)
-    for document, anchored, alias in layout.aliases if node is not None else ():
+    if node is None:
+        return ""
+    for document, anchored, alias in layout.aliases:
         if document == ref.document and _within(alias, node) and not _within(anchored, node):
             return (f"; its text at line {alias.line + 1} is `*{alias.anchor}`, a repeat of `&{anchored.anchor}` at "
                     f"line {anchored.line + 1} outside the object, which migrate leaves as it is")

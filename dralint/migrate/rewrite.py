@@ -134,6 +134,7 @@ def _values(text: str, layout: Layout) -> tuple[list[Any], tuple[str, int] | Non
 def _doubt(ref: ObjectRef, doubts: dict[int, list[SourceProblem]]) -> str | None:
     """Why ``ref`` is left alone: it holds a key written twice (or set by a merge key too); None when not."""
     for problem in doubts.get(ref.document, ()):
+        assert problem.path is not None   # a doubt is a key written twice, which has its path (_values)
         if tuple(problem.path)[:len(ref.base)] == tuple(ref.base):
             return f"line {problem.line}: {problem.message}; migrate leaves such an object as it is"
     return None

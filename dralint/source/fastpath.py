@@ -38,7 +38,7 @@ try:
     import orjson
     import ryml
 except ImportError:  # the exact reader alone is correct, only slower
-    ryml = None  # type: ignore[assignment]
+    ryml = None
     orjson = None  # type: ignore[assignment]
 # Whether the fast reader can run at all (both libraries are an optional speed-up).
 AVAILABLE = ryml is not None and orjson is not None

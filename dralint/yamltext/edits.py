@@ -135,7 +135,7 @@ def _flow_pieces(layout: Layout, mapping: Node) -> list[str]:
     return [layout.text[key.start:value.end] for key, value in mapping.entries]
 
 
-def wrap_entries(layout: Layout, mapping: Node, keys: Iterable[str], wrapper: str, step: int) -> list[Splice]:
+def wrap_entries(layout: Layout, mapping: Node, keys: Iterable[str | None], wrapper: str, step: int) -> list[Splice]:
     """Move the entries ``keys`` of ``mapping`` into a new mapping under ``wrapper``, placed where
     the first of them was (``count: 1`` → ``exactly: {count: 1}``, in the text's own style)."""
     wanted = set(keys)

@@ -224,8 +224,9 @@ def build_webhook(settings: Settings) -> Webhook:
         hook.tls = ServingTLS(settings.cert_file, settings.key_file, interval=settings.reload_interval,
                               on_reload=hook.on_reload)
     state = hook.cluster()
-    for note in state.notes if state else ():
-        log(_log, logging.WARNING, f"cluster state: {note.message}", rule=note.rule, file=note.file, line=note.line)
+    for finding in state.notes if state else ():
+        log(_log, logging.WARNING, f"cluster state: {finding.message}", rule=finding.rule, file=finding.file,
+            line=finding.line)
     # The cluster's feasibility has its own view, built and warmed with the state: the samples skip it.
     options = replace(policy.options, ignore=policy.options.ignore + ("DRA7",)) if state else policy.options
     for failure in warm(options, state.index if state else None):

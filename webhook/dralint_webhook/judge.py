@@ -111,7 +111,7 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
         # Judging feasibility without the kept view would build one for this review: seconds at fleet scale.
         options = replace(options, ignore=options.ignore + ("DRA7",))
         notes = ("dralint: feasibility not judged: the webhook is still building its view of the cluster's devices",)
-    if kept is not None and str(obj.get("kind")) in FEASIBILITY_KINDS:
+    if view is not None and kept is not None and str(obj.get("kind")) in FEASIBILITY_KINDS:
         with view.lock:
             findings = review(obj, old, request.operation, request.sub_resource, options, cluster=use_cluster,
                               name=request.display, fleet=kept)

@@ -316,7 +316,7 @@ class Follower:
                     row = _row(line)
                     if row is None:
                         self._damage(f"a line of log.{self.epoch} is not an object")
-                    batch.append(row)  # type: ignore[arg-type]
+                    batch.append(row)
                 cursor = end + 1
             # Records after the last commit stay for the next read: the rest of their batch is still to come.
             self._pending = data[start:]

@@ -47,7 +47,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import Empty, SimpleQueue
-from typing import Any
+from typing import Any, cast
 
 import h11
 from gunicorn.workers.base import Worker
@@ -117,6 +117,7 @@ class _Conn:
 class WebhookWorker(Worker):
     """gunicorn worker: an event loop for the network, a thread pool for the reviews."""
 
+    alive: bool                        # gunicorn's Worker: False once the worker is to stop
     health_port: int | None = None     # set by :func:`worker_class`
     timeout_seconds: float = 5.0       # the API server's timeout when a call names none (``?timeout=``)
 
@@ -292,7 +293,7 @@ class WebhookWorker(Worker):
 
     def _handshake(self, conn: _Conn) -> None:
         try:
-            conn.sock.do_handshake()
+            cast(ssl.SSLSocket, conn.sock).do_handshake()   # in HANDSHAKE: wrapped at the accept
         except ssl.SSLWantReadError:
             self._interest(conn, selectors.EVENT_READ)
             return
@@ -392,7 +393,7 @@ class WebhookWorker(Worker):
         # The guard answers by the review's deadline (the API server's ?timeout=); this one is the backstop.
         self._set(conn, BUSY, environ["dralint.deadline"] + REQUEST_SECONDS - time.monotonic())
         future = self.pool.submit(wsgi.call, self.wsgi, environ)
-        future.add_done_callback(lambda f, c=conn: self._completed(c, f))
+        future.add_done_callback(lambda f: self._completed(conn, f))
 
     def _completed(self, conn: _Conn, future: Future) -> None:
         # In the pool's thread: hand the answer to the loop.

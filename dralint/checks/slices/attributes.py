@@ -163,7 +163,7 @@ def partition_type_problems(ctx: CheckContext, spec: dict) -> Iterator[Problem]:
     domain, _, short = name.partition("/")
     driver = spec.get("driver")
     for i, device in consuming:
-        attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
+        attributes = given if isinstance(given := device.get("attributes"), dict) else {}
         # A bare name stands for the driver's own domain.
         key = name if name in attributes else short if domain == driver and short in attributes else None
         where = p("spec", "devices", i, "attributes").key(name)

@@ -53,7 +53,8 @@ def _request_policy(ctx: CheckContext, raw_value: Any, policy: dict, path: Field
     capacity = quantity_of(raw_value)
     if capacity is None:
         return
-    values, valid_range = policy.get("validValues"), policy.get("validRange")
+    values: Any = policy.get("validValues")        # as written: checked below
+    valid_range: Any = policy.get("validRange")
     has_values = isinstance(values, list) and len(values) > 0
     if has_values and valid_range is not None:
         yield Problem(REQUEST_POLICY_INVALID, path,
@@ -154,8 +155,8 @@ def _valid_range(default: Quantity, capacity: Quantity, rng: dict, path: FieldPa
     use_milli = fractional and any(q is not None and not q.is_integer() for _, q in named)
     if use_milli:
         unsafe = [(n, q) for n, q in named if q is not None and not _milli_safe(q)]
-        for name, q in unsafe:
-            yield _range_problem(path.child(name), f"{name} {q} cannot be represented as a milli value (at most "
+        for name, inexact in unsafe:
+            yield _range_problem(path.child(name), f"{name} {inexact} cannot be represented as a milli value (at most "
                                                    "three decimal places)")
         if unsafe:
             return

@@ -81,8 +81,8 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     name = device.get("name")
     if not isinstance(name, str) or not name or is_dns1123_label(name):
         yield from device_name_problems(name, path.child("name"))
-    attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
-    capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
+    attributes = given if isinstance(given := device.get("attributes"), dict) else {}
+    capacity = given if isinstance(given := device.get("capacity"), dict) else {}
     total = len(attributes) + len(capacity)
     if total > ctx.limits.attributes_and_capacities:
         yield Problem(ATTRIBUTE_LIMIT, path,
