@@ -25,6 +25,8 @@ from .gather import ClaimUse, PodCase
 # The feasibility rules, and the one that says a Pod with nodeName never gets its claims allocated.
 JUDGED_RULES = ("DRA7", "DRA249")
 _REQUEST = re.compile(r"(?:^|\.)devices\.requests\[(\d+)\]")
+# A claim as messages name one (namespace/name): the holders of taken devices.
+_CLAIM_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9.-]*")
 
 ALLOCATED = "allocated"            # status.allocation is set
 UNALLOCATABLE = "unallocatable"    # the allocator finds no devices for it where the Pod may run
@@ -41,6 +43,8 @@ class Cause:
     request: str
     message: str
     severity: str = "error"
+    # The claims the message names as holding devices, each with the consumers it is reserved for.
+    held_by: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -93,10 +97,23 @@ def diagnose(snapshot: ClusterSnapshot, case: PodCase, options: Options) -> Diag
     linted_keys = {(case.namespace, use.claim_name) for use in linted_claims}
     result = lint_files(files, judged_options(options), cluster_files=_cluster_without(snapshot, linted_keys))
     findings = [f for f in result.findings if f.severity is not Severity.INFO]
-    verdicts = [_verdict(case, use, findings) for use in case.claims]
+    holders = _allocated_claims(snapshot)
+    verdicts = [_verdict(case, use, findings, holders) for use in case.claims]
     pod_label = f"Pod {case.namespace}/{case.name}"
-    pod_causes = [_cause(f, None) for f in findings if f.object == pod_label and not _points_elsewhere(f)]
+    pod_causes = [_cause(f, None, holders) for f in findings if f.object == pod_label and not _points_elsewhere(f)]
     return Diagnosis(case, verdicts, pod_causes)
+
+
+def _allocated_claims(snapshot: ClusterSnapshot) -> dict[str, list[str]]:
+    """Every allocated claim of the cluster, ``namespace/name`` → the consumers it is reserved for."""
+    listing = snapshot.listings.get("resourceclaims")
+    out = {}
+    for obj in listing.items if listing is not None else []:
+        meta, status = _dict(obj.get("metadata")), _dict(obj.get("status"))
+        if isinstance(status.get("allocation"), dict):
+            key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+            out[key] = ClaimUse("", str(meta.get("name") or ""), claim=obj).reserved_for
+    return out
 
 
 def _pod_as_judged(case: PodCase) -> dict[str, Any]:
@@ -111,7 +128,7 @@ def _pod_as_judged(case: PodCase) -> dict[str, Any]:
     return pod
 
 
-def _verdict(case: PodCase, use: ClaimUse, findings: list[Finding]) -> ClaimVerdict:
+def _verdict(case: PodCase, use: ClaimUse, findings: list[Finding], holders: Mapping[str, list[str]]) -> ClaimVerdict:
     claim = f"{case.namespace}/{use.claim_name}" if use.claim_name else ""
     if use.claim is None and use.template_obj is None:
         return ClaimVerdict(use.entry, claim, use.template, MISSING if use.claim_name or use.template else NOT_CREATED)
@@ -120,15 +137,17 @@ def _verdict(case: PodCase, use: ClaimUse, findings: list[Finding]) -> ClaimVerd
                             devices=_devices(use.allocation))
     label = f"ResourceClaim {claim}" if use.claim is not None else f"ResourceClaimTemplate {case.namespace}/{use.template}"
     obj = use.claim if use.claim is not None else _dict(_dict(use.template_obj).get("spec"))
-    causes = [_cause(f, obj) for f in findings if f.object == label]
+    causes = [_cause(f, obj, holders) for f in findings if f.object == label]
     state = UNALLOCATABLE if any(c.severity == "error" for c in causes) else ALLOCATABLE
     if use.claim is None:
         state = NOT_CREATED if state == ALLOCATABLE else state
     return ClaimVerdict(use.entry, claim, use.template, state, causes, reserved_for=use.reserved_for)
 
 
-def _cause(finding: Finding, claim: Mapping[str, Any] | None) -> Cause:
-    return Cause(finding.rule, _request(finding, claim), finding.message, finding.severity.value)
+def _cause(finding: Finding, claim: Mapping[str, Any] | None, holders: Mapping[str, list[str]]) -> Cause:
+    named = dict.fromkeys(m for m in _CLAIM_NAME.findall(finding.message) if m in holders)
+    return Cause(finding.rule, _request(finding, claim), finding.message, finding.severity.value,
+                 [(name, holders[name]) for name in named])
 
 
 def _request(finding: Finding, claim: Mapping[str, Any] | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence, TextIO
 
-from .diagnose import ALLOCATABLE, ALLOCATED, MISSING, NOT_CREATED, UNALLOCATABLE, ClaimVerdict, Diagnosis
+from .diagnose import ALLOCATABLE, ALLOCATED, MISSING, NOT_CREATED, UNALLOCATABLE, Cause, ClaimVerdict, Diagnosis
 
 JSON_VERSION = 1
 
@@ -38,10 +38,12 @@ def _text_lines(d: Diagnosis) -> list[str]:
     else:
         lines = [f"{pod}: the allocator finds devices for every claim now; the scheduler may not have tried "
                  f"again since they were freed, or the Pod waits for {_ELSEWHERE}"]
+    pod_blocked = any(c.severity == "error" for c in d.pod_causes)
     for claim in sorted(d.claims, key=lambda c: not c.blocking):
-        lines += _claim_lines(claim)
+        lines += _claim_lines(claim, pod_blocked)
     for cause in d.pod_causes:
         lines.append(f"  the Pod [{cause.rule}]: {cause.message}")
+        lines += _held_lines(cause, "    ")
     gates = case.pod.get("spec", {}).get("schedulingGates") if isinstance(case.pod.get("spec"), dict) else None
     if gates:
         names = ", ".join(str(g.get("name")) for g in gates if isinstance(g, dict))
@@ -58,7 +60,7 @@ def _text_lines(d: Diagnosis) -> list[str]:
     return lines
 
 
-def _claim_lines(c: ClaimVerdict) -> list[str]:
+def _claim_lines(c: ClaimVerdict, pod_blocked: bool) -> list[str]:
     name = f"claim {c.claim}" if c.claim else f"the claim of template {c.template} (not made yet)"
     entry = f" (the Pod's `{c.entry}`" + (f", from template {c.template})" if c.template and c.claim else ")")
     if c.state == ALLOCATED:
@@ -70,11 +72,20 @@ def _claim_lines(c: ClaimVerdict) -> list[str]:
         return [f"  {what}{entry}: does not exist; the scheduler waits for it"]
     head = {UNALLOCATABLE: "cannot be allocated", ALLOCATABLE: "not allocated yet; the allocator finds devices for it",
             NOT_CREATED: "the resourceclaim controller has not made it yet; the allocator would find devices for it"}
-    lines = [f"  {name}{entry}: {head[c.state]}"]
+    said = head[c.state]
+    if pod_blocked and c.state in (ALLOCATABLE, NOT_CREATED):
+        said = "not allocated; devices for it exist, but not on a node the Pod may run on (see the Pod's finding)"
+    lines = [f"  {name}{entry}: {said}"]
     for cause in c.causes:
         request = f"request `{cause.request}` " if cause.request else ""
         lines.append(f"    {request}[{cause.rule}]: {cause.message}")
+        lines += _held_lines(cause, "      ")
     return lines
+
+
+def _held_lines(cause: Cause, indent: str) -> list[str]:
+    return [f"{indent}{claim} is allocated, reserved for {', '.join(users) or 'no Pod (yet)'}"
+            for claim, users in cause.held_by]
 
 
 def as_json(diagnoses: Sequence[Diagnosis], server: str, release: str, out: TextIO) -> None:
@@ -98,5 +109,6 @@ def _pod(d: Diagnosis) -> dict[str, Any]:
     }
 
 
-def _cause(cause: Any) -> dict[str, str]:
-    return {"rule": cause.rule, "request": cause.request, "severity": cause.severity, "message": cause.message}
+def _cause(cause: Cause) -> dict[str, Any]:
+    return {"rule": cause.rule, "request": cause.request, "severity": cause.severity, "message": cause.message,
+            "heldBy": [{"claim": claim, "reservedFor": users} for claim, users in cause.held_by]}

@@ -119,10 +119,27 @@ def test_a_claim_whose_devices_other_pods_hold_says_they_are_taken(cluster, conf
     cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "mine"}]))
     code, out, _ = why(config, "-n", "ml", "train")
     assert code == 1
-    first = out.splitlines()[:3]
-    assert first[1] == "  claim ml/mine (the Pod's `gpu`): cannot be allocated"
-    assert first[2].startswith("    request `gpus` [DRA701]: claim ml/mine cannot be allocated")
-    assert "allocated" in first[2] or "held" in first[2] or "in use" in first[2]
+    lines = out.splitlines()
+    assert lines[1] == "  claim ml/mine (the Pod's `gpu`): cannot be allocated"
+    assert lines[2].startswith("    request `gpus` [DRA701]: claim ml/mine cannot be allocated")
+    assert "other claims hold 4 (ml/held-0, ml/held-1)" in lines[2]
+    assert lines[3:5] == ["      ml/held-0 is allocated, reserved for Pod ml/other-0",
+                          "      ml/held-1 is allocated, reserved for Pod ml/other-1"]
+
+
+def test_a_pod_whose_node_selector_matches_no_node_is_told_on_the_pod(cluster, config):
+    cluster.create("resourceclaims", claim("mine"))
+    placed = pod("train", [{"name": "gpu", "resourceClaimName": "mine"}])
+    placed["spec"]["nodeSelector"] = {"pool": "b"}
+    cluster.create("pods", placed)
+    code, out, _ = why(config, "-n", "ml", "train")
+    assert code == 1
+    assert out.splitlines()[:3] == [
+        "Pod ml/train (Pending): its claims cannot be allocated on any node it may run on",
+        "  claim ml/mine (the Pod's `gpu`): not allocated; devices for it exist, but not on a node the Pod may run "
+        "on (see the Pod's finding)",
+        "  the Pod [DRA701]: Pod ml/train cannot run on any node: none of the 2 nodes can run it: 2 do not match its "
+        "nodeSelector"]
 
 
 def test_a_tainted_device_is_the_cause(cluster, config):
@@ -135,7 +152,7 @@ def test_a_tainted_device_is_the_cause(cluster, config):
     cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "mine"}]))
     code, out, _ = why(config, "-n", "ml", "train")
     assert code == 1
-    assert "example.com/broken" in out.splitlines()[2] or "taint" in out.splitlines()[2]
+    assert "4 have taint `example.com/broken=ecc:NoSchedule` that the request does not tolerate" in out.splitlines()[2]
 
 
 def test_a_device_taint_rule_is_the_cause(cluster, config):
@@ -289,7 +306,7 @@ def test_json_output_shape(cluster, config, server):
     assert {k: big[k] for k in ("entry", "claim", "template", "state", "reservedFor", "devices")} == {
         "entry": "gpu", "claim": "ml/big", "template": "", "state": "unallocatable", "reservedFor": [], "devices": []}
     [cause] = big["causes"]
-    assert set(cause) == {"rule", "request", "severity", "message"}
+    assert set(cause) == {"rule", "request", "severity", "message", "heldBy"} and cause["heldBy"] == []
     assert (cause["rule"], cause["request"], cause["severity"]) == ("DRA701", "gpus", "error")
     assert fine["state"] == "allocated" and fine["reservedFor"] == ["Pod ml/train"]
     assert fine["devices"] == ["gpu.example.com/node-0/gpu-0"] and fine["causes"] == []
