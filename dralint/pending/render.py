@@ -32,7 +32,7 @@ def _text_lines(d: Diagnosis) -> list[str]:
     elif blocking:
         lines = [f"{pod}: {len(blocking)} of {len(d.claims)} claim(s) cannot be allocated"]
     elif any(c.severity == "error" for c in d.pod_causes):
-        lines = [f"{pod}: its claims cannot be allocated on any node it may run on"]
+        lines = [f"{pod}: its claims cannot be allocated, because of the Pod itself"]
     elif all(c.state == ALLOCATED for c in d.claims):
         lines = [f"{pod}: every claim is allocated; what holds it is not its claims but {_ELSEWHERE}"]
     else:
@@ -74,7 +74,7 @@ def _claim_lines(c: ClaimVerdict, pod_blocked: bool) -> list[str]:
             NOT_CREATED: "the resourceclaim controller has not made it yet; the allocator would find devices for it"}
     said = head[c.state]
     if pod_blocked and c.state in (ALLOCATABLE, NOT_CREATED):
-        said = "not allocated; devices for it exist, but not on a node the Pod may run on (see the Pod's finding)"
+        said = "not allocated; devices for it exist, but the Pod keeps it from being allocated (below)"
     lines = [f"  {name}{entry}: {said}"]
     for cause in c.causes:
         request = f"request `{cause.request}` " if cause.request else ""

@@ -135,9 +135,9 @@ def test_a_pod_whose_node_selector_matches_no_node_is_told_on_the_pod(cluster, c
     code, out, _ = why(config, "-n", "ml", "train")
     assert code == 1
     assert out.splitlines()[:3] == [
-        "Pod ml/train (Pending): its claims cannot be allocated on any node it may run on",
-        "  claim ml/mine (the Pod's `gpu`): not allocated; devices for it exist, but not on a node the Pod may run "
-        "on (see the Pod's finding)",
+        "Pod ml/train (Pending): its claims cannot be allocated, because of the Pod itself",
+        "  claim ml/mine (the Pod's `gpu`): not allocated; devices for it exist, but the Pod keeps it from being "
+        "allocated (below)",
         "  the Pod [DRA701]: Pod ml/train cannot run on any node: none of the 2 nodes can run it: 2 do not match its "
         "nodeSelector"]
 
@@ -163,11 +163,32 @@ def test_a_device_taint_rule_is_the_cause(cluster, config):
     cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "mine"}]))
     code, out, err = why(config, "-n", "ml", "train", "--feature-gates", "DRADeviceTaintRules=true")
     assert (code, err) == (1, "")
-    assert "taint" in out.splitlines()[2]
+    assert "4 have taint `example.com/drain=:NoSchedule` that the request does not tolerate" in out.splitlines()[2]
     # Served, but the release's default keeps the gate off: the rule is not applied, and a note says so.
     code, _, err = why(config, "-n", "ml", "train")
     assert code == 0
     assert "dralint: note: the API server holds 1 DeviceTaintRule(s) but the DRADeviceTaintRules feature gate" in err
+
+
+def test_a_pod_that_names_its_node_never_gets_its_claims_allocated(cluster, config):
+    cluster.create("resourceclaims", claim("mine"))
+    pinned = pod("train", [{"name": "gpu", "resourceClaimName": "mine"}])
+    pinned["spec"]["nodeName"] = "node-0"
+    cluster.create("pods", pinned)
+    code, out, _ = why(config, "-n", "ml", "train")
+    assert code == 1
+    assert out.splitlines()[2].startswith("  the Pod [DRA249]: spec.nodeName 'node-0' bypasses the scheduler")
+
+
+def test_scheduling_gates_are_named(cluster, config):
+    cluster.create("resourceclaims", allocated("mine", "node-0", ["gpu-0"], "train"))
+    gated = pod("train", [{"name": "gpu", "resourceClaimName": "mine"}])
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/queue"}]
+    cluster.create("pods", gated)
+    code, out, _ = why(config, "-n", "ml", "train")
+    assert code == 0
+    assert ("  the Pod has scheduling gates (example.com/queue): the scheduler does not look at it until they are "
+            "removed") in out
 
 
 def test_allocated_claims_are_not_what_holds_the_pod(cluster, config):
