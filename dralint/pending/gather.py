@@ -123,26 +123,28 @@ def pending_pods(api: Api, namespace: str | None) -> list[dict[str, Any]]:
 
 def gather(api: Api, snapshot: ClusterSnapshot, pod: dict[str, Any], events: int = EVENTS_SHOWN) -> PodCase:
     """The Pod's claims as the cluster holds them, and its newest ``events``."""
-    case = PodCase(pod)
+    meta = _dict(pod.get("metadata"))
+    namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
     stored = _claims_by_key(snapshot)
     statuses = {str(s.get("name")): s.get("resourceClaimName")
                 for s in _list(_dict(pod.get("status")).get("resourceClaimStatuses")) if isinstance(s, dict)}
+    claims = []
     for entry in _list(_dict(pod.get("spec")).get("resourceClaims")):
         if not isinstance(entry, dict):
             continue
-        name = str(entry.get("name") or "")
+        entry_name = str(entry.get("name") or "")
         direct, template = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
         if isinstance(direct, str) and direct:
-            case.claims.append(ClaimUse(name, direct, claim=stored.get((case.namespace, direct))))
+            claims.append(ClaimUse(entry_name, direct, claim=stored.get((namespace, direct))))
         elif isinstance(template, str) and template:
-            made = statuses.get(name)
+            made = statuses.get(entry_name)
             if isinstance(made, str) and made:
-                case.claims.append(ClaimUse(name, made, template, claim=stored.get((case.namespace, made))))
+                claims.append(ClaimUse(entry_name, made, template, claim=stored.get((namespace, made))))
             else:   # the resourceclaim controller has not made it (yet): the template tells what it will ask
-                case.claims.append(ClaimUse(name, "", template,
-                                            template_obj=_template(api, snapshot, case.namespace, template)))
-    shown, problem = _events(api, case.namespace, case.name, events)
-    return PodCase(pod, case.claims, shown, problem)
+                claims.append(ClaimUse(entry_name, "", template,
+                                       template_obj=_template(api, snapshot, namespace, template)))
+    shown, problem = _events(api, namespace, name, events)
+    return PodCase(pod, claims, shown, problem)
 
 
 def _claims_by_key(snapshot: ClusterSnapshot) -> dict[tuple[str, str], dict[str, Any]]:
