@@ -17,7 +17,7 @@ from ..kube.releases import Release, ReleaseError, parse_version
 from ..options import Options
 from ..rule_filter import UsageError
 from . import render
-from .diagnose import Diagnosis, diagnose
+from .diagnose import diagnose
 from .gather import EVENTS_SHOWN, PendingError, gather, pending_pods, read_pod
 
 EXIT_USAGE = 2
@@ -103,8 +103,7 @@ def _explain(api: Api, args: argparse.Namespace, namespace: str | None, hint: in
     for note in notes:
         err.write(f"dralint: note: {note}\n")
     options = Options(release=release, max_seconds=args.max_seconds)
-    diagnoses: list[Diagnosis] = [diagnose(live.snapshot, gather(api, live.snapshot, pod, args.events), options)
-                                  for pod in pods]
+    diagnoses = diagnose(live.snapshot, [gather(api, live.snapshot, pod, args.events) for pod in pods], options)
     if args.output == "json":
         render.as_json(diagnoses, live.snapshot.server, release.version, out)
     elif diagnoses:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..cluster.state import ClusterSnapshot
 from ..engine import lint_files
@@ -84,24 +84,34 @@ def judged_options(options: Options) -> Options:
     return replace(options, select=JUDGED_RULES, ignore=(), as_stored=True, context="the cluster")
 
 
-def diagnose(snapshot: ClusterSnapshot, case: PodCase, options: Options) -> Diagnosis:
-    """The allocator's verdict on each claim of ``case`` against ``snapshot`` (``options``: the release,
-    gates and search budget; see :func:`judged_options`)."""
-    pod = _pod_as_judged(case)
-    linted_claims = [use for use in case.claims if use.claim is not None and use.allocation is None]
-    templates = [use for use in case.claims if use.template_obj is not None]
-    files = [_file(f"cluster:pods/{case.namespace}/{case.name}", pod)]
-    files += [_file(f"cluster:resourceclaims/{case.namespace}/{use.claim_name}", use.claim) for use in linted_claims]
-    files += [_file(f"cluster:resourceclaimtemplates/{case.namespace}/{use.template}", use.template_obj)
-              for use in templates]
-    linted_keys = {(case.namespace, use.claim_name) for use in linted_claims}
+def diagnose(snapshot: ClusterSnapshot, cases: Sequence[PodCase], options: Options) -> list[Diagnosis]:
+    """The allocator's verdict on each claim of each of ``cases`` against ``snapshot``, in one engine run
+    (each Pod is judged on its own against the cluster, not beside the others). ``options``: the
+    release, gates and search budget (see :func:`judged_options`)."""
+    files: list[SourceFile] = []
+    linted_keys: set[tuple[str, str]] = set()
+    for case in cases:
+        files.append(_file(f"cluster:pods/{case.namespace}/{case.name}", _pod_as_judged(case)))
+        for use in case.claims:
+            key = (case.namespace, use.claim_name)
+            if use.claim is not None and use.allocation is None and key not in linted_keys:
+                linted_keys.add(key)   # a claim two Pods share is judged once
+                files.append(_file(f"cluster:resourceclaims/{case.namespace}/{use.claim_name}", use.claim))
+            elif use.template_obj is not None and (case.namespace, "template/" + use.template) not in linted_keys:
+                linted_keys.add((case.namespace, "template/" + use.template))
+                files.append(_file(f"cluster:resourceclaimtemplates/{case.namespace}/{use.template}",
+                                   use.template_obj))
     result = lint_files(files, judged_options(options), cluster_files=_cluster_without(snapshot, linted_keys))
     findings = [f for f in result.findings if f.severity is not Severity.INFO]
     holders = _allocated_claims(snapshot)
-    verdicts = [_verdict(case, use, findings, holders) for use in case.claims]
-    pod_label = f"Pod {case.namespace}/{case.name}"
-    pod_causes = [_cause(f, None, holders) for f in findings if f.object == pod_label and not _points_elsewhere(f)]
-    return Diagnosis(case, verdicts, pod_causes)
+    out = []
+    for case in cases:
+        verdicts = [_verdict(case, use, findings, holders) for use in case.claims]
+        pod_label = f"Pod {case.namespace}/{case.name}"
+        pod_causes = [_cause(f, None, holders) for f in findings
+                      if f.object == pod_label and not _points_elsewhere(f)]
+        out.append(Diagnosis(case, verdicts, pod_causes))
+    return out
 
 
 def _allocated_claims(snapshot: ClusterSnapshot) -> dict[str, list[str]]:

@@ -334,3 +334,14 @@ def test_json_output_shape(cluster, config, server):
     [e] = p["events"]
     assert e == {"type": "Warning", "reason": "FailedScheduling", "source": "default-scheduler", "count": 1,
                  "last": "2026-06-11T10:00:00Z", "message": "0/2 nodes are available: 2 cannot allocate all claims."}
+
+
+def test_a_claim_two_pending_pods_share_is_judged_for_both(cluster, config):
+    cluster.create("resourceclaims", claim("shared", count=4))
+    for name in ("a", "b"):
+        cluster.create("pods", pod(name, [{"name": "gpu", "resourceClaimName": "shared"}]))
+    code, out, _ = why(config, "--all-pending", "-n", "ml", "-o", "json")
+    pods = json.loads(out)["pods"]
+    assert code == 1
+    assert [(p["name"], p["claims"][0]["state"], [c["rule"] for c in p["claims"][0]["causes"]]) for p in pods] == [
+        ("a", "unallocatable", ["DRA701"]), ("b", "unallocatable", ["DRA701"])]
