@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--events", type=int, default=EVENTS_SHOWN, metavar="N",
                         help=f"show the N newest events of each Pod (default {EVENTS_SHOWN})")
     parser.add_argument("--max-seconds", type=float, default=10.0,
-                        help="the allocator's time budget per Pod, in seconds (default 10)")
+                        help="the allocator's time budget for all the Pods, in seconds (default 10)")
     return parser
 
 
@@ -72,6 +72,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         hint = parse_version(args.kube_version) if args.kube_version else None
         release, notes = Release.parse(args.kube_version, args.feature_gates) if args.kube_version else (None, [])
+        if release is None:   # the gates are checked now, the release they go with once the server says it
+            Release.parse(None, args.feature_gates)
     except ReleaseError as exc:
         raise UsageError(exc.named(f"--{exc.setting}")) from None
     api = connect(args.kubeconfig, args.context)
@@ -97,8 +99,8 @@ def _explain(api: Api, args: argparse.Namespace, namespace: str | None, hint: in
             raise UsageError(exc.named(f"--{exc.setting}")) from None
     rules = live.snapshot.listings.get("devicetaintrules")
     if rules is not None and rules.items and not release.gate("DRADeviceTaintRules"):
-        notes = [*notes, f"the API server holds {len(rules.items)} DeviceTaintRule(s) but the DRADeviceTaintRules feature gate is off "
-                 f"in {release.version} as judged: their taints are not applied; give --feature-gates "
+        notes = [*notes, f"the API server holds {len(rules.items)} DeviceTaintRule(s) but the DRADeviceTaintRules "
+                 f"feature gate is off in {release.version} as judged: their taints are not applied; give --feature-gates "
                  "DRADeviceTaintRules=true if the cluster's scheduler has it on"]
     for note in notes:
         err.write(f"dralint: note: {note}\n")

@@ -33,6 +33,8 @@ UNALLOCATABLE = "unallocatable"    # the allocator finds no devices for it where
 ALLOCATABLE = "allocatable"        # not allocated, but the allocator finds devices for it now
 MISSING = "missing"                # the Pod names a claim (or template) the cluster does not hold
 NOT_CREATED = "not-created"        # a template's claim the resourceclaim controller has not made yet
+UNDECIDED = "undecided"            # the allocator's search ran out of its budget (DRA709)
+_UNDECIDED_RULE = "DRA709"
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class ClaimVerdict:
     entry: str                 # the Pod's name for it (spec.resourceClaims[].name)
     claim: str                 # namespace/name of the ResourceClaim ("" when not made yet)
     template: str              # the template it comes from ("" when named directly)
-    state: str                 # ALLOCATED, UNALLOCATABLE, ALLOCATABLE, MISSING or NOT_CREATED
+    state: str                 # ALLOCATED, UNALLOCATABLE, ALLOCATABLE, UNDECIDED, MISSING or NOT_CREATED
     causes: list[Cause] = field(default_factory=list)
     reserved_for: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)   # allocated devices, driver/pool/device
@@ -110,6 +112,8 @@ def diagnose(snapshot: ClusterSnapshot, cases: Sequence[PodCase], options: Optio
         pod_label = f"Pod {case.namespace}/{case.name}"
         pod_causes = [_cause(f, None, holders) for f in findings
                       if f.object == pod_label and not _points_elsewhere(f)]
+        if any(c.rule == _UNDECIDED_RULE for c in pod_causes):   # the search for the Pod's claims together
+            verdicts = [replace(v, state=UNDECIDED) if v.state in (ALLOCATABLE, NOT_CREATED) else v for v in verdicts]
         out.append(Diagnosis(case, verdicts, pod_causes))
     return out
 
@@ -149,6 +153,8 @@ def _verdict(case: PodCase, use: ClaimUse, findings: list[Finding], holders: Map
     obj = use.claim if use.claim is not None else _dict(_dict(use.template_obj).get("spec"))
     causes = [_cause(f, obj, holders) for f in findings if f.object == label]
     state = UNALLOCATABLE if any(c.severity == "error" for c in causes) else ALLOCATABLE
+    if state == ALLOCATABLE and any(c.rule == _UNDECIDED_RULE for c in causes):
+        state = UNDECIDED
     if use.claim is None:
         state = NOT_CREATED if state == ALLOCATABLE else state
     return ClaimVerdict(use.entry, claim, use.template, state, causes, reserved_for=use.reserved_for)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence, TextIO
 
-from .diagnose import ALLOCATABLE, ALLOCATED, MISSING, NOT_CREATED, UNALLOCATABLE, Cause, ClaimVerdict, Diagnosis
+from .diagnose import (ALLOCATABLE, ALLOCATED, MISSING, NOT_CREATED, UNALLOCATABLE, UNDECIDED, Cause, ClaimVerdict,
+                       Diagnosis)
 
 JSON_VERSION = 1
 
@@ -33,6 +34,8 @@ def _text_lines(d: Diagnosis) -> list[str]:
         lines = [f"{pod}: {len(blocking)} of {len(d.claims)} claim(s) cannot be allocated"]
     elif any(c.severity == "error" for c in d.pod_causes):
         lines = [f"{pod}: its claims cannot be allocated, because of the Pod itself"]
+    elif any(c.state == UNDECIDED for c in d.claims):
+        lines = [f"{pod}: undecided: the allocator's search ran past its budget; give --max-seconds more"]
     elif all(c.state == ALLOCATED for c in d.claims):
         lines = [f"{pod}: every claim is allocated; what holds it is not its claims but {_ELSEWHERE}"]
     else:
@@ -71,7 +74,8 @@ def _claim_lines(c: ClaimVerdict, pod_blocked: bool) -> list[str]:
         what = f"claim {c.claim}" if c.claim else f"template {c.template}"
         return [f"  {what}{entry}: does not exist; the scheduler waits for it"]
     head = {UNALLOCATABLE: "cannot be allocated", ALLOCATABLE: "not allocated yet; the allocator finds devices for it",
-            NOT_CREATED: "the resourceclaim controller has not made it yet; the allocator would find devices for it"}
+            NOT_CREATED: "the resourceclaim controller has not made it yet; the allocator would find devices for it",
+            UNDECIDED: "not allocated; the allocator could not decide within its budget (--max-seconds)"}
     said = head[c.state]
     if pod_blocked and c.state in (ALLOCATABLE, NOT_CREATED):
         said = "not allocated; devices for it exist, but the Pod keeps it from being allocated (below)"

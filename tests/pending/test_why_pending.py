@@ -345,3 +345,32 @@ def test_a_claim_two_pending_pods_share_is_judged_for_both(cluster, config):
     assert code == 1
     assert [(p["name"], p["claims"][0]["state"], [c["rule"] for c in p["claims"][0]["causes"]]) for p in pods] == [
         ("a", "unallocatable", ["DRA701"]), ("b", "unallocatable", ["DRA701"])]
+
+
+def test_a_search_out_of_budget_is_undecided_not_allocatable(cluster, config):
+    from dralint.cluster.connect import connect
+    from dralint.cluster.state import list_cluster
+    from dralint.kube.releases import Release
+    from dralint.options import Options
+    from dralint.pending.diagnose import diagnose
+    from dralint.pending.gather import gather, read_pod
+    from dralint.pending.render import text
+
+    for n in range(2):   # DRA709's own example: a pair on one NUMA node, with a budget of 2 steps
+        numa = slice_of(f"node-{n}")
+        for device in numa["spec"]["devices"]:
+            device["attributes"] = {"numa": {"int": 0}}
+        cluster.update("resourceslices", numa)
+    c = claim("mine", count=2)
+    c["spec"]["devices"]["constraints"] = [{"matchAttribute": f"{GPU}/numa"}]
+    cluster.create("resourceclaims", c)
+    cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "mine"}]))
+    api = connect(str(config))
+    snapshot = list_cluster(api)
+    case = gather(api, snapshot, read_pod(api, "ml", "train"))
+    [d] = diagnose(snapshot, [case], Options(release=Release(36), max_steps=2))
+    assert d.claims[0].state == "undecided" and [c.rule for c in d.pod_causes] == ["DRA709"]
+    assert not d.blocked
+    out = io.StringIO()
+    text([d], out)
+    assert out.getvalue().startswith("Pod ml/train (Pending): undecided: the allocator's search ran past its budget")
