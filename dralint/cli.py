@@ -116,6 +116,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         from .audit import main as audit_main
 
         return audit_main(argv[1:], out, err)
+    if argv[:1] == ["why-pending"]:  # a Pod waiting for its claims, from the live cluster (docs/why-pending.md)
+        from .pending import main as why_pending
+
+        return why_pending(argv[1:], out, err)
     args = build_parser().parse_args(argv)
 
     # Imported here so that --version and --help stay instant.

@@ -321,10 +321,10 @@ def test_pods_and_events_of_one_namespace(server, cluster, config):
 
 
 def test_the_documented_rbac_lets_every_resource_be_listed():
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "live-cluster.md").read_text()
-    role = yaml.safe_load(docs.split("```yaml\n", 1)[1].split("```", 1)[0])
+    role = yaml.safe_load((Path(__file__).resolve().parents[2] / "docs" / "rbac" / "dralint-reader.yaml").read_text())
     allowed = {f"{r}.{rule['apiGroups'][0]}".rstrip(".") for rule in role["rules"] if "list" in rule["verbs"]
                for r in rule.get("resources", [])}
     from dralint.cluster.state import RESOURCES
 
-    assert allowed == {r.permission for r in RESOURCES}
+    # why-pending lists Pods and events too (tests/pending/test_rbac.py checks the whole role).
+    assert allowed - {"pods", "events"} == {r.permission for r in RESOURCES}
