@@ -13,6 +13,7 @@ RULES = {
     "malformed": "DRA706",       # semantic: input the allocator cannot interpret
     "cel": "DRA702",             # cel: a selector fails to compile or to evaluate on a device
     "all-constraint": "DRA707",  # feasibility: allocationMode All with devices a constraint rejects
+    "all-pool": "DRA711",        # feasibility: allocationMode All seeing an unusable pool, up to 1.37
 }
 
 

@@ -83,3 +83,6 @@ class RunContext:
     allocated: AllocatedState
     selection: Selection
     counter_cache: dict[tuple, CounterSets] = field(default_factory=dict)
+    # Behaviour of the target release's allocator (Limits.all_pool_fails_node, shares_block_exclusive).
+    all_pool_fails_node: bool = True
+    shares_block_exclusive: bool = True

@@ -9,7 +9,7 @@ alternatives.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from .capacity import Allocating, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
@@ -152,12 +152,8 @@ class Attempt(Pruning):
                              f"{alt.mode}", claim.obj, alt.path.child("allocationMode"))
         data = RequestData(alt, cls, 0)
         for pool in self.pools:
-            if pool.incomplete:
-                raise NodeFailure(f"request `{alt.full_name}` asks for all devices, but resource pool {pool.label} "
-                                  "is incomplete (not all of its ResourceSlices are published)")
-            if pool.invalid:
-                raise NodeFailure(f"request `{alt.full_name}` asks for all devices, but resource pool {pool.label} "
-                                  f"is invalid: {pool.invalid}")
+            if pool.incomplete or pool.invalid:
+                self._unusable_pool(claim, alt, pool)
             for s in pool.slices:
                 for device in s.devices:
                     if not self.selectable(claim, data, s, device):
@@ -167,6 +163,17 @@ class Attempt(Pruning):
                     data.all_devices.append(Candidate(device, s, pool))
         data.num = len(data.all_devices)
         return data
+
+    def _unusable_pool(self, claim: ClaimSpec, alt: Alternative, pool: Pool) -> NoReturn:
+        """An ``All`` request sees a pool it cannot count: a failure of this node from 1.38
+        (kubernetes#141898), before it an error that stops the pod's scheduling attempt."""
+        why = "is incomplete (not all of its ResourceSlices are published)" if pool.incomplete else \
+            f"is invalid: {pool.invalid}"
+        if self.run.all_pool_fails_node:
+            raise NodeFailure(f"request `{alt.full_name}` asks for all devices, but resource pool {pool.label} {why}")
+        raise FatalError("all-pool", f"claim {claim.display}, request {alt.full_name}: asks for all devices, but "
+                         f"resource pool {pool.label} {why} (before Kubernetes 1.38 an error for the pod, not "
+                         "only for this node)", claim.obj, alt.path.child("allocationMode"))
 
     # ------------------------------------------------------------------ search (§4)
 
@@ -229,6 +236,11 @@ class Attempt(Pruning):
 
     def in_use(self, key: DeviceKey) -> bool:
         return key in self.run.allocated.dedicated or bool(self.allocating.get(key))
+
+    def shared(self, key: DeviceKey) -> bool:
+        """``deviceCapacityInUse``: a claim holds a share of the device, or this attempt took one."""
+        allocated = self.run.allocated
+        return key in allocated.shared or key in allocated.consumed or key in self.capacity.by_device
 
     def _answers(self, data: RequestData) -> memoryview:
         """The request's selector answers per device uid, looked up once per attempt."""
@@ -354,6 +366,11 @@ class Attempt(Pruning):
         if not multi and alt.admin and c in self.allocating.get(key, ()):
             return None
         if not alt.admin and self.in_use(key):
+            return None
+        if not multi and not alt.admin and self.run.shares_block_exclusive and self.shared(key):
+            if self.trace is not None:
+                self._say(f"{claim.display} {alt.full_name}: {device.label} is shared by another claim and no "
+                          "longer allows multiple allocations")
             return None
         if not f.partitionable and device.consumes:
             if self.trace is not None:

@@ -68,7 +68,9 @@ class World:
                                    cel_entry_problem if driver_of is not None else None)
         self.classes: dict[str, DeviceClassInfo] = {}
         self.allocated = AllocatedState()
-        self.run = RunContext(self.features, self.classes, self.allocated, self.selection)
+        self.run = RunContext(self.features, self.classes, self.allocated, self.selection,
+                              all_pool_fails_node=limits.all_pool_fails_node,
+                              shares_block_exclusive=limits.shares_block_exclusive)
         self._slices: dict[str, Slice] = {}            # by object identity key (see _slice_key)
         self._slice_objs: dict[str, Canonical] = {}
         self.slices = SliceIndex([])

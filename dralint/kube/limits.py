@@ -60,6 +60,14 @@ class Limits:
     # The allocator matches a capacity requested as `<driver>/<name>` to one published as `<name>`,
     # and the reverse, from 1.38 (kubernetes#142202); before, only the exact key.
     capacity_names_either_way: bool = True
+    # An `allocationMode: All` request that sees an incomplete or invalid pool fails only that node
+    # from 1.38 (kubernetes#141898, not backported); before, the allocator returns a plain error, which
+    # the scheduler takes as an error for the pod: the attempt stops for every node.
+    all_pool_fails_node: bool = True
+    # A device that no longer allows multiple allocations is not given out exclusively while a claim
+    # still holds a share of it (`shareID`), from 1.38 (kubernetes#140798, not backported); before,
+    # only exclusive allocations kept it in use.
+    shares_block_exclusive: bool = True
     # 1.33's internal request still carries the `exactly` fields flat next to `firstAvailable`
     # (validation.go of 1.33): a class and `firstAvailable` conflict at the request, the other fields
     # at themselves ("must not be specified when firstAvailable is set"), tolerations never.
@@ -99,7 +107,7 @@ _COUNTERS_1_33: dict[str, Any] = dict(counter_sets_per_slice=None, counters_per_
 _ADMIN_LABELS: dict[int, str | None] = {**{m: None for m in range(26, 33)}, 33: "resource.k8s.io/admin-access"}
 # What 1.37 and 1.38 tightened, as the releases before them had it.
 _BEFORE_1_38: dict[str, Any] = dict(multi_slash_names=True, device_node_selector_one_term=False, taint_rule_needs_selector=False,
-                            capacity_names_either_way=False)
+                            capacity_names_either_way=False, all_pool_fails_node=False, shares_block_exclusive=False)
 _BEFORE_1_37: dict[str, Any] = dict(_BEFORE_1_38, capacity_range_guards=False, result_tolerations_checked=False)
 
 
