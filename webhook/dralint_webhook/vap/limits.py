@@ -141,7 +141,7 @@ def check_policy(policy: dict[str, Any], minor: int, sizes: Sizes) -> PolicyCost
     for i, variable in enumerate(spec.get("variables", [])):
         where = f"spec.variables[{i}].expression"
         program = _compiled(name, where, variable["expression"], env, decls, None)
-        unknown = _variables_read(variable["expression"]) - declared
+        unknown = variables_read(variable["expression"]) - declared
         if unknown:
             raise VapLimitError(f"ValidatingAdmissionPolicy {name}: {where} reads variables declared after it or "
                                 f"not at all: {', '.join(sorted(unknown))}")
@@ -155,7 +155,7 @@ def check_policy(policy: dict[str, Any], minor: int, sizes: Sizes) -> PolicyCost
             if key not in validation:
                 continue
             where = f"spec.validations[{i}].{key}"
-            unknown = _variables_read(validation[key]) - declared
+            unknown = variables_read(validation[key]) - declared
             if unknown:
                 raise VapLimitError(f"ValidatingAdmissionPolicy {name}: {where} reads undeclared variables: "
                                     f"{', '.join(sorted(unknown))}")
@@ -189,7 +189,7 @@ def _charged(policy: str, where: str, program: DeclaredProgram, costs: list[Cost
     return cost
 
 
-def _variables_read(expression: str) -> set[str]:
+def variables_read(expression: str) -> set[str]:
     """The names ``expression`` reads as ``variables.<name>``."""
     try:
         root = parse(expression).root
