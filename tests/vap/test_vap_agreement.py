@@ -158,7 +158,7 @@ def outcome() -> dict[str, Any]:
         seen["violating" if want else "allowed"] += 1
         seen.update(f"action {a[0]}" for a, _ in want)
         seen.update({rule for _, text in want for rule in ("DRA950", "DRA951", "DRA952") if f"({rule} " in text})
-    return {"seen": seen, "mismatches": mismatches, "setups": setups}
+    return {"seen": seen, "mismatches": mismatches}
 
 
 def test_generated_policies_agree_with_the_webhook_on_every_case(outcome):
@@ -174,11 +174,3 @@ def test_the_cases_cover_every_served_version_both_verdicts_and_every_rule_and_a
             assert seen[f"1.{minor} {version}"] > 0, (minor, version)
     for key in ("DRA950", "DRA951", "DRA952", "action Deny", "action Warn", "action Audit"):
         assert seen[key] > 10, key
-
-
-def test_actual_costs_stay_within_the_estimates(outcome):
-    # The estimate bounds every evaluation: an actual cost above it would mean it is not a bound.
-    for policy, minor, evaluator in outcome["setups"]:
-        estimates = {(c.name, e.field): e.cost for c in generate(policy, minor).costs for e in c.expressions}
-        for key, cost in evaluator.costs.seen.items():
-            assert cost <= estimates[key], (key, cost, estimates[key])

@@ -38,6 +38,9 @@ RULES = ("DRA950", "DRA951", "DRA952")
 HAS_REQUESTS = ("size(object.?spec.?devices.?requests.orValue([])) + "
                 "size(object.?spec.?spec.?devices.?requests.orValue([])) > 0")
 SEPARATOR = "; "      # the webhook's, between the errors of one denial
+# A messageExpression's result may have 5 KiB (MaxEvaluatedMessageExpressionSizeBytes) or the API server
+# says the static message instead; characters are counted, so leave room for multi-byte ones.
+MESSAGE_MAX = 4000
 # The fields of a flat request that v1 keeps under ``exactly``, with the zero value that the API server's
 # conversion reads as "not set" (dralint/convert.py); None: set whenever present.
 _FLAT_FIELDS: tuple[tuple[str, str | None], ...] = (
@@ -61,6 +64,17 @@ class RuleCheck:
     rule: str
     variable: str
     message: str      # the static fallback when the messageExpression fails
+    findings: str | None = None    # the variable with the list of findings, when there may be several
+
+    @property
+    def message_expression(self) -> str:
+        """The findings, or the first and how many more when they are too long for the API server to say."""
+        joined = f"string(variables.{self.variable})"
+        if self.findings is None:
+            return joined
+        return (f"size(variables.{self.variable}) <= {MESSAGE_MAX} ? {joined} : "
+                f"string(variables.{self.findings}[0]) + '; and ' + string(size(variables.{self.findings}) - 1) + "
+                f"' more'")
 
 
 def literal(text: str) -> str:
@@ -154,7 +168,8 @@ def class_rule(policy: OrgPolicy, minor: int) -> tuple[list[Variable], RuleCheck
                               f"variables.alts.map(a, {bad} ? {say} : '').filter(s, s != '')",
                     ("alts", "ns", "classes"))
     return [classes, *found], RuleCheck("DRA950", "dra950", "a request names a DeviceClass that the cluster's "
-                                                            "policy does not allow in this namespace (DRA950)")
+                                                            "policy does not allow in this namespace (DRA950)",
+                                        "dra950List")
 
 
 def count_rule(policy: OrgPolicy, minor: int) -> tuple[list[Variable], RuleCheck]:
@@ -200,4 +215,5 @@ def admin_rule(policy: OrgPolicy, minor: int) -> tuple[list[Variable], RuleCheck
                               f"a[1].adminAccess == true ? a[0] + {opening} + variables.ns + {closing} : '')"
                               f".filter(s, s != '')",
                     ("alts", "ns", "adminOk"))
-    return [granted, *found], RuleCheck("DRA952", "dra952", f"adminAccess needs a namespace labelled {wanted} (DRA952)")
+    return [granted, *found], RuleCheck("DRA952", "dra952", f"adminAccess needs a namespace labelled {wanted} (DRA952)",
+                                        "dra952List")

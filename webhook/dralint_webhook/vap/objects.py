@@ -122,7 +122,7 @@ def _policy(name: str, versions: tuple[str, ...], variables: list[X.Variable], c
     validations = []
     for check in checks:
         validation = {"expression": f"variables.{check.variable} == ''",
-                      "messageExpression": f"string(variables.{check.variable})",
+                      "messageExpression": check.message_expression,
                       "message": check.message}
         if action == "Deny":
             validation["reason"] = "Invalid"  # the webhook's 422
