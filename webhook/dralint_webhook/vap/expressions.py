@@ -3,7 +3,7 @@
 Each rule is one policy variable holding the rule's findings as the webhook words them, one
 ``field: message (DRAnnn name)`` per finding joined by ``; `` (the webhook's own separator), or ``''``
 when there are none; its validation is ``variables.<rule> == ''`` and its ``messageExpression`` the
-variable itself. The walk over requests follows ``dralint/checks/org.py`` step by step: a request's
+variable itself (cut to what the API server will say). The walk over requests follows ``dralint/checks/org.py`` step by step: a request's
 ``firstAvailable`` alternatives when it has some, else its ``exactly`` (v1, v1beta2) or the request
 itself (v1beta1, v1alpha3: flat, and only when one of its ``exactly`` fields is set, as the API
 server's conversion decides); a missing or non-positive count is 1; ``allocationMode: All`` is
@@ -26,6 +26,7 @@ from typing import Mapping
 
 from dralint.catalog import load_catalog
 from dralint.kube.limits import limits_for
+from dralint.kube.shapes import FLAT_REQUEST_FIELDS
 from dralint.org_policy import OrgPolicy
 
 from .glob import regex_of
@@ -41,11 +42,10 @@ SEPARATOR = "; "      # the webhook's, between the errors of one denial
 # A messageExpression's result may have 5 KiB (MaxEvaluatedMessageExpressionSizeBytes) or the API server
 # says the static message instead; characters are counted, so leave room for multi-byte ones.
 MESSAGE_MAX = 4000
-# The fields of a flat request that v1 keeps under ``exactly``, with the zero value that the API server's
-# conversion reads as "not set" (dralint/convert.py); None: set whenever present.
-_FLAT_FIELDS: tuple[tuple[str, str | None], ...] = (
-    ("deviceClassName", "''"), ("allocationMode", "''"), ("count", "0"), ("selectors", None),
-    ("adminAccess", None), ("tolerations", None), ("capacity", None), ("derivedAttributes", None))
+# The zero values (as CEL) that the API server's conversion reads as "not set" in a flat request
+# (dralint/convert.py); any other field of FLAT_REQUEST_FIELDS is set whenever present.
+_FLAT_ZERO = {"deviceClassName": "''", "allocationMode": "''", "count": "0"}
+_FLAT_FIELDS = tuple((name, _FLAT_ZERO.get(name)) for name in FLAT_REQUEST_FIELDS)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,12 @@ warning, a record for info; a rule the policy ignores is left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from dralint.catalog import load_catalog
 from dralint.findings import Severity
 from dralint.kube.shapes import FLAT_VERSIONS
+from dralint.org_policy import OrgPolicy
 from dralint.schema.served import serves
 
 from ..enforcement import Action
@@ -73,9 +74,10 @@ def generate(policy: Policy, minor: int) -> Generated:
         raise VapError(f"Kubernetes 1.{minor} serves ResourceClaims only in classic DRA's v1alpha2, which has no "
                        "device requests for the organisation rules to judge: nothing to enforce")
     org = policy.org
-    builders = {"DRA950": X.class_rule if org.allowed_classes else None,
-                "DRA951": X.count_rule if org.max_devices is not None else None,
-                "DRA952": X.admin_rule if org.admin_labels is not None else None}
+    builders: dict[str, Callable[[OrgPolicy, int], tuple[list[X.Variable], X.RuleCheck]] | None] = {
+        "DRA950": X.class_rule if org.allowed_classes else None,
+        "DRA951": X.count_rule if org.max_devices is not None else None,
+        "DRA952": X.admin_rule if org.admin_labels is not None else None}
     actions = rule_actions(policy)
     groups: dict[str, list[str]] = {}
     for rule, action in actions.items():
@@ -93,7 +95,9 @@ def generate(policy: Policy, minor: int) -> Generated:
         variables: list[X.Variable] = list(common)
         checks = []
         for rule in groups[action]:
-            own, check = builders[rule](org, minor)  # type: ignore[misc]
+            build = builders[rule]
+            assert build is not None  # grouped only when it has a builder
+            own, check = build(org, minor)
             variables += own
             checks.append(check)
         name = f"{NAME}-{action.lower()}"
