@@ -11,7 +11,6 @@ and so is the estimate of whatever depends on it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Mapping
 
 from . import types as T
@@ -157,11 +156,7 @@ def _compile(expression: str, env: CelEnv, declarations: Declarations) -> Declar
     if failed:
         return DeclaredProgram(expression, (CelIssue("program", "error", failed[1], failed[0]),))
     estimator = _Estimator(KubernetesEstimator(declarations.sizes))
-    cost = estimate_cost(parsed.root, checked, estimator, _overloads(m.libraries))[1]
+    cost = estimate_cost(parsed.root, checked, estimator, overload_estimators(m.libraries))[1]
     program, slots = compile_program(parsed.root, checked, declarations.names)
     return DeclaredProgram(expression, (), checked.type_of(parsed.root), cost, program, slots, declarations.names)
 
-
-@lru_cache(maxsize=16)
-def _overloads(libraries: frozenset[str]) -> dict:
-    return overload_estimators(libraries)
