@@ -159,4 +159,3 @@ def _compile(expression: str, env: CelEnv, declarations: Declarations) -> Declar
     cost = estimate_cost(parsed.root, checked, estimator, overload_estimators(m.libraries))[1]
     program, slots = compile_program(parsed.root, checked, declarations.names)
     return DeclaredProgram(expression, (), checked.type_of(parsed.root), cost, program, slots, declarations.names)
-
