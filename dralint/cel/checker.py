@@ -8,6 +8,7 @@ Messages use cel-go's wording; each error carries the offset of the offending no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from . import ast as A
 from . import types as T
@@ -40,8 +41,9 @@ class CheckResult:
 
 
 class _Checker:
-    def __init__(self, model: EnvModel) -> None:
+    def __init__(self, model: EnvModel, variables: Mapping[str, T.Type] | None = None) -> None:
         self.model = model
+        self.variables = variables
         self.fns = functions(model.libraries)
         self.res = CheckResult()
         self.mappings: dict[str, T.Type] = {}
@@ -66,7 +68,10 @@ class _Checker:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        if name == "device":
+        if self.variables is not None:
+            if name in self.variables:
+                return self.variables[name]
+        elif name == "device":
             return T.DEVICE
         if name in _TYPE_IDENTS:
             return T.type_of(_TYPE_IDENTS[name])
@@ -424,8 +429,12 @@ def _literal_type(v: object) -> T.Type:
     return T.NULL
 
 
-def check(root: A.Expr, model: EnvModel) -> CheckResult:
-    """Type-check ``root`` in ``model``; errors are in the result, never raised."""
-    c = _Checker(model)
+def check(root: A.Expr, model: EnvModel, variables: Mapping[str, T.Type] | None = None) -> CheckResult:
+    """Type-check ``root`` in ``model``; errors are in the result, never raised.
+
+    ``variables`` declares the top-level identifiers instead of the selector's ``device`` (an
+    admission policy's ``object``, ``request``, ...); None: the DRA selector environment.
+    """
+    c = _Checker(model, variables)
     c.check(root)
     return c.finish()

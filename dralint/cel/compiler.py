@@ -53,10 +53,12 @@ def _charge(f: list, amount: int) -> None:
 
 
 class _Compiler:
-    def __init__(self, checked: CheckResult) -> None:
+    def __init__(self, checked: CheckResult, variables: tuple[str, ...] = ()) -> None:
         self.checked = checked
         self.scopes: list[dict[str, tuple[int, bool]]] = []  # name -> (slot, may hold an error)
-        self.slots = 2
+        # Declared variables (an admission policy's) take the slots after the device's.
+        self.variables = {name: 2 + i for i, name in enumerate(variables)}
+        self.slots = 2 + len(variables)
 
     def type_of(self, e: A.Expr) -> T.Type:
         return self.checked.type_of(e)
@@ -97,7 +99,10 @@ class _Compiler:
                         raise v.error
                     return v
                 return read
-        if e.name == "device":
+        if e.name in self.variables:
+            slot = self.variables[e.name]
+            return lambda f: f[slot]
+        if e.name == "device" and not self.variables:
             return lambda f: f[1]
         tv = TypeValue(_TYPE_VALUES.get(e.name, e.name))
         return lambda f: tv
@@ -483,8 +488,9 @@ def _cond(c: Fn, a: Fn, b: Fn) -> Fn:
     return cond
 
 
-def compile_program(root: A.Expr, checked: CheckResult) -> tuple[Fn, int]:
-    """The root closure and the frame size it needs."""
-    c = _Compiler(checked)
+def compile_program(root: A.Expr, checked: CheckResult, variables: tuple[str, ...] = ()) -> tuple[Fn, int]:
+    """The root closure and the frame size it needs; ``variables`` (declared names, checked with the
+    same declarations) are read from frame slots 2, 3, ... in this order."""
+    c = _Compiler(checked, variables)
     fn = c.compile(root)
     return fn, c.slots

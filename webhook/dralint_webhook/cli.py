@@ -1,4 +1,4 @@
-"""The ``dralint-webhook`` command: ``serve``, ``certs``, ``configuration`` and ``check-policy``."""
+"""The ``dralint-webhook`` command: ``serve``, ``certs``, ``configuration``, ``check-policy`` and ``vap``."""
 from __future__ import annotations
 
 import argparse
@@ -87,6 +87,13 @@ def build_parser(json_errors: bool = False) -> argparse.ArgumentParser:
 
     check = sub.add_parser("check-policy", help="check a policy file and exit (0 good, 2 bad)")
     check.add_argument("file", help="policy file (YAML)")
+
+    vap = sub.add_parser("vap", help="write the organisation rules of a policy file as ValidatingAdmissionPolicies "
+                                     "and bindings (YAML, for kubectl apply -f -)")
+    vap.add_argument("--config", required=True, metavar="FILE", help="policy file (YAML), as the webhook reads it")
+    vap.add_argument("--kube-version", metavar="1.N",
+                     help="the cluster's release, 1.30 or newer (default: the policy's kubeVersion, else dralint's "
+                          "newest released one)")
     return parser
 
 
@@ -106,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _configuration(args)
     if args.command == "check-policy":
         return _check_policy(args.file)
+    if args.command == "vap":
+        from .vap.command import run
+
+        return run(args.config, args.kube_version)
     return _serve(args)
 
 
