@@ -11,6 +11,12 @@ validation alone with ``jsonschema`` (one cached Draft 2020-12 validator per kin
 collected, date-time format checked) and with dralint, and reading plus dralint's validation end
 to end. Each figure is the best of ``--repeat`` runs, by wall clock and by the process's CPU
 time (everything here is single-threaded; CPU time is steadier on a shared machine).
+
+Then the yes/no question every document is asked first ("is it valid?": only the few that are
+not are walked again for their problems), answered by dralint's compiled checkers and, when they
+are installed, by two compiled validators: ``fastjsonschema`` (generated Python code) and
+``jsonschema_rs`` (Rust), each given dralint's ``quantity`` and ``date-time`` formats. This is
+the measurement behind docs/performance.md's decision on the schema stage.
 """
 from __future__ import annotations
 
@@ -76,6 +82,70 @@ def dralint_runner(docs: list[dict[str, Any]], release: str) -> Callable[[], int
     return run
 
 
+def _formats() -> dict[str, Callable[[str], bool]]:
+    """The two formats our schemas use, as dralint checks them (the compiled validators call back)."""
+    from dralint.kube.quantity import Quantity, QuantityError
+    from dralint.schema.timestamps import is_go_rfc3339
+
+    def quantity(value: str) -> bool:
+        try:
+            Quantity.parse(value)
+        except QuantityError:
+            return False
+        return True
+
+    return {"quantity": quantity, "date-time": is_go_rfc3339}
+
+
+def _schemas(docs: list[dict[str, Any]], release: str) -> dict[tuple[str, str], dict[str, Any]]:
+    found = {}
+    for doc in docs:
+        key = (doc["apiVersion"], doc["kind"])
+        if key not in found:
+            path = schema_file(release, *key)
+            found[key] = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+    return found
+
+
+def yes_no_runners(docs: list[dict[str, Any]], release: str) -> dict[str, Callable[[], int]]:
+    """"Is it valid?" over ``docs``, per validator installed: each returns how many are not."""
+    from dralint.schema.validator import compiled
+
+    runners: dict[str, Callable[[], int]] = {}
+    ours = {key: compiled(release, *key) for key in _schemas(docs, release)}
+    runners["dralint compiled checkers"] = lambda: sum(
+        1 for doc in docs if not ours[(doc["apiVersion"], doc["kind"])].valid(doc))
+    try:
+        import fastjsonschema
+    except ImportError:
+        print("fastjsonschema: not installed (pip install fastjsonschema), not measured")
+    else:
+        def fast_valid(schema: dict[str, Any]) -> Callable[[Any], bool]:
+            # It knows drafts 4-7; our $defs are plain JSON pointers to it.
+            check = fastjsonschema.compile({k: v for k, v in schema.items() if k != "$schema"}, formats=_formats())
+
+            def valid(doc: Any) -> bool:
+                try:
+                    check(doc)
+                except fastjsonschema.JsonSchemaException:
+                    return False
+                return True
+            return valid
+        fast = {key: fast_valid(schema) for key, schema in _schemas(docs, release).items()}
+        runners["fastjsonschema (generated code)"] = lambda: sum(
+            1 for doc in docs if not fast[(doc["apiVersion"], doc["kind"])](doc))
+    try:
+        import jsonschema_rs
+    except ImportError:
+        print("jsonschema_rs: not installed (pip install jsonschema-rs), not measured")
+    else:
+        rust = {key: jsonschema_rs.validator_for(schema, formats=_formats(), validate_formats=True)
+                for key, schema in _schemas(docs, release).items()}
+        runners["jsonschema_rs (Rust)"] = lambda: sum(
+            1 for doc in docs if not rust[(doc["apiVersion"], doc["kind"])].is_valid(doc))
+    return runners
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=Path("/tmp/corpus"), help="folder of corpus-*.yaml files")
@@ -108,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     for label, (wall, cpu) in rows:
         print(f"{label:28}{n / wall:15,.0f}{n / cpu:15,.0f}")
     print(f"dralint vs jsonschema, schema alone: {t_theirs[1] / t_ours[1]:.1f}x (CPU)")
+    print("is it valid? (the first question asked of every document)")
+    for label, run in yes_no_runners(docs, args.release).items():
+        invalid = run()
+        wall, cpu = best_of(args.repeat, run)
+        print(f"  {label:34}{n / wall:12,.0f} docs/s (wall){n / cpu:12,.0f} docs/s (CPU); {invalid} not valid")
     return 0
 
 

@@ -74,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "dropped as the API server drops them on create (DRA802)")
     parser.add_argument("--max-steps", type=int, default=1_000_000,
                         help="search steps per claim or pod before feasibility says 'undecided' (default 1,000,000)")
-    parser.add_argument("--max-seconds", type=float, default=10.0,
-                        help="time budget of the whole feasibility stage, in seconds (default 10)")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="also bound the whole feasibility stage by wall time, in seconds (default: no time "
+                             "limit; --max-steps alone bounds the search, so verdicts never depend on the machine's "
+                             "load)")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="do not read paths matching GLOB (.gitignore style, relative to the current folder); "
                              "repeatable. node_modules, vendor, third_party and hidden folders are never walked into")
@@ -162,7 +164,7 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--jobs: N must be 0 (one per CPU) or more")
     if args.max_steps <= 0:  # a budget of nothing would make every claim "undecided"
         raise UsageError("--max-steps: N must be 1 or more")
-    if not args.max_seconds > 0:  # also refuses nan
+    if args.max_seconds is not None and not args.max_seconds > 0:  # also refuses nan
         raise UsageError("--max-seconds: SECONDS must be more than 0")
     try:
         config = _config(args, catalog)

@@ -46,15 +46,16 @@ class Manifest:
     kind: str
     from_cluster: bool = False
 
-    @property
+    # Cached: every stage asks these of every object, many times (the value is never changed in place).
+    @cached_property
     def group(self) -> str:
         return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
 
-    @property
+    @cached_property
     def version(self) -> str:
         return self.api_version.rpartition("/")[2]
 
-    @property
+    @cached_property
     def is_dra(self) -> bool:
         return self.group == DRA_GROUP
 

@@ -27,7 +27,9 @@ class Options:
     together: bool = False   # feasibility: the run's claims and pods one beside the other (--together)
     as_stored: bool = False  # feasibility: the linted claims are stored ones, gated fields kept (--as-stored)
     max_steps: int = 1_000_000
-    max_seconds: float = 10.0
+    # Wall-clock budget of the feasibility stage: opt-in (--max-seconds, the webhook's deadline), so that
+    # by default a verdict depends on the search's steps alone, never on how busy the machine is.
+    max_seconds: float | None = None
     jobs: int = 1            # processes the run may use (the CLI's -j); the feasibility stage forks them
     report_unused_ignores: bool = False  # report suppressions that hid nothing (DRA910)
     reading: Reading = field(default_factory=Reading)  # excludes, the size limit

@@ -207,7 +207,18 @@ def _expression(entry: Any) -> str | None:
 
 def _class_expressions(ctx: CheckContext, class_name: str | None) -> tuple[str, ...]:
     """The selectors of the request's DeviceClass (in the run or the cluster state)."""
-    klass = ctx.index.classes.get(class_name) if ctx.index is not None and class_name else None
+    if ctx.index is None or not class_name:
+        return ()
+    # Thousands of requests name the same few classes, in both passes: read once per class object.
+    known: dict[str, tuple[Any, tuple[str, ...]]] = ctx.index.derived("cel-class-expressions", lambda _: {})
+    klass = ctx.index.classes.get(class_name)
+    entry = known.get(class_name)
+    if entry is None or entry[0] is not klass:
+        entry = known[class_name] = (klass, _class_selector_expressions(klass))
+    return entry[1]
+
+
+def _class_selector_expressions(klass: Any) -> tuple[str, ...]:
     if klass is None:
         return ()
     found = value_at(klass.value, ("spec", "selectors"))

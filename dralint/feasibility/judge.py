@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import math
 import time
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator
@@ -56,7 +57,8 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
 
 def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
                 exhaustive: bool, report: FeasibilityReport, candidates: Iterable[Canonical] | None) -> None:
-    run = Judge(world, options, time.monotonic() + options.max_seconds, exhaustive)
+    deadline = math.inf if options.max_seconds is None else time.monotonic() + options.max_seconds
+    run = Judge(world, options, deadline, exhaustive)
     run.pool_warnings(linted, report)
     groups = build_groups(index, linted, candidates)
     run.judge_groups(groups, linted, report, lambda: _objects(index, groups))

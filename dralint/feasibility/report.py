@@ -14,7 +14,7 @@ class FeasibilityOptions:
     trace: frozenset[str] = frozenset()   # --trace CLAIM: claims (ns/name or name) whose search trace to return
     show_allocation: bool = False
     max_steps: int = 1_000_000            # search budget per claim or pod; past it: "undecided after N steps"
-    max_seconds: float = 10.0             # time budget of the whole run
+    max_seconds: float | None = None      # wall-clock budget of the whole run; None: steps alone bound it
     together: bool = False                # --together: the run's claims and pods one beside the other
     processes: int = 1                    # judge many groups in up to this many processes (fork)
 

@@ -47,7 +47,21 @@ def serves(release: str, api_version: str, kind: str) -> bool:
 
 def served_releases(api_version: str, kind: str) -> list[str]:
     """The releases serving ``kind`` in ``api_version``, oldest first; empty when none does."""
-    return [release for release in _index() if serves(release, api_version, kind)]
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return []
+    return list(_serving_releases().get((api_version, kind), ()))
+
+
+@lru_cache(maxsize=1)
+def _serving_releases() -> Mapping[tuple[str, str], tuple[str, ...]]:
+    """The index turned round, (apiVersion, kind) -> releases oldest first: every served object of a
+    run asks it (DRA803), and a walk over every release per object cost a tenth of reading them."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for release, versions in _index().items():
+        for api_version, kinds in versions.items():
+            for kind in kinds:
+                found.setdefault((api_version, kind), []).append(release)
+    return {key: tuple(releases) for key, releases in found.items()}
 
 
 def group_kinds(group: str) -> frozenset[str]:

@@ -48,6 +48,7 @@ SHIPPED_KEYS = {
     ("dralint.schema.decode", "_schema"): "a served version and kind",
     ("dralint.schema.required", "top_level_required"): "a release, version and kind",
     ("dralint.schema.served", "_index"): "nothing",
+    ("dralint.schema.served", "_serving_releases"): "nothing (the shipped index, turned round)",
     ("dralint.schema.validator", "compiled"): "a release, version and kind",
     ("dralint.source.templates", "in_chart_templates"): "a folder of the command line's files (one run)",
     ("dralint_webhook.processes", "_boot_time"): "nothing (the host's boot time, for process_start_time_seconds)",

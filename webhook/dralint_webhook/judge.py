@@ -102,7 +102,7 @@ def judge(request: AdmissionRequest, policy: Policy, state: ClusterState | None,
     old = with_identity(request, request.old_obj) if request.operation == "UPDATE" and request.old_obj else None
     use_cluster = cluster if policy.feasibility != "off" else None
     options = replace(policy.options, context=state.context) if use_cluster is not None and state else policy.options
-    if max_seconds is not None and max_seconds < options.max_seconds:
+    if max_seconds is not None and (options.max_seconds is None or max_seconds < options.max_seconds):
         options = replace(options, max_seconds=max(0.0, max_seconds))
     notes: tuple[str, ...] = ()
     view = state.fleet if state is not None and use_cluster is not None else None

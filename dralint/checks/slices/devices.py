@@ -61,12 +61,15 @@ def device_list_problems(ctx: CheckContext, spec: dict, old_spec: dict | None) -
                    if isinstance(d, dict) and isinstance(d.get("name"), str)}
     per_device = spec.get("perDeviceNodeSelection") is True
     seen: set[str] = set()
+    # Every device of a slice repeats the same attribute names: each is judged once per slice.
+    bad_names: dict[str, bool] = {}
     for i, device in enumerate(devices):
         if not isinstance(device, dict):
             continue
         path = p("spec", "devices", i)
         name = device.get("name")
-        yield from _device(ctx, device, old_devices.get(name) if isinstance(name, str) else None, path, per_device)
+        yield from _device(ctx, device, old_devices.get(name) if isinstance(name, str) else None, path, per_device,
+                           bad_names)
         if isinstance(name, str):
             if name in seen:
                 yield Problem(DEVICE_NAME_DUPLICATE, path,
@@ -75,7 +78,8 @@ def device_list_problems(ctx: CheckContext, spec: dict, old_spec: dict | None) -
             seen.add(name)
 
 
-def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, per_device: bool) -> Iterator[Problem]:
+def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, per_device: bool,
+            bad_names: dict[str, bool]) -> Iterator[Problem]:
     # A slice has thousands of attributes and most devices are valid: each part is first looked at
     # cheaply, and paths are only built for what has something to report.
     name = device.get("name")
@@ -95,7 +99,10 @@ def _device(ctx: CheckContext, device: dict, old: dict | None, path: FieldPath, 
     attribute_reports: list[Problem] = []
     for key, attribute in attributes.items():
         key = str(key)
-        if key_errors(ctx, key):
+        bad = bad_names.get(key)
+        if bad is None:
+            bad = bad_names[key] = bool(key_errors(ctx, key))
+        if bad:
             attribute_reports.extend(qualified_key_problems(ctx, key, path.child("attributes"), "attribute"))
         if plainly_valid(attribute, max_len):
             values += 1
