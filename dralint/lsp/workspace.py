@@ -46,6 +46,9 @@ _FIX_BATCH = 1000
 # suppressions (DRA910), which cannot be judged without it.
 FEASIBILITY_RULES = "DRA7"
 WHOLE_RUN_RULES = (FEASIBILITY_RULES, "DRA910")
+# The feasibility stage's wall-clock bound in the editor (the command line counts search steps only: a
+# verdict there must not depend on the machine's load; an editor must answer while the user types).
+FEASIBILITY_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,8 @@ class Workspace:
             try:
                 config = load_config(found, self.catalog) if found else Config()
                 options, notes = config_options(config)
+                if options.max_seconds is None:  # an editor waits for its answer: the search is bounded in time too
+                    options = dataclasses.replace(options, max_seconds=FEASIBILITY_SECONDS)
             except (ConfigError, ReleaseError, UsageError, ValueError) as exc:
                 self.settings = Settings(self.settings.config, self.settings.options, error=str(exc))
                 return self.settings

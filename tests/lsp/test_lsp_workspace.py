@@ -12,7 +12,7 @@ import pytest
 
 from dralint import cli
 from dralint.catalog import load_catalog
-from dralint.lsp.workspace import Workspace
+from dralint.lsp.workspace import FEASIBILITY_SECONDS, Workspace
 
 from conftest import REPO
 from lsp_support import claim
@@ -185,6 +185,15 @@ def test_the_configuration_is_read_again_when_it_changes(project: Path) -> None:
     config.unlink()
     assert {f.rule for f in workspace.lint([path], {})[path].findings} == {"DRA501"}
     assert workspace.settings.error is None
+
+
+def test_the_editors_feasibility_search_is_bounded_in_time(project: Path) -> None:
+    # The command line bounds the search by steps only (a verdict must not depend on the machine's
+    # load); the editor must answer while the user types, so it keeps a wall-clock bound as well.
+    workspace = Workspace([project], load_catalog())
+    workspace.lint([str(project / "manifests" / "mistakes" / "bad-cel.yaml")], {})
+    assert workspace.settings.options.max_seconds == FEASIBILITY_SECONDS
+    assert cli.build_parser().parse_args([]).max_seconds is None
 
 
 def test_per_path_ignores_apply(project: Path) -> None:

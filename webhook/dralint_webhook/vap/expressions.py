@@ -126,8 +126,8 @@ def common_variables(flat_versions: tuple[str, ...], minor: int) -> list[Variabl
     judged = (f"p[0] < size(variables.reqs) && (p[1] < 0 ? !{_has_alternatives(r)} && "
               f"(variables.flat ? {_flat_set(r)} : has({r}.exactly)) : "
               f"{_has_alternatives(r)} && p[1] < size({r}.firstAvailable))")
-    path = (f"variables.base + '[' + string(p[0]) + ']' + (p[1] < 0 ? (variables.flat ? '' : '.exactly') : "
-            f"'.firstAvailable[' + string(p[1]) + ']')")
+    path = ("variables.base + '[' + string(p[0]) + ']' + (p[1] < 0 ? (variables.flat ? '' : '.exactly') : "
+            "'.firstAvailable[' + string(p[1]) + ']')")
     body = f"(p[1] < 0 ? (variables.flat ? {r} : {r}.exactly) : {r}.firstAvailable[p[1]])"
     return [
         Variable("reqs", f"object.kind == {template} ? object.?spec.?spec.?devices.?requests.orValue([]) "
@@ -158,8 +158,8 @@ def class_rule(policy: OrgPolicy, minor: int) -> tuple[list[Variable], RuleCheck
     fallback = "[" + ", ".join(literal(v) for v in default) + "]" if default is not None else "[]"
     classes = Variable("classes", f"request.namespace in {listed} ? {listed}[request.namespace] : {fallback}")
     # '' stands for "no class allowed"; any other regex allows what it matches.
-    bad = (f"has(a[1].deviceClassName) && !(variables.classes[0] != '' && "
-           f"a[1].deviceClassName.matches(variables.classes[0]))")
+    bad = ("has(a[1].deviceClassName) && !(variables.classes[0] != '' && "
+           "a[1].deviceClassName.matches(variables.classes[0]))")
     say = (f"a[0] + {literal('.deviceClassName: DeviceClass ' + chr(39))} + a[1].deviceClassName + "
            f"{literal(chr(39) + ' is not allowed in namespace ')} + variables.ns + "
            f"{literal(' by the cluster' + chr(39) + 's policy (allowed: ')} + variables.classes[1] + "
