@@ -14,6 +14,7 @@ from . import __version__
 
 if TYPE_CHECKING:  # the heavy modules are imported when a run needs them
     from .catalog import Catalog
+    from .cluster.command import LiveCluster
     from .config import Config
     from .engine import RunResult
     from .options import Options
@@ -127,14 +128,17 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     # Imported here so that --version and --help stay instant.
     from .catalog import load_catalog
     from .config import ConfigError
-    from .explain import UnknownRule, explain, find_rule, rule_table
     from .rule_filter import UsageError
 
     catalog = load_catalog()
     if args.list_rules:
+        from .explain import rule_table
+
         out.write(rule_table(catalog))
         return 0
     if args.explain:
+        from .explain import UnknownRule, explain, find_rule
+
         try:
             out.write(explain(find_rule(catalog, args.explain)))
         except UnknownRule as exc:
@@ -168,9 +172,11 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
         raise UsageError("--max-seconds: SECONDS must be more than 0")
     try:
         config = _config(args, catalog)
-        from .cluster.command import live_cluster   # the cluster state listed live: --kubeconfig, --context
+        live: LiveCluster | None = None
+        if args.kubeconfig is not None or args.context is not None:
+            from .cluster.command import live_cluster   # the cluster state listed live (ssl, http: never else)
 
-        live = live_cluster(args, config, err)
+            live = live_cluster(args, config, err)
         options, fail_on = _options(args, config, err)
     except (UsageError, ConfigError):
         raise
@@ -200,13 +206,13 @@ def _lint(args: argparse.Namespace, catalog: Catalog, out: TextIO, err: TextIO) 
 
 def _report_remaining(result: RunResult, catalog: Catalog, config: Config, fail_on: Severity, err: TextIO) -> None:
     """The findings left after ``--fix -``, as text on stderr: stdout carries the fixed text."""
-    from .report import FORMATS, ReportContext
+    from .report import ReportContext, reporter
 
     kept = [f for f in result.findings if not config.ignored(f.file, f.rule)]
     code = 1 if any(f.severity.rank >= fail_on.rank for f in kept) else 0
     context = ReportContext(catalog=catalog, exit_code=code, fail_on=fail_on,
                             suppressed=result.suppressed + len(result.findings) - len(kept))
-    FORMATS["text"].render(dataclasses.replace(result, findings=kept), err, context)
+    reporter("text").render(dataclasses.replace(result, findings=kept), err, context)
 
 
 def _open_output(path: str) -> TextIO:
@@ -231,7 +237,7 @@ def _close_output(stream: TextIO, path: str) -> None:
 def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options: Options, fail_on: Severity,
              stream: TextIO, err: TextIO, cluster_files: Sequence[SourceFile]) -> int:
     from . import parallel
-    from .report import FORMATS, ReportContext
+    from .report import ReportContext, reporter
     from .rule_filter import UsageError
 
     result, files = parallel.lint_paths(args.paths, options, jobs=args.jobs, progress=err, cluster_files=cluster_files)
@@ -249,7 +255,7 @@ def _lint_to(args: argparse.Namespace, catalog: Catalog, config: Config, options
     context = ReportContext(catalog=catalog, exit_code=code, files=tuple(f.name for f in files), colour=colour,
                             fail_on=fail_on, suppressed=suppressed)
     try:
-        FORMATS[args.format].render(result, stream, context)
+        reporter(args.format).render(result, stream, context)
     except OSError as exc:
         if not args.output:
             raise  # stdout: a closed pipe is the console script's to handle

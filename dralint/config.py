@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -179,6 +178,8 @@ def load_config(path: Path, catalog: Catalog) -> Config:
 
 
 def _has_tool_table(path: Path) -> bool:
+    import tomllib   # read only where a pyproject.toml is met
+
     try:
         return "dralint" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -231,6 +232,8 @@ _TOML_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
 
 
 def _from_toml(path: Path, text: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

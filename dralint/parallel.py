@@ -19,7 +19,6 @@ and at most ``MAX_PROCESSES`` take part: each holds the whole parsed input.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 from dataclasses import dataclass, replace
@@ -54,8 +53,11 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1, progres
     cluster_files = list(cluster_files) + read_cluster
     sizes = [_size(path) for path in found]
     size = max(1, min(effective_jobs(jobs), MAX_PROCESSES, len(found), sum(sizes) // BYTES_PER_WORKER))
-    if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
-        size = 1
+    if size > 1:
+        import multiprocessing   # 15 ms of imports (sockets, pickling), paid by the runs that fork
+
+        if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
+            size = 1
     shares = _balanced_shares(sizes, size, stay=[i for i, path in enumerate(found) if path == "-"])
     workers = [_start(rank, len(shares), shares, planned, options, cluster_files, old_files)
                for rank in range(1, len(shares))]
@@ -85,6 +87,8 @@ class _Worker:
 
 def _start(rank: int, size: int, shares: list[list[int]], planned: source.Plan, options: Options,
            cluster_files: list[Any], old_files: list[Any]) -> _Worker:
+    import multiprocessing
+
     context = multiprocessing.get_context("fork")
     here, there = context.Pipe(duplex=True)
     process = context.Process(target=_worker, args=(there, rank, size, shares, planned, options, cluster_files,

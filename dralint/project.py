@@ -7,8 +7,6 @@ show the rules of the installed release. Releases are tagged by ``scripts/tag_re
 """
 from __future__ import annotations
 
-import importlib.metadata
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,6 +21,9 @@ _PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 def repository() -> str:
     """The repository URL from the package metadata, or from pyproject.toml in a checkout that
     is not installed; "" when neither says."""
+    import importlib.metadata   # 25 ms of imports, paid by the runs that make a link
+    import tomllib
+
     try:
         entries = importlib.metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
     except importlib.metadata.PackageNotFoundError:

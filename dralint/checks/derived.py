@@ -34,8 +34,6 @@ _CEL_GATES = ("DRAConsumableCapacity", "DRAListTypeAttributes")
 
 def problems(ctx: CheckContext, devices: Mapping[str, Any], path: FieldPath) -> Iterator[Problem]:
     """The derived attributes of every request and subrequest of one claim spec's ``devices``."""
-    from ..cel import DERIVED_CLAIM_MAX_COST
-
     requests = devices.get("requests")
     if not isinstance(requests, list):
         return
@@ -55,6 +53,10 @@ def problems(ctx: CheckContext, devices: Mapping[str, Any], path: FieldPath) -> 
                 yield from _list(ctx, sub["derivedAttributes"],
                                  path.child("requests", i, "firstAvailable", j, "derivedAttributes"),
                                  f"{name}/{sub['name']}", used, costs)
+    if not costs:   # no expression compiled: the CEL compiler stays unimported for most claims
+        return
+    from ..cel import DERIVED_CLAIM_MAX_COST
+
     total = sum(costs) % 2**64   # Go adds uint64 estimates: an unbounded pair wraps around
     if total > DERIVED_CLAIM_MAX_COST:
         parts = " + ".join(f"{c:,}" for c in costs)

@@ -15,7 +15,7 @@ from dralint.cli import main
 from dralint.engine import RunResult
 from dralint.findings import Category, Finding, Location, Position, Severity
 from dralint.paths import FieldPath
-from dralint.report import FORMATS, ReportContext
+from dralint.report import ReportContext, reporter
 from dralint.project import rules_doc_url
 from dralint.report.github import annotation, escape_data, escape_property
 
@@ -41,7 +41,7 @@ def render(fmt: str, findings: list[Finding], *, files: tuple[str, ...] = (), ex
            fail_on: Severity = Severity.ERROR) -> str:
     out = io.StringIO()
     result = RunResult(findings=findings, files=len(files) or 1, documents=1, objects=1)
-    FORMATS[fmt].render(result, out, ReportContext(catalog=CATALOG, exit_code=exit_code, files=files, fail_on=fail_on))
+    reporter(fmt).render(result, out, ReportContext(catalog=CATALOG, exit_code=exit_code, files=files, fail_on=fail_on))
     return out.getvalue()
 
 
@@ -207,7 +207,7 @@ def test_text_lines_end_with_rule_id_and_name_and_a_summary_table():
 def test_text_clean_run_and_colour():
     assert render("text", []).strip() == "✓ 1 file(s), 1 object(s): no problems found"
     out = io.StringIO()
-    FORMATS["text"].render(RunResult(findings=[finding()], files=1), out,
+    reporter("text").render(RunResult(findings=[finding()], files=1), out,
                            ReportContext(catalog=CATALOG, exit_code=1, colour=True))
     assert "\033[31merror\033[0m" in out.getvalue()
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Peak memory of one large file: the maximum resident set size of ``dralint FILE``.
+
+    python3 bench/bench_memory.py                    # a 17 MiB file from ../shared/bench/gen_corpus.py
+    python3 bench/bench_memory.py --file big.yaml
+
+The file is ``gen_corpus.py --docs 12000 --files 1 --seed 1`` (17.0 MiB, one multi-document YAML
+file), read with ``--max-file-size 64MiB``. Two runs, each in its own process (its peak is its
+own: ru_maxrss of the child): validation alone (``--ignore DRA7``) and every rule (feasibility
+included). Issue 30 asks for a single large file under 300 MB.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GENERATOR = REPO.parent / "shared" / "bench" / "gen_corpus.py"
+RUNS = (("validation (--ignore DRA7)", ["--ignore", "DRA7"]), ("every rule (feasibility too)", []))
+
+
+def _generate(folder: Path) -> Path:
+    if not GENERATOR.exists():
+        sys.exit(f"no corpus generator at {GENERATOR}: give --file")
+    subprocess.run([sys.executable, str(GENERATOR), "--docs", "12000", "--files", "1", "--seed", "1",
+                    "--out", str(folder)], check=True, stdout=subprocess.DEVNULL)
+    return folder / "corpus-000.yaml"
+
+
+def peak(file: Path, extra: list[str]) -> tuple[float, float, str]:
+    """Max RSS in MB, wall seconds and the summary line of one run, in a child that runs nothing else."""
+    probe = ("import resource, subprocess, sys, time\n"
+             "start = time.perf_counter()\n"
+             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+             "seconds = time.perf_counter() - start\n"
+             "lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or ['']\n"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, seconds, lines[-1], sep='\\t')\n")
+    command = [sys.executable, "-m", "dralint", "--no-config", "--max-file-size", "64MiB", *extra, str(file)]
+    done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True)
+    kib, seconds, summary = done.stdout.strip().split("\t", 2)
+    return int(kib) / 1024, float(seconds), summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, help="the large file (default: generated)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        file = args.file or _generate(Path(tmp))
+        print(f"file: {file.name}, {file.stat().st_size / 2**20:.1f} MiB; load average {os.getloadavg()[0]:.1f}")
+        for label, extra in RUNS:
+            mb, seconds, summary = peak(file, extra)
+            print(f"  {label:30} max RSS {mb:6.0f} MB  {seconds:6.1f} s   ({summary})")
+
+
+if __name__ == "__main__":
+    main()
