@@ -14,7 +14,7 @@ from ..catalog import load_catalog
 from ..cluster.state import ClusterSnapshot
 from ..engine import RunResult
 from ..findings import Finding
-from ..report import FORMATS, ReportContext
+from ..report import FORMATS, ReportContext, reporter
 from .judge import Verdict
 
 FORMAT_NAMES = tuple(FORMATS)   # the command line's, text first
@@ -28,7 +28,7 @@ def render(fmt: str, verdicts: list[Verdict], snapshot: ClusterSnapshot, exit_co
         return
     result = RunResult(findings=findings, files=len(verdicts), documents=len(verdicts), objects=len(verdicts))
     context = ReportContext(catalog=load_catalog(), exit_code=exit_code, files=tuple(v.obj.source for v in verdicts))
-    FORMATS[fmt].render(result, stream, context)
+    reporter(fmt).render(result, stream, context)
 
 
 def _text(verdicts: list[Verdict], snapshot: ClusterSnapshot, stream: TextIO) -> None:
