@@ -6,6 +6,7 @@ Exit codes: 0 no error finding (warnings allowed), 1 some stored object has an e
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Callable, Sequence, TextIO
 
@@ -15,7 +16,6 @@ from ..cluster.state import ClusterError, ClusterSnapshot, list_cluster
 from ..findings import Severity
 from ..kube.releases import Release, ReleaseError, parse_version
 from ..options import Options
-from ..parallel import MAX_PROCESSES, effective_jobs
 from ..policy_file import PolicyError, PolicySettings, parse_settings, read_policy_file
 from .judge import audit_options, judge
 from .listing import AUDITED, audit_state
@@ -23,6 +23,9 @@ from . import policy_report
 from .report import FORMAT_NAMES, render
 
 EXIT_USAGE = 2
+# The allocator's processes, as the command line's -j counts them (dralint.parallel, a face this one
+# does not import): one per CPU by default, never more than this.
+MAX_JOBS = 4
 
 
 class AuditUsageError(Exception):
@@ -96,7 +99,7 @@ def _audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if state.missing_references:
         err.write(f"dralint audit: warning: {', '.join(state.missing_references)} could not be listed: the rules that "
                   "judge against the cluster's state (references, feasibility) are not judged\n")
-    jobs = min(effective_jobs(args.jobs), MAX_PROCESSES)
+    jobs = min(args.jobs or os.cpu_count() or 1, MAX_JOBS)
     options = audit_options(Options(release=release, jobs=jobs), settings, state)
     started = time.time()
     verdicts = judge(state, options, settings)
