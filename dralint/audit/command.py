@@ -6,6 +6,7 @@ Exit codes: 0 no error finding (warnings allowed), 1 some stored object has an e
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Callable, Sequence, TextIO
 
@@ -22,6 +23,9 @@ from . import policy_report
 from .report import FORMAT_NAMES, render
 
 EXIT_USAGE = 2
+# The allocator's processes, as the command line's -j counts them (dralint.parallel, a face this one
+# does not import): one per CPU by default, never more than this.
+MAX_JOBS = 4
 
 
 class AuditUsageError(Exception):
@@ -52,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "and feasibility (its enforcement and onInternalError do not change findings)")
     parser.add_argument("--format", "-f", default="text", choices=FORMAT_NAMES, help="output format (default: text)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                        help="judge the claims and Pods for feasibility in up to N processes (default 0: one per CPU, "
+                             "at most 4); the output does not change")
     parser.add_argument("--policy-report", metavar="FILE",
                         help="also write the findings as PolicyReport / ClusterPolicyReport objects "
                              "(wgpolicyk8s.io/v1alpha2) to FILE, YAML for kubectl apply -f")
@@ -69,6 +76,8 @@ def main(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
 
 
 def _audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.jobs < 0:
+        raise AuditUsageError("--jobs: N must be 0 (one per CPU) or more")
     settings = _settings(args.policy)
     pinned = args.kube_version or (f"1.{settings.pinned_minor}" if settings and settings.pinned_minor else None)
     try:
@@ -90,7 +99,8 @@ def _audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if state.missing_references:
         err.write(f"dralint audit: warning: {', '.join(state.missing_references)} could not be listed: the rules that "
                   "judge against the cluster's state (references, feasibility) are not judged\n")
-    options = audit_options(Options(release=release), settings, state)
+    jobs = min(args.jobs or os.cpu_count() or 1, MAX_JOBS)
+    options = audit_options(Options(release=release, jobs=jobs), settings, state)
     started = time.time()
     verdicts = judge(state, options, settings)
     code = 1 if any(f.severity is Severity.ERROR for v in verdicts for f in v.findings) else 0

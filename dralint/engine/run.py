@@ -71,14 +71,17 @@ def lint_text(text: str, options: Options, *, old_text: str | None = None, clust
 
 def lint_files(files: Sequence[SourceFile], options: Options, *, cluster_files: Sequence[SourceFile] = (),
                old_files: Sequence[SourceFile] = (), discovery_problems: Sequence[SourceProblem] = (),
-               split: Split | None = None, surroundings: Surroundings | None = None) -> RunResult:
+               split: Split | None = None, surroundings: Surroundings | None = None,
+               fleet: Fleet | None = None) -> RunResult:
     """Lint loaded source files (what ``lint_paths`` and ``lint_text`` do after reading).
 
     With ``surroundings`` (from :func:`index_surroundings`), the objects of other files count for
     references and feasibility as if they were linted too, without being read or judged again.
+    ``fleet``: the allocator's view of the surroundings' index, kept by the caller (as for ``review``).
     """
     catalog = load_catalog()
-    emitter = Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities))
+    emitter = Emitter(catalog, RuleFilter.build(catalog, options.select, options.ignore, options.severities),
+                      options.context)
     result = RunResult(findings=emitter.findings, files=len(files), subjects=emitter.subjects)
 
     for problem in discovery_problems:
@@ -96,7 +99,7 @@ def lint_files(files: Sequence[SourceFile], options: Options, *, cluster_files: 
     result.objects = len(linted)
     _judge(emitter, result, linted, olds, cluster, options, split=split,
            cluster_given=bool(cluster_files) or (surroundings is not None and surroundings.cluster_given),
-           around=surroundings)
+           around=surroundings, fleet=fleet)
     try:
         _suppress(emitter, result, suppress.collect(files, linted), options)
     except Exception as exc:  # the findings stand, unsuppressed, and say why

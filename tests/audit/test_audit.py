@@ -329,3 +329,75 @@ def test_objects_recorded_from_a_real_api_server_audit_cleanly(shared, tmp_path,
     assert [(f["object"], f["rule"]) for f in json.loads(out)["findings"]] == [
         ("DeviceClass nic.example.com", "DRA603")]   # no slice publishes its driver
     assert json.loads(out)["summary"]["objects"] == 6
+
+
+def reviewed_one_by_one(state, options, settings) -> dict[str, list[tuple[str, str, str, str]]]:
+    """What one webhook review per object (the audit's judging before it judged objects together)
+    says of each object of ``state``: the reference the audit's engine runs must equal."""
+    from dataclasses import replace
+
+    from dralint.audit.judge import FEASIBILITY_KINDS, LEFT_OUT, _fleet, settled
+    from dralint.checks import org
+    from dralint.engine import review
+
+    fleet = _fleet(state, options)
+    engine = replace(options, org_policy=None)
+    no_feasibility = replace(engine, ignore=engine.ignore + ("DRA7",))
+    organisation = replace(options, select=org.RULES) if options.org_policy is not None else None
+    found = {}
+    for obj in state.audited:
+        findings = review(obj.value, None, "CREATE", "", no_feasibility if settled(obj) else engine,
+                          cluster=state.index, name=obj.source, fleet=fleet if obj.kind in FEASIBILITY_KINDS else None)
+        if organisation is not None and obj.kind in org.KINDS:
+            findings += review(obj.value, None, "CREATE", "", organisation, cluster=state.index, name=obj.source)
+        found[obj.source] = sorted((f.rule, f.severity.value, f.field, f.message, f.file)
+                                   for f in findings if f.rule not in LEFT_OUT)
+    return found
+
+
+@pytest.mark.parametrize("gates", ["", "DRAPrioritizedList=false", "DRADeviceTaints=true,DRADeviceTaintRules=true"])
+def test_objects_judged_together_get_the_findings_of_one_review_each(gates, config, cluster):
+    from dralint.audit.judge import audit_options, judge
+    from dralint.audit.listing import AUDITED, audit_state
+    from dralint.cluster.connect import connect
+    from dralint.cluster.state import list_cluster
+    from dralint.kube.releases import Release
+    from dralint.options import Options
+    from dralint.policy_file import parse_settings
+
+    cluster.create("resourceclaims", BIG_CLAIM)
+    # A class the API server would refuse (its CEL does not compile), and claims and Pods using it.
+    cluster.create("deviceclasses", {"metadata": {"name": "bad.example.com"},
+                                     "spec": {"selectors": [{"cel": {"expression": "device.driver == "}}]}})
+    cluster.create("resourceclaims", {**GOOD_CLAIM, "metadata": {"name": "uses-bad", "namespace": "ml"}, "spec": {
+        "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "bad.example.com"}}]}}})
+    # A field behind a gate (firstAvailable): dropped on create when the gate is off.
+    cluster.create("resourceclaims", {"metadata": {"name": "prio", "namespace": "ml"}, "spec": {"devices": {
+        "requests": [{"name": "gpu", "firstAvailable": [{"name": "a", "deviceClassName": "gpu.example.com",
+                                                         "count": 9}]}]}}})
+    cluster.create("resourceclaimtemplates", {"metadata": {"name": "four", "namespace": "ml"}, "spec": {"spec": {
+        "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": 4}}]}}}})
+    # Pods whose claims are judged in the same audit: each Pod against the claims as stored.
+    cluster.create("pods", pod("both", [{"name": "a", "resourceClaimName": "train"},
+                                        {"name": "b", "resourceClaimName": "big"}]))
+    cluster.create("pods", pod("bad", [{"name": "a", "resourceClaimName": "uses-bad"},
+                                       {"name": "b", "resourceClaimName": "typo"}]))
+    cluster.create("pods", pod("templated", [{"name": "a", "resourceClaimTemplateName": "four"}]))
+    cluster.create("pods", pod("held", [{"name": "a", "resourceClaimName": "held-node-0"}]))
+    cluster.create("pods", pod("pinned", [{"name": "gpu", "resourceClaimName": "train"}], node="node-1"))
+    cluster.create("devicetaintrules", {"metadata": {"name": "node-1"}, "spec": {
+        "deviceSelector": {"driver": "gpu.example.com", "pool": "node-1"}, "taint": {"key": "broken", "effect": "NoSchedule"}}})
+    api = connect(str(config), None)
+    try:
+        snapshot = list_cluster(api, None, resources=AUDITED)
+    finally:
+        api.close()
+    state = audit_state(snapshot)
+    settings = parse_settings({"organization": {"allowedDeviceClasses": {"ml": ["gpu.example.*"]},
+                                                "maxDevicesPerClaim": 2}})
+    for policy in (None, settings):
+        options = audit_options(Options(release=Release.parse(None, gates)[0]), policy, state)
+        together = {v.obj.source: sorted((f.rule, f.severity.value, f.field, f.message, f.file) for f in v.findings)
+                    for v in judge(state, options, policy)}
+        assert together == reviewed_one_by_one(state, options, policy)
+        assert any(together.values())

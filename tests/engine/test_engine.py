@@ -209,3 +209,22 @@ def test_show_allocation_and_trace_on_the_examples():
     assert ("allocation: ml-serving/two-gpus-same-root on worker-1: gpus → gpu.example.com/worker-1/gpu-0, "
             "gpu.example.com/worker-1/gpu-1") in out
     assert "trace of ml-serving/two-gpus-same-root:" in out and "result: allocated on worker-1" in out
+
+
+def test_a_run_names_where_its_objects_come_from_as_the_options_say():
+    claim = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: ml}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.exmaple.com}}]}}
+"""
+    cluster = """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+"""
+
+    def dra600(options: Options) -> str:
+        (message,) = [f.message for f in lint_text(claim, options, cluster_text=cluster) if f.rule == "DRA600"]
+        return message
+
+    assert "DeviceClass(es) of this run" in dra600(Options())
+    assert "DeviceClass(es) of the cluster" in dra600(Options(context="the cluster"))
