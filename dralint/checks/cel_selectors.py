@@ -34,8 +34,10 @@ Example that PASSES::
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Iterator
 
+from ..kube.releases import Release
 from ..paths import FieldPath, value_at
 from .base import CheckContext, p
 from ..problems import Problem
@@ -86,11 +88,7 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
     lists = list(_selector_lists(ctx.obj.value, ctx.obj.kind, ctx.release.minor))
     if not lists:
         return
-    # Imported on first use: the CEL engine takes a fifth of a second to import, and a pre-commit run
-    # over files without selectors should not pay for it.
-    from ..cel import env_for
-
-    env = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=False)
+    env = _env(ctx.release, stored=False)
     if ctx.index is not None:
         known, everywhere = ctx.index.derived("cel-published-names", _published_names)
         # Many objects repeat the same expressions; the verdict depends only on the text, the env,
@@ -110,7 +108,7 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
         if mode == "stored":
             if hints:
                 continue  # a stored selector gets no teaching
-            stored_env = stored_env or env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
+            stored_env = stored_env or _env(ctx.release, stored=True)
             yield from _stored_problems(ctx, path, selectors, stored_env)
             continue
         class_selectors = before = _class_expressions(ctx, class_name)
@@ -147,6 +145,17 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
                         if rule == UNKNOWN_NAME and refused_slices:
                             message = _accepted_only(message, refused_slices, ctx.release.version)
                         yield Problem(rule, where, message, scalar_offset=offset, details=details)
+
+
+@functools.lru_cache(maxsize=32)  # releases (with their gates) × stored: a process judges with one or a few
+def _env(release: Release, *, stored: bool) -> Any:
+    """The CEL env of ``release``: the same for every object, where building it per object cost as
+    much as the rest of this check's walk over an object whose verdicts are already known."""
+    # Imported on first use: the CEL engine takes a fifth of a second to import, and a pre-commit run
+    # over files without selectors should not pay for it.
+    from ..cel import env_for
+
+    return env_for(release.version, {g: release.gate(g) for g in _GATES}, stored=stored)
 
 
 def _refused_slices(ctx: CheckContext) -> list[str]:
@@ -243,7 +252,7 @@ def _left_by(ctx: CheckContext, before: tuple[str, ...], expr: str) -> Any:
     Only a device that publishes a domain ``expr`` reads but lacks one of the names it reads
     can make a read fail, so only those devices are evaluated.
     """
-    from ..cel import CelRuntimeError, compile_selector, env_for
+    from ..cel import CelRuntimeError, compile_selector
     from ..cel.lint import read_names
 
     assert ctx.index is not None
@@ -259,7 +268,7 @@ def _left_by(ctx: CheckContext, before: tuple[str, ...], expr: str) -> Any:
         return None
     cache["evaluations"] += len(suspects) * len(before)
     # The scheduler evaluates stored selectors; one that does not compile restricts nothing here.
-    stored = env_for(ctx.release.version, {g: ctx.gate(g) for g in _GATES}, stored=True)
+    stored = _env(ctx.release, stored=True)
     programs = [c for c in (compile_selector(e, stored) for e in before) if c.runnable]
 
     def selected(device: Any) -> bool:

@@ -7,12 +7,12 @@ cluster, but linting it together with the cluster's DeviceClasses (files or ``--
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..convert import Canonical
+from ..fuzzy import closest
 from ..index import namespaces_of
 from ..kube.shapes import LEGACY_VERSIONS
 from ..paths import FieldPath
@@ -214,5 +214,5 @@ def _refused(ctx: CheckContext, kind: str, name: str) -> str:
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, [c for c in candidates if isinstance(c, str)], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(name, [c for c in candidates if isinstance(c, str)], cutoff=0.6)
+    return f" (did you mean {close!r}?)" if close is not None else ""

@@ -117,6 +117,8 @@ def _old_for(manifest: Manifest, olds: Mapping[Identity, Manifest]) -> Manifest 
     """The stored object a new one updates: same kind, namespace and name; or, when the old file holds
     exactly one object of that kind, that one (an update that renames it is then judged, and refused,
     as the API server would: names are immutable)."""
+    if not olds:  # a run without --old: no object of it is an update
+        return None
     found = olds.get(identity(manifest))
     if found is not None:
         return found

@@ -6,7 +6,6 @@ claim is said too.
 """
 from __future__ import annotations
 
-import difflib
 import gc
 import math
 import time
@@ -15,6 +14,7 @@ from typing import Callable, Iterable, Iterator
 
 
 from ..convert import Canonical
+from ..fuzzy import closest
 from ..index import Index
 from ..kube.releases import Release
 from ..rule_filter import UsageError
@@ -101,8 +101,8 @@ def _check_node(world: World, node: str | None) -> None:
     known = world.known_node_names()
     if node in known:
         return
-    close = difflib.get_close_matches(node, known, n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
+    close = closest(node, known)
+    hint = f"; did you mean {close}?" if close is not None else ""
     if node in world.absent_devices()[1]:
         hint = f" (slices name it, but it has no Node object: the scheduler never places a pod there){hint}"
     shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")

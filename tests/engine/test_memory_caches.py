@@ -34,6 +34,7 @@ from dralint.kube.quantity import Quantity
 # a few entries whatever callers do. (module, name) -> why.
 SHIPPED_KEYS = {
     ("dralint.catalog", "load_catalog"): "the rule catalog folder",
+    ("dralint.checks.cel_selectors", "_env"): "a release with the gates the command line or webhook sets, stored",
     ("dralint.cel.cost_dra", "_overloads"): "a set of CEL libraries",
     ("dralint.cel.decls", "functions"): "a set of CEL libraries",
     ("dralint.cel.env", "model"): "a CEL environment: release, gates, stored",
