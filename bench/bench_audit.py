@@ -24,14 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 from bench_cluster_list import build, timed  # noqa: E402
 from dralint.cli import main  # noqa: E402
-from fakeapi import FakeApiServer, FakeCluster  # noqa: E402
+from fakeapi import FakeApiServer, FakeCluster, write_kubeconfig  # noqa: E402
 
 
 def add_workload(cluster: FakeCluster, claims: int, pods: int) -> None:
@@ -68,12 +67,7 @@ def main_bench() -> None:
     print(f"cluster: {args.nodes:,} nodes and slices, {args.claims:,} claims, {args.pods:,} Pods "
           f"(built in {time.perf_counter() - built:.1f} s)")
     with FakeApiServer(cluster) as server, tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": server.url}}],
-            "users": [{"name": "bench", "user": {"token": "t"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+        kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", server.url, name="bench")
 
         cpu: list[float] = []
 

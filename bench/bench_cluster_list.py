@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
@@ -38,7 +37,7 @@ from dralint.cluster.connect import connect  # noqa: E402
 from dralint.cluster.state import list_cluster  # noqa: E402
 from dralint.options import Options  # noqa: E402
 from dralint.kube.releases import Release  # noqa: E402
-from fakeapi import FakeApiServer, FakeCluster  # noqa: E402
+from fakeapi import FakeApiServer, FakeCluster, write_kubeconfig  # noqa: E402
 
 CLAIM = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -87,12 +86,7 @@ def main_bench() -> None:
     print(f"cluster: {args.nodes:,} nodes, {args.nodes:,} ResourceSlices of 8 GPUs "
           f"(built in {time.perf_counter() - built:.1f} s)")
     with FakeApiServer(cluster) as server, tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": server.url}}],
-            "users": [{"name": "bench", "user": {"token": "t"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}]}))
+        kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", server.url, name="bench")
         claim = Path(tmp) / "claim.yaml"
         claim.write_text(CLAIM)
         api = connect(str(kubeconfig))

@@ -18,14 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 from bench_cluster_list import build, timed  # noqa: E402
 from dralint.cli import main  # noqa: E402
-from fakeapi import FakeApiServer  # noqa: E402
+from fakeapi import FakeApiServer, write_kubeconfig  # noqa: E402
 
 
 def main_bench() -> None:
@@ -46,12 +45,7 @@ def main_bench() -> None:
     print(f"cluster: {args.nodes:,} nodes with 8 GPUs each, {args.pods} Pending Pods "
           f"(built in {time.perf_counter() - built:.1f} s)")
     with FakeApiServer(cluster) as server, tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": server.url}}],
-            "users": [{"name": "bench", "user": {"token": "t"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench", "namespace": "default"}}]}))
+        kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", server.url, name="bench", namespace="default")
         for label, argv in (("one pod", ["train-0"]), ("all pending", ["--all-pending"])):
             def run(argv: list[str] = argv) -> int:
                 return main(["why-pending", "--kubeconfig", str(kubeconfig), *argv], stdout=io.StringIO(),

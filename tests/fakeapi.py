@@ -184,6 +184,22 @@ class Faults:
     down: bool = False                                        # an outage: connections closed unanswered
 
 
+def write_kubeconfig(path: Path, url: str, *, name: str = "fake", user: dict[str, Any] | None = None,
+                     cluster: dict[str, Any] | None = None, namespace: str | None = None) -> Path:
+    """A kubeconfig with one context ``name`` for the API server at ``url``: ``user`` its credentials
+    (a token by default), ``cluster`` more of the cluster entry (a CA, a TLS server name), ``namespace``
+    the context's namespace."""
+    context: dict[str, Any] = {"cluster": name, "user": name}
+    if namespace is not None:
+        context["namespace"] = namespace
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": name,
+        "clusters": [{"name": name, "cluster": {"server": url, **(cluster or {})}}],
+        "users": [{"name": name, "user": {"token": name} if user is None else user}],
+        "contexts": [{"name": name, "context": context}]}))
+    return path
+
+
 class FakeApiServer:
     """The server: ``cluster`` (live) or ``replay`` (a fixture folder), with ``faults``."""
 

@@ -7,44 +7,33 @@ from typing import Any, Callable
 from .errors import CelRuntimeError
 from .runtime import DomainMap, compare, equal, err, lookup_key, no_overload
 from .strformat import string_format
+from .strings import need_int, need_str
 from .values import Duration, Optional, Timestamp, Uint
 
 # -- strings ---------------------------------------------------------------------------------
 
 
-def _s(*vals: Any) -> None:
-    for v in vals:
-        if type(v) is not str:
-            raise no_overload()
-
-
-def _i(*vals: Any) -> None:
-    for v in vals:
-        if type(v) is not int:
-            raise no_overload()
-
-
 def char_at(s: Any, i: Any) -> str:
-    _s(s)
-    _i(i)
+    need_str(s)
+    need_int(i)
     if i < 0 or i > len(s):
         raise err(f"index out of range: {i}")
     return s[i] if i < len(s) else ""
 
 
 def lower_ascii(s: Any) -> str:
-    _s(s)
+    need_str(s)
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
 
 
 def upper_ascii(s: Any) -> str:
-    _s(s)
+    need_str(s)
     return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in s)
 
 
 def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
-    _s(s, old, new)
-    _i(n)
+    need_str(s, old, new)
+    need_int(n)
     if n == 0:
         return s
     if old == "":
@@ -61,8 +50,8 @@ def replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
 
 
 def split(s: Any, sep: Any, n: Any = -1) -> list[str]:
-    _s(s, sep)
-    _i(n)
+    need_str(s, sep)
+    need_int(n)
     if n == 0:
         return []
     if sep == "":
@@ -76,10 +65,10 @@ def split(s: Any, sep: Any, n: Any = -1) -> list[str]:
 
 
 def substring(s: Any, start: Any, end: Any = None) -> str:
-    _s(s)
-    _i(start)
+    need_str(s)
+    need_int(start)
     stop = len(s) if end is None else end
-    _i(stop)
+    need_int(stop)
     if start < 0 or start > len(s):
         raise err(f"index out of range: {start}")
     if stop < 0 or stop > len(s):
@@ -93,19 +82,19 @@ _SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2
 
 
 def trim(s: Any) -> str:
-    _s(s)
+    need_str(s)
     return s.strip(_SPACE)
 
 
 def join(items: Any, sep: Any = "") -> str:
     if type(items) not in (list, tuple):
         raise no_overload("join")
-    _s(sep, *items)
+    need_str(sep, *items)
     return sep.join(items)
 
 
 def quote(s: Any) -> str:
-    _s(s)
+    need_str(s)
     out = ['"']
     for c in s:
         if c == '"':
@@ -128,13 +117,13 @@ def _list(v: Any) -> list | tuple:
 
 
 def lists_range(n: Any) -> list[int]:
-    _i(n)
+    need_int(n)
     return list(range(max(n, 0)))
 
 
 def list_slice(v: Any, start: Any, end: Any) -> list:
     items = _list(v)
-    _i(start, end)
+    need_int(start, end)
     if start < 0 or end < 0:
         raise err(f"cannot slice({start}, {end}), negative indexes not supported")
     if start > end:
@@ -146,7 +135,7 @@ def list_slice(v: Any, start: Any, end: Any) -> list:
 
 def flatten(v: Any, depth: Any = 1) -> list:
     items = _list(v)
-    _i(depth)
+    need_int(depth)
     if depth < 0:
         raise err("level must be non-negative")
     out: list = []

@@ -11,13 +11,15 @@ from .runtime import err, no_overload
 from .values import CIDRValue, Duration, IPAddr, Timestamp, Uint
 
 
-def _s(*vals: Any) -> None:
+def need_str(*vals: Any) -> None:
+    """No overload unless every value is a CEL string (an exact str: a Key or other subclass is not)."""
     for v in vals:
         if type(v) is not str:
             raise no_overload()
 
 
-def _i(*vals: Any) -> None:
+def need_int(*vals: Any) -> None:
+    """No overload unless every value is a CEL int (an exact int: bool and Uint are not)."""
     for v in vals:
         if type(v) is not int:
             raise no_overload()
@@ -96,10 +98,10 @@ def _duration_string(d: Duration) -> str:
 
 def string_index_of(s: Any, sub: Any, offset: Any = None) -> int:
     """``s.indexOf(sub[, offset])``: the first index of ``sub`` at or after ``offset``, or -1."""
-    _s(s, sub)
+    need_str(s, sub)
     start = 0
     if offset is not None:
-        _i(offset)
+        need_int(offset)
         if offset < 0 or offset > len(s):
             raise err(f"index out of range: {offset}")
         start = offset
@@ -108,10 +110,10 @@ def string_index_of(s: Any, sub: Any, offset: Any = None) -> int:
 
 def string_last_index_of(s: Any, sub: Any, offset: Any = None) -> int:
     """``s.lastIndexOf(sub[, offset])``: the last index of ``sub`` starting at or before ``offset``, or -1."""
-    _s(s, sub)
+    need_str(s, sub)
     end = len(s)
     if offset is not None:
-        _i(offset)
+        need_int(offset)
         if offset < 0 or offset >= len(s) and not (offset == 0 and not s):
             raise err(f"index out of range: {offset}")
         end = offset

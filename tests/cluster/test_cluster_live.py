@@ -19,7 +19,7 @@ from dralint.cluster.api import ApiError, list_all
 from dralint.cluster.connect import ConnectError, connect
 from dralint.cluster.discovery import version_rank
 from dralint.cluster.state import list_cluster
-from fakeapi import KINDS, FakeApiServer, FakeCluster, version_info
+from fakeapi import KINDS, FakeApiServer, FakeCluster, version_info, write_kubeconfig
 from test_webhook_server import HOSTNAME, make_certs
 
 TOKEN = "s3cr3t-token"
@@ -102,13 +102,8 @@ def server(cluster: FakeCluster, certs: Path) -> Iterator[FakeApiServer]:
 
 
 def kubeconfig(path: Path, url: str, certs: Path, token: str = TOKEN, context: str = "fake") -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": context,
-        "clusters": [{"name": context, "cluster": {"server": url, "certificate-authority": str(certs / "ca.crt"),
-                                                   "tls-server-name": HOSTNAME}}],
-        "users": [{"name": context, "user": {"token": token}}],
-        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}]}))
-    return path
+    return write_kubeconfig(path, url, name=context, user={"token": token},
+                            cluster={"certificate-authority": str(certs / "ca.crt"), "tls-server-name": HOSTNAME})
 
 
 def run(*argv: str, tty: bool = False) -> tuple[int, str, str]:

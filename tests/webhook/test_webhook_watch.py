@@ -30,7 +30,7 @@ from dralint_webhook.snapshot import Follower
 from dralint_webhook.store import RESOURCES, Store
 from dralint_webhook.verdict import Verdict
 from dralint_webhook.watcher import WatchSettings, run
-from fakeapi import FakeApiServer, FakeCluster, raw
+from fakeapi import FakeApiServer, FakeCluster, raw, write_kubeconfig
 
 FAST = Timing(watch_seconds=(2, 3), read_margin=2.0, list_timeout=5.0, backoff_initial=0.05, backoff_max=0.4)
 # client-go's backoff (0.8 s doubling to 30 s), with short watches: for rates the API server would see.
@@ -40,12 +40,7 @@ TOKEN = "s3cr3t-token"
 
 def kubeconfig(path: Path, url: str, token: str = TOKEN, token_file: Path | None = None) -> Path:
     user = {"tokenFile": str(token_file)} if token_file is not None else {"token": token}
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": url}}],
-        "users": [{"name": "fake", "user": user}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
-    return path
+    return write_kubeconfig(path, url, user=user)
 
 
 def wait_for(condition: Callable[[], Any], seconds: float = 10.0, what: str = "condition") -> Any:
