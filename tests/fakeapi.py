@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
 GROUP = "resource.k8s.io"
 VERSION = "v1"
 # DeviceTaintRules are served by 1.35 in v1alpha3 alone, and only with the DRADeviceTaintRules gate.
@@ -192,7 +194,8 @@ def write_kubeconfig(path: Path, url: str, *, name: str = "fake", user: dict[str
     context: dict[str, Any] = {"cluster": name, "user": name}
     if namespace is not None:
         context["namespace"] = namespace
-    path.write_text(json.dumps({
+    # YAML, as kubectl writes it: tests edit the text of a context.
+    path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": name,
         "clusters": [{"name": name, "cluster": {"server": url, **(cluster or {})}}],
         "users": [{"name": name, "user": {"token": name} if user is None else user}],
