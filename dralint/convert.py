@@ -9,7 +9,7 @@ fields. Kinds of the older generations (v1alpha1/v1alpha2) have no v1 form and p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from .manifest import Manifest
 from .kube.shapes import FLAT_REQUEST_FIELDS, FLAT_VERSIONS
@@ -80,11 +80,16 @@ def _decoded(manifest: Manifest) -> dict:
         return decoded(manifest.value, manifest.api_version, manifest.kind)
     value = manifest.value
     for base in manifest.pod_spec_paths:
-        spec = value_at(value, tuple(base))
+        keys = tuple(step for step in base if isinstance(step, str))
+        if len(keys) != len(base):
+            # A pod template inside a list (a JobSet's replicatedJobs) is a custom resource's: the API
+            # server stores it as written, without the core decoder.
+            continue
+        spec = value_at(value, keys)
         if isinstance(spec, dict):
             fixed = decode_claims(spec)
             if fixed is not spec:
-                value = _replace(value, cast("tuple[str, ...]", tuple(base)), fixed)  # pod spec paths are keys only
+                value = _replace(value, keys, fixed)
     return value
 
 

@@ -57,3 +57,26 @@ def test_v1_objects_pass_unchanged():
     canonical = to_canonical(manifest(claim))
     assert canonical.value is claim
     assert canonical.to_user(FieldPath.parse("spec.devices")) == FieldPath.parse("spec.devices")
+
+
+def test_a_pod_template_inside_a_list_is_read_as_written():
+    # A JobSet keeps its pod templates under replicatedJobs[*]: a custom resource's, stored as
+    # written. Its explicit nulls were once decoded through the list and crashed the conversion.
+    from dralint.engine import Options, lint_text
+
+    jobset = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pretrain, namespace: ml-training}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            containers: [{name: main, image: train, resources: {claims: [{name: gpu, request: null}]}}]
+            resourceClaims: [{name: gpu, resourceClaimTemplateName: gpus, resourceClaimName: null}]
+"""
+    assert [f.message for f in lint_text(jobset, Options()) if f.rule == "DRA000"] == []

@@ -259,6 +259,7 @@ def test_a_review_port_flood_neither_stops_probes_nor_closes_kept_alive_connecti
         close_all(flood)
 
 
+@pytest.mark.slow  # seconds of real backoff and deadlines: run by CI with the slow suites
 def test_trickled_heads_and_bodies_are_closed_by_their_deadlines(server, certs):
     # Slowloris: a byte every half second keeps neither the head past HEAD_SECONDS nor the request
     # past REQUEST_SECONDS (deadlines count from the first byte; arriving bytes do not extend them).

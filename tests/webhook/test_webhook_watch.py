@@ -436,6 +436,7 @@ def requests_per_second(server: FakeApiServer, seconds: float) -> float:
     return server.requests_between(start, start + seconds) / seconds
 
 
+@pytest.mark.slow  # seconds of real backoff and deadlines: run by CI with the slow suites
 def test_a_410_storm_is_answered_with_backed_off_relists(tmp_path, server, caplog):
     caplog.set_level(logging.INFO, logger=LOGGER)
     running = Running(tmp_path, server, timing=REAL_BACKOFF)
@@ -455,6 +456,7 @@ def test_a_410_storm_is_answered_with_backed_off_relists(tmp_path, server, caplo
         running.close()
 
 
+@pytest.mark.slow  # seconds of real backoff and deadlines: run by CI with the slow suites
 def test_watches_that_end_at_once_are_backed_off_as_failures(tmp_path, server):
     running = Running(tmp_path, server, timing=REAL_BACKOFF)
     try:
