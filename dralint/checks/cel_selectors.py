@@ -147,7 +147,9 @@ def _walk(ctx: CheckContext, *, hints: bool) -> Iterator[Problem]:
                         yield Problem(rule, where, message, scalar_offset=offset, details=details)
 
 
-@functools.lru_cache(maxsize=32)  # releases (with their gates) × stored: a process judges with one or a few
+# Keyed by a release with its gates and the stored flag: a process judges with one or a few. Each
+# value is the fixed declaration set of a release dralint ships (no user text), so 32 stay small.
+@functools.lru_cache(maxsize=32)
 def _env(release: Release, *, stored: bool) -> Any:
     """The CEL env of ``release``: the same for every object, where building it per object cost as
     much as the rest of this check's walk over an object whose verdicts are already known."""

@@ -5,7 +5,7 @@ Read by the ``dralint`` command's live cluster (:mod:`.state`) and the webhook's
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .api import Api, ApiError, Unreachable
 
@@ -47,26 +47,39 @@ def served_versions(api: Api, group: str) -> dict[str, str]:
     on discovery) or :class:`Unreachable`.
     """
     try:
-        doc = api.get(f"/apis/{group}", timeout=30)
+        versions = group_versions(api, group)
     except ApiError as exc:
         if exc.code == 404:
             return {}
         raise
+    served: dict[str, str] = {}
+    for version, names in version_resources(api, group, sorted(versions, key=version_rank, reverse=True)):
+        for name in names:
+            served.setdefault(name, version)
+    return served
+
+
+def group_versions(api: Api, group: str) -> list[str]:
+    """The versions of ``group`` the server lists, in its order (the preferred first). Raises
+    :class:`ApiError` (a 404 when the group is not served) or :class:`Unreachable`."""
+    doc = api.get(f"/apis/{group}", timeout=30)
     entries = doc.get("versions") if isinstance(doc, dict) else None
     if not isinstance(entries, list):
         raise Unreachable(f"/apis/{group}: no list of versions")
-    versions = [e["version"] for e in entries if isinstance(e, dict) and isinstance(e.get("version"), str)]
-    served: dict[str, str] = {}
-    for version in sorted(versions, key=version_rank, reverse=True):
+    return [e["version"] for e in entries if isinstance(e, dict) and isinstance(e.get("version"), str) and e["version"]]
+
+
+def version_resources(api: Api, group: str, versions: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+    """Each of ``versions`` with the resources it serves (subresources left out), asked one by one
+    as the caller goes on; a version gone since it was listed (a restart in between) is skipped."""
+    for version in versions:
         try:
             listing = api.get(f"/apis/{group}/{version}", timeout=30)
         except ApiError as exc:
-            if exc.code == 404:   # listed a moment ago, gone now (a restart in between)
+            if exc.code == 404:
                 continue
             raise
         resources = listing.get("resources") if isinstance(listing, dict) else None
-        for entry in resources if isinstance(resources, list) else []:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str) and "/" not in name:
-                served.setdefault(name, version)
-    return served
+        names = [entry.get("name") for entry in resources if isinstance(entry, dict)] \
+            if isinstance(resources, list) else []
+        yield version, [name for name in names if isinstance(name, str) and "/" not in name]

@@ -116,9 +116,9 @@ def list_cluster(api: Api, release_hint: int | None = None, *, resources: tuple[
     try:
         served = served_versions(api, GROUP)
     except ApiError as exc:
-        raise ClusterError(_failure(exc, api, f"get /apis/{GROUP}", "discovery")) from None
+        raise ClusterError(refusal(api, exc, f"get /apis/{GROUP}", "discovery")) from None
     except Unreachable as exc:
-        raise ClusterError(_unreachable(api, exc)) from None
+        raise ClusterError(unreachable(api, exc)) from None
     listings: dict[str, Listing] = {}
     problems: list[ListProblem] = []
     not_served: list[str] = []
@@ -139,9 +139,9 @@ def list_cluster(api: Api, release_hint: int | None = None, *, resources: tuple[
         try:
             listings[resource.name] = list_all(api, "/" + _path(resource.name, api_version), on_page=page)
         except Unreachable as exc:
-            raise ClusterError(_unreachable(api, exc)) from None
+            raise ClusterError(unreachable(api, exc)) from None
         except ApiError as exc:
-            message = _failure(exc, api, f"list {resource.permission}", "cluster-wide")
+            message = refusal(api, exc, f"list {resource.permission}", "cluster-wide")
             if resource.essential or exc.code == 401:
                 raise ClusterError(message) from None
             problems.append(ListProblem(resource, f"{message}; {resource.loses}"))
@@ -174,25 +174,22 @@ def _version(api: Api) -> tuple[dict[str, Any] | None, str]:
     except ApiError as exc:
         return None, f"{exc.code} {exc.reason}".strip()
     except Unreachable as exc:
-        raise ClusterError(_unreachable(api, exc)) from None
+        raise ClusterError(unreachable(api, exc)) from None
     if not isinstance(info, dict):
         return None, "/version is not an object"
     return info, ""
 
 
-def _unreachable(api: Api, exc: Unreachable) -> str:
+def unreachable(api: Api, exc: Unreachable) -> str:
+    """One line for a server that did not answer."""
     return f"cannot reach the API server {api.endpoint.host}: {str(exc)[:300]}"
 
 
-def _refused(api: Api) -> str:
-    return (f"the API server {api.endpoint.host} refused the credentials (401 Unauthorized): log in again, or "
-            "check the user of the kubeconfig context")
-
-
-def _failure(exc: ApiError, api: Api, action: str, scope: str) -> str:
+def refusal(api: Api, exc: ApiError, action: str, scope: str) -> str:
     """One line for a refused request: a 403 names the permission it lacks, as RBAC spells it."""
     if exc.code == 401:
-        return _refused(api)
+        return (f"the API server {api.endpoint.host} refused the credentials (401 Unauthorized): log in again, or "
+                "check the user of the kubeconfig context")
     if exc.code == 403:
         said = f": {exc.message[:300]}" if exc.message else ""
         return f"forbidden: dralint needs `{action}` ({scope}){said}"

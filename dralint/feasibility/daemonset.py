@@ -29,10 +29,10 @@ from .explain import Explainer, explain_together
 from .groups import Group, Member
 from .model import ClaimSpec, DeviceKey, Toleration
 from .nodes import NodeSet, NodeView, selector_matches
-from .outcome import Outcome, on_node
+from .outcome import Outcome, node_local, on_node, taken
 from .placement import Placement
 from .report import FeasibilityOptions, FeasibilityReport
-from .picks import Budget, Pick
+from .picks import Budget
 
 if TYPE_CHECKING:
     from .world import World
@@ -136,10 +136,10 @@ def run_daemonset(judge: Judgement, group: Group) -> DaemonRun:
             if first:
                 pins = _shared_pins(members, outcome)
                 first = False
-            taken = _reachable_elsewhere(outcome)
-            if taken[0] or taken[1]:
-                world.hold(*taken)
-                held.append(taken)
+            holding = taken(outcome, leave_out=node_local)  # what a pod on another node could take too
+            if holding[0] or holding[1]:
+                world.hold(*holding)
+                held.append(holding)
     finally:
         for dedicated, shares in reversed(held):
             world.release(dedicated, shares)
@@ -160,31 +160,9 @@ def _shared_pins(members: tuple[Member, ...], outcome: Outcome) -> list[tuple[st
     where = outcome.node.name
     pins: list[tuple[str, Callable[[NodeView], bool]]] = []
     for m, picks in zip(members, outcome.picks):
-        if m.shared and any(_node_local(p) for p in picks):
+        if m.shared and any(node_local(p) for p in picks):
             pins.append((f"its shared claim {m.display} was allocated on {where}", on_node(where)))
     return pins
-
-
-def _node_local(pick: Pick) -> bool:
-    s, d = pick.candidate.slice, pick.device
-    return bool((d.node_name if s.per_device else s.node_name) or d.binds_to_node)
-
-
-def _reachable_elsewhere(outcome: Outcome) -> tuple[set[DeviceKey], dict]:
-    """The devices the pod took that a pod on another node could take too (node-local ones it cannot)."""
-    dedicated: set[DeviceKey] = set()
-    shares: dict = {}
-    for picks in outcome.picks:
-        for p in picks:
-            if p.alt.admin or _node_local(p):
-                continue
-            if p.shared:
-                agg = shares.setdefault(p.device.key, {})
-                for name, q in (p.consumed or {}).items():
-                    agg[name] = agg.get(name, 0) + q
-            else:
-                dedicated.add(p.device.key)
-    return dedicated, shares
 
 
 def node_reason(judge: Judgement, nodes: NodeSet, outcome: Outcome, members: tuple[Member, ...]) -> str:

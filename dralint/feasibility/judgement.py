@@ -23,7 +23,7 @@ from .fatal import FatalError
 from .groups import Group, Member, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeSet, NodeView, selector_key, selector_matches
-from .outcome import Outcome, Placed, fits, shared_pins
+from .outcome import Outcome, Placed, fits, shared_pins, taken
 from .picks import Budget, BudgetExceeded, NodeFailure
 from .precheck import can_fail, must_search
 from .report import FeasibilityOptions, FeasibilityReport, decode, encode
@@ -286,18 +286,7 @@ class Judge:
         return outcome
 
     def _hold(self, outcome: Outcome) -> tuple[set[DeviceKey], dict]:
-        dedicated: set[DeviceKey] = set()
-        shares: dict = {}
-        for picks in outcome.picks:
-            for p in picks:
-                if p.alt.admin:
-                    continue  # admin access never blocks anyone
-                if p.shared:
-                    agg = shares.setdefault(p.device.key, {})
-                    for name, q in (p.consumed or {}).items():
-                        agg[name] = agg.get(name, 0) + q
-                else:
-                    dedicated.add(p.device.key)
+        dedicated, shares = taken(outcome)
         self.world.hold(dedicated, shares)
         return dedicated, shares
 

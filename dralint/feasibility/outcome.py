@@ -12,6 +12,7 @@ from typing import Callable
 from .fatal import FatalError
 from .groups import Group, Member
 from .nodes import NodeView, node_matches, selector_key
+from .model import DeviceKey
 from .picks import Pick
 
 
@@ -55,11 +56,12 @@ def shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Call
         local = False
         selectors = []
         for p in picks:
-            s, d = p.candidate.slice, p.device
-            name, selector = (d.node_name, d.node_selector) if s.per_device else (s.node_name, s.node_selector)
-            if name or d.binds_to_node:
+            if node_local(p):
                 local = True
-            elif selector is not None:
+                continue
+            s, d = p.candidate.slice, p.device
+            selector = d.node_selector if s.per_device else s.node_selector
+            if selector is not None:
                 selectors.append(selector)
         if local:
             pins.append((f"{m.display}@{node}", on_node(node)))
@@ -67,6 +69,30 @@ def shared_pins(members: list[Member], outcome: Outcome) -> list[tuple[str, Call
             key = "|".join(sorted(selector_key(s) for s in selectors))
             pins.append((f"{m.display}@{key}", _within(tuple(selectors))))
     return pins
+
+
+def node_local(pick: Pick) -> bool:
+    """Whether the picked device is on one node only (its slice's or its own node name, or bound to a node)."""
+    s, d = pick.candidate.slice, pick.device
+    return bool((d.node_name if s.per_device else s.node_name) or d.binds_to_node)
+
+
+def taken(outcome: Outcome, leave_out: Callable[[Pick], bool] | None = None) -> tuple[set[DeviceKey], dict]:
+    """What the outcome's picks hold: devices taken whole, and shared ones with the capacity each
+    share consumes, summed. Admin access holds nothing; ``leave_out`` drops further picks."""
+    dedicated: set[DeviceKey] = set()
+    shares: dict = {}
+    for picks in outcome.picks:
+        for p in picks:
+            if p.alt.admin or (leave_out is not None and leave_out(p)):
+                continue
+            if p.shared:
+                agg = shares.setdefault(p.device.key, {})
+                for name, q in (p.consumed or {}).items():
+                    agg[name] = agg.get(name, 0) + q
+            else:
+                dedicated.add(p.device.key)
+    return dedicated, shares
 
 
 def on_node(name: str) -> Callable[[NodeView], bool]:

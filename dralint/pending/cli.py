@@ -13,6 +13,7 @@ from typing import Sequence, TextIO
 from ..cluster.api import Api, Unreachable
 from ..cluster.command import read_cluster
 from ..cluster.connect import ConnectError, connect
+from ..cluster.state import unreachable
 from ..kube.releases import Release, ReleaseError, parse_version
 from ..options import Options
 from ..rule_filter import UsageError
@@ -82,7 +83,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                                                                            args.context))
         return _explain(api, args, namespace, hint, release, notes, out, err)
     except Unreachable as exc:
-        raise UsageError(f"cannot reach the API server {api.endpoint.host}: {str(exc)[:300]}") from None
+        raise UsageError(unreachable(api, exc)) from None
     finally:
         api.close()
 

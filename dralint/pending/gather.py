@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..cluster.api import Api, ApiError, list_all
-from ..cluster.state import ClusterSnapshot
+from ..cluster.state import ClusterSnapshot, refusal
 
 # How many of the newest events about a Pod are shown (kubectl describe shows them all; these are
 # the ones that say what the scheduler tried last).
@@ -100,7 +100,7 @@ def read_pod(api: Api, namespace: str, name: str) -> dict[str, Any]:
     except ApiError as exc:
         if exc.code == 404:
             raise PendingError(f"pod {name!r} not found in namespace {namespace!r} (give -n NAMESPACE)") from None
-        raise PendingError(refused(api, exc, "get pods", f"namespace {namespace}")) from None
+        raise PendingError(refusal(api, exc, "get pods", f"namespace {namespace}")) from None
     if not isinstance(pod, dict):
         raise PendingError(f"GET pod {namespace}/{name}: the answer is not an object")
     pod.setdefault("apiVersion", "v1")
@@ -114,7 +114,7 @@ def pending_pods(api: Api, namespace: str | None) -> list[dict[str, Any]]:
     try:
         listing = list_all(api, path, {"fieldSelector": "status.phase=Pending"})
     except ApiError as exc:
-        raise PendingError(refused(api, exc, "list pods", f"namespace {namespace}" if namespace else
+        raise PendingError(refusal(api, exc, "list pods", f"namespace {namespace}" if namespace else
                                    "cluster-wide")) from None
     pods = [p for p in listing.items if _dict(p.get("spec")).get("resourceClaims")]
     return sorted(pods, key=lambda p: (str(_dict(p.get("metadata")).get("namespace")),
@@ -168,7 +168,7 @@ def _template(api: Api, snapshot: ClusterSnapshot, namespace: str, name: str) ->
     except ApiError as exc:
         if exc.code == 404:
             return None
-        raise PendingError(refused(api, exc, "get resourceclaimtemplates.resource.k8s.io",
+        raise PendingError(refusal(api, exc, "get resourceclaimtemplates.resource.k8s.io",
                                    f"namespace {namespace}")) from None
     if not isinstance(obj, dict):
         return None
@@ -183,7 +183,7 @@ def _events(api: Api, namespace: str, name: str, count: int) -> tuple[list[Event
     try:
         listing = list_all(api, f"/api/v1/namespaces/{namespace}/events", {"fieldSelector": selector})
     except ApiError as exc:
-        return [], refused(api, exc, "list events", f"namespace {namespace}")
+        return [], refusal(api, exc, "list events", f"namespace {namespace}")
     events = [_event(e) for e in listing.items]
     events.sort(key=lambda e: e.last, reverse=True)
     return events[:count], ""
@@ -197,17 +197,6 @@ def _event(raw: Mapping[str, Any]) -> Event:
     count = raw.get("count") or series.get("count") or 1
     return Event(str(raw.get("type") or ""), str(raw.get("reason") or ""), str(source),
                  " ".join(str(raw.get("message") or "").split()), count if isinstance(count, int) else 1, str(last))
-
-
-def refused(api: Api, exc: ApiError, action: str, scope: str) -> str:
-    """One line for a refused request: a 403 names the permission it lacks, as RBAC spells it."""
-    if exc.code == 401:
-        return (f"the API server {api.endpoint.host} refused the credentials (401 Unauthorized): log in again, "
-                "or check the user of the kubeconfig context")
-    if exc.code == 403:
-        said = f": {exc.message[:300]}" if exc.message else ""
-        return f"forbidden: dralint needs `{action}` ({scope}){said}"
-    return f"{action} ({scope}): {exc}"[:500]
 
 
 def _dict(value: Any) -> dict:

@@ -26,7 +26,7 @@ def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in release.split("."))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=1)  # no key: the index of the schemas dralint ships
 def _index() -> Mapping[str, Mapping[str, frozenset[str]]]:
     raw = json.loads((data_path("schemas") / INDEX_FILE).read_text(encoding="utf-8"))
     return {release: {api_version: frozenset(kinds) for api_version, kinds in versions.items()}
@@ -52,7 +52,7 @@ def served_releases(api_version: str, kind: str) -> list[str]:
     return list(_serving_releases().get((api_version, kind), ()))
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=1)  # no key: the shipped schema index turned round, one small table
 def _serving_releases() -> Mapping[tuple[str, str], tuple[str, ...]]:
     """The index turned round, (apiVersion, kind) -> releases oldest first: every served object of a
     run asks it (DRA803), and a walk over every release per object cost a tenth of reading them."""

@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from dralint import gojson
 from dralint.cluster.api import Api, ApiError, Unreachable
+from dralint.cluster.discovery import group_versions, version_resources
 
 from . import jsonscan
 from .logs import LOGGER, log
@@ -340,21 +341,7 @@ def discover_version(api: Api, group: str) -> str:
 
 def served_version(api: Api, group: str, resource: str) -> str | None:
     """The version of ``group`` that serves ``resource``, the server's preferred first; None if none does."""
-    doc = api.get(f"/apis/{group}", timeout=30)
-    versions = doc.get("versions") if isinstance(doc, dict) else None
-    if not isinstance(versions, list):
-        raise Unreachable(f"/apis/{group}: no list of versions")
-    for entry in versions:
-        version = entry.get("version") if isinstance(entry, dict) else None
-        if not isinstance(version, str) or not version:
-            continue
-        try:
-            listing = api.get(f"/apis/{group}/{version}", timeout=30)
-        except ApiError as exc:
-            if exc.code == 404:   # listed a moment ago, gone now (a restart in between): the next one
-                continue
-            raise
-        resources = listing.get("resources") if isinstance(listing, dict) else None
-        if isinstance(resources, list) and any(isinstance(r, dict) and r.get("name") == resource for r in resources):
+    for version, names in version_resources(api, group, group_versions(api, group)):
+        if resource in names:
             return version
     return None
