@@ -14,9 +14,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
-
-import yaml
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .catalog import Catalog
 from .findings import Severity
@@ -25,6 +23,9 @@ from .kube.releases import FEATURE_GATES, KUBE_VERSION, Release, ReleaseError
 from .options import Options
 from .rule_filter import UsageError, resolve as resolve_rules
 from .source import Exclude, Reading
+
+if TYPE_CHECKING:
+    import yaml
 
 YAML_NAMES = (".dralint.yaml", ".dralint.yml")
 PYPROJECT = "pyproject.toml"
@@ -177,12 +178,46 @@ def load_config(path: Path, catalog: Catalog) -> Config:
     return _build(path, raw, _Lines(path, lines), catalog)
 
 
+# Every way TOML can define ``tool.dralint`` starts a line with a ``[tool.dralint...]`` header, a
+# ``tool.dralint...`` or ``tool = {...}`` key at the root, or a ``dralint`` key under ``[tool]``;
+# an escaped key (``"dral\u0069nt"``) is met by parsing. A pyproject.toml with none of them is not
+# parsed: tomllib's import and parse are a few milliseconds of every start.
+_HEADER = re.compile(r"""[ \t]*\[+([^\]#]*)""")
+_KEY = re.compile(r"""[ \t]*((?:["']?[\w-]+["']?[ \t]*\.[ \t]*)*["']?[\w-]+["']?)[ \t]*=""")
+_QUOTES_AND_BLANKS = str.maketrans("", "", "\"' \t")
+
+
+def _may_define_tool_table(text: str) -> bool:
+    if "\\u" in text or "\\U" in text:
+        return True
+    table = ""
+    for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            table = header.group(1).translate(_QUOTES_AND_BLANKS)
+            if table == "tool.dralint" or table.startswith("tool.dralint."):
+                return True
+            continue
+        key = _KEY.match(line)
+        if key:
+            name = f"{table}.{key.group(1)}".strip(".").translate(_QUOTES_AND_BLANKS)
+            if name in ("tool", "tool.dralint") or name.startswith("tool.dralint."):
+                return True
+    return False
+
+
 def _has_tool_table(path: Path) -> bool:
-    import tomllib   # read only where a pyproject.toml is met
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not _may_define_tool_table(text):
+        return False
+    import tomllib   # read only where a pyproject.toml may hold the table
 
     try:
-        return "dralint" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "dralint" in tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
         return False
 
 
@@ -202,6 +237,8 @@ class _Lines:
 
 
 def _from_yaml(path: Path, text: str) -> tuple[Any, dict[tuple[str, ...], int]]:
+    import yaml  # read only where a .dralint.yaml is met
+
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.safe_load(text)
@@ -216,6 +253,8 @@ def _from_yaml(path: Path, text: str) -> tuple[Any, dict[tuple[str, ...], int]]:
 
 
 def _yaml_lines(node: yaml.Node, prefix: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             path = prefix + (str(key.value),)

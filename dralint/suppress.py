@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
-import yaml
-
 from .catalog import Catalog
 from .findings import Finding, Location, Position
 from .paths import ROOT, FieldPath
@@ -35,7 +33,6 @@ _ANNOTATION_PATH = FieldPath(("metadata", "annotations", ANNOTATION))
 _DIRECTIVE = re.compile(
     r"#[ \t]*dralint:[ \t]*(?P<kind>ignore-file|ignore)\b"
     r"(?:[ \t]*=[ \t]*(?P<rules>[\w.-]+(?:[ \t]*,[ \t]*[\w.-]+)*))?(?P<reason>[^\n]*)")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Scope(str, Enum):
@@ -236,9 +233,11 @@ def _string_spans(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     Only quoted and block scalars can hold `` #`` (in a plain scalar it starts a comment); a text
     the scanner rejects yields the spans read before the error.
     """
+    import yaml  # only for a file that holds a suppression comment
+
     spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
     try:
-        for token in yaml.scan(text, Loader=_Loader):
+        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if isinstance(token, yaml.ScalarToken) and not token.plain:
                 spans.append(((token.start_mark.line + 1, token.start_mark.column),
                               (token.end_mark.line + 1, token.end_mark.column)))

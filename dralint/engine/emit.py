@@ -5,16 +5,15 @@ from __future__ import annotations
 import traceback
 from typing import Any, Iterable, Mapping
 
-from .. import fixers
 from ..catalog import Catalog
 from ..convert import Canonical
 from ..findings import Finding, Location, Position, Severity
-from ..fixers.target import Subject
 from ..manifest import Manifest, Refusal
 from ..paths import ROOT, FieldPath
 from ..problems import Problem
 from ..rule_filter import RuleFilter
 from ..source import SourceDocument, SourceFile, SourceProblem
+from .result import Subject
 
 # Input problems of the source stage → rule ids (rules/DRA00x-*.yaml).
 _SOURCE_RULES = {"syntax": "DRA001", "duplicate-key": "DRA002", "unreadable": "DRA004", "binary": "DRA004",
@@ -72,7 +71,7 @@ class Emitter:
         pos = doc.locate_in_scalar(full, scalar_offset) if scalar_offset is not None else doc.locate(full)
         finding = self.emit(rule_id, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
                             field_path=user, end=doc.end_of(pos), severity=severity, details=details)
-        if finding is not None and rule_id in fixers.FIXERS:
+        if finding is not None and self.catalog.rules[rule_id].autofix is not None:
             self.subjects[finding] = Subject(manifest, user)
 
     def problem(self, target: Canonical, problem: Problem) -> None:

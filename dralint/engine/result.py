@@ -6,8 +6,18 @@ from typing import Any
 
 from ..convert import Canonical
 from ..findings import Finding, Severity
-from ..fixers.target import Subject
 from ..index import Index
+from ..manifest import Manifest
+from ..paths import FieldPath
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the engine held when it made a finding that a fixer may fix: the object, and the
+    user's path in it (the engine keeps these by finding: :attr:`RunResult.subjects`)."""
+
+    manifest: Manifest
+    path: FieldPath
 
 
 @dataclass

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from .. import acceptance, fixers, source, suppress
+from .. import acceptance, source, suppress
 from ..catalog import load_catalog
 from ..convert import Canonical, to_canonical
 from ..findings import Finding, Severity
@@ -105,6 +105,7 @@ def lint_files(files: Sequence[SourceFile], options: Options, *, cluster_files: 
     except Exception as exc:  # the findings stand, unsuppressed, and say why
         run_error(emitter, "applying the suppression comments and annotations", exc, files)
     if options.fixes:
+        from .. import fixers  # the fixers and their YAML layout reader are only for runs that make fixes
         try:
             result.findings[:] = fixers.attach(result.findings, result.subjects, files, options.release, catalog)
         except Exception as exc:  # the findings stand, without fixes

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Collection, Sequence
 
-from .. import fixers
 from ..catalog import load_catalog
 from ..findings import Finding
 from ..options import Options
@@ -45,6 +44,7 @@ def judge_share(files: Sequence[SourceFile], options: Options, rank: int, size: 
     emitter = Emitter(catalog, rules)
     _judge_ranks(emitter, targets, work, {rank}, size)
     if options.fixes:  # the objects the fixers work on are here: the main process gets the fixes made
+        from .. import fixers
         return fixers.attach(emitter.findings, emitter.subjects, files, options.release, catalog)
     return emitter.findings
 

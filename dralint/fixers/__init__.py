@@ -11,12 +11,13 @@ import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
 from ..catalog import Catalog
+from ..engine.result import Subject
 from ..findings import Finding
 from ..fixes import Fix, Safety
 from ..kube.releases import Release
 from ..yamltext.edits import EditRefused
 from . import fields, references, requests
-from .target import Subject, Target, targets
+from .target import Target, targets
 
 Fixer = Callable[[Target], "Fix | None"]
 

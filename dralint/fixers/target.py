@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
+from ..engine.result import Subject
 from ..findings import Finding
 from ..fixes import Fix, Safety, line_starts
 from ..manifest import Manifest
@@ -41,15 +42,6 @@ class Target:
         moved = [Splice(s.start + self.offset, s.end + self.offset, s.new) for s in splices]
         whole = Layout(self.text, [], self.starts)
         return Fix(title, safety, text_edits(self.finding.file, whole, moved))
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What the engine held when it made a finding that a fixer may fix: the object, and the
-    user's path in it (the engine keeps these by finding: :attr:`RunResult.subjects`)."""
-
-    manifest: Manifest
-    path: FieldPath
 
 
 def targets(findings: Sequence[Finding], subjects: Mapping[Finding, Subject], files: Sequence[Any],

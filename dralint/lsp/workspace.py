@@ -29,8 +29,8 @@ from ..config import Config, ConfigError, find_config, load_config, options as c
 from ..options import Options
 from ..engine import RunResult, Surroundings, index_surroundings, lint_files
 from ..findings import Finding
+from ..engine.result import Subject
 from ..fixers import attach
-from ..fixers.target import Subject
 from ..index import Index
 from ..kube.releases import ReleaseError
 from ..rule_filter import UsageError

@@ -13,7 +13,8 @@ from typing import Any
 from ..manifest import DRA_GROUP
 from ..paths import FieldPath, value_at
 from ..kube.releases import DEFAULT_MINOR
-from ..source import DocumentComposer, SourceProblem, load_text
+from ..source import SourceProblem, load_text
+from ..source.composer import DocumentComposer
 from ..yamltext.edits import EditRefused, Splice, apply_splices, delete_entry
 from ..yamltext.layout import Layout, LayoutError, read_layout
 from . import plan, verify

@@ -1,15 +1,15 @@
 """source: files, stdin and text into documents whose every value keeps its file:line:column.
 
 Values are exactly what Kubernetes reads (sigs.k8s.io/yaml over goyaml.v2); see
-docs/yaml-parsing.md for the rules and the parser choice.
+docs/yaml-parsing.md for the rules and the parser choice. The exact reader over libyaml
+(:mod:`.composer`: ``DocumentComposer``, ``yaml_events``) is imported where it is needed: a file
+the fast reader takes whole never loads PyYAML.
 """
-from .composer import DocumentComposer, yaml_events
 from .discover import Exclude, Plan, Reading, discover, plan
 from .loader import document_from_value, load_file, load_text
 from .records import SourceDocument, SourceFile, SourceProblem
 
 __all__ = [
-    "DocumentComposer",
     "Exclude",
     "Plan",
     "Reading",
@@ -21,5 +21,4 @@ __all__ = [
     "load_file",
     "load_text",
     "plan",
-    "yaml_events",
 ]

@@ -241,7 +241,8 @@ def _precisely_plain(body: str) -> bool:
         if not _in_comment(body, match.start()):
             return False
     for match in _NUMBERISH.finditer(body):
-        if _risky_number(match.group()) and not _in_comment(body, match.start()):
+        number = match.group()
+        if not _safe_int(number) and _risky_number(number) and not _in_comment(body, match.start()):
             return False
     return True
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Iterator
 
-import yaml
-
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZATION = "kustomization"
 PATCH = "kustomize-patch"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def non_manifests(files: Iterable[str]) -> dict[str, str]:
@@ -46,9 +43,11 @@ def _kustomizations(files: list[str]) -> list[str]:
 
 
 def _read(path: str) -> Any:
+    import yaml  # only where a kustomization is met
+
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_LOADER)
+            return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):  # kustomize's to judge, not ours
         return None
 

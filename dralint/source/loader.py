@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..paths import FieldPath
 from . import fastpath, itemwise
-from .composer import ComposedProblem, DocumentComposer
 from .jsonc import blank_comments
 from .limits import MAX_FILE_BYTES
 from .positions import Chunk
@@ -15,7 +14,9 @@ from .records import SourceDocument, SourceFile, SourceProblem
 from .splitter import split_chunks
 from .templates import HELM_TEMPLATE, is_template
 
-_COMPOSER = DocumentComposer()
+if TYPE_CHECKING:
+    from .composer import ComposedProblem
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -99,7 +100,9 @@ class _Counter:
 
 
 def _load_exact(chunk: Chunk, loaded: SourceFile, counter: _Counter) -> None:
-    composed, error = _COMPOSER.compose(chunk.body, chunk.line_offset)
+    from .composer import DocumentComposer  # PyYAML (libyaml) loads on the first chunk the fast reader declines
+
+    composed, error = DocumentComposer().compose(chunk.body, chunk.line_offset)
     sub = 0
     for document in composed:
         if document.usable and document.value is None and not document.problems:

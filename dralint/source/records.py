@@ -7,7 +7,6 @@ from typing import Any, Literal
 from ..findings import Position
 from ..paths import FieldPath
 from .block_positions import PathLocator, index_block
-from .composer import index_chunk
 from .positions import Chunk, PositionIndex
 from .tokens import BREAK, region_end
 
@@ -73,6 +72,8 @@ class SourceDocument:
     def exact_positions(self) -> "PositionIndex | None":
         """The composer's full index, with each scalar's text and style (for :meth:`locate_in_scalar`)."""
         if self._exact is None and self.chunk is not None:
+            from .composer import index_chunk  # PyYAML is loaded only when a position needs it
+
             self._exact = index_chunk(self.chunk)
         return self._exact
 

@@ -14,7 +14,7 @@ import yaml
 from yaml import events as ev
 
 from ..fixes import line_starts
-from ..source import yaml_events  # the reader's own event stream: the same parser, the same texts
+from ..source.composer import yaml_events  # the reader's own event stream: the same parser, the same texts
 
 
 class LayoutError(ValueError):

@@ -191,3 +191,24 @@ def test_feature_gate_errors_name_the_file(tmp_path, monkeypatch):
     (tmp_path / "ci.yaml").write_text("strict: true\nfeature-gates:\n  DRAAdminAcess: true\n")
     code, _, err = run("--config", "ci.yaml", "claim.yaml")
     assert code == 2 and "ci.yaml:2: unknown DRA feature gate DRAAdminAcess" in err
+
+
+TOOL_TABLES = ['[tool.dralint]\nstrict = false\n', '[ tool . "dralint" ]\nstrict = false\n',
+               '[tool.dralint.severity]\nDRA101 = "warning"\n', 'tool.dralint.strict = false\n',
+               '[tool]\ndralint = {strict = false}\n', "[tool]\n'dralint'.strict = false\n",
+               'tool = { dralint = { strict = false } }\n', '[tool."dral\\u0069nt"]\nstrict = false\n',
+               '[project]\nname = "x"\n[tool]\n  dralint.strict = false\n']
+NO_TOOL_TABLES = ['[project]\nname = "dralint"\n[project.scripts]\ndralint = "dralint.cli:run"\n',
+                  '[[tool.mypy.overrides]]\nmodule = ["dralint.findings"]\n', '# [tool.dralint]\n[tool.ruff]\nx = 1\n',
+                  '[tool.mypy]\ndralint = 1\n', '[tool.dralintx]\nstrict = false\n', '"tool.dralint" = 1\n']
+
+
+@pytest.mark.parametrize("text", TOOL_TABLES + NO_TOOL_TABLES)
+def test_a_pyproject_counts_exactly_when_toml_defines_tool_dralint(tmp_path, text):
+    """The quick look that spares most starts parsing pyproject.toml never misses a table TOML defines."""
+    import tomllib
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(text)
+    defined = "dralint" in tomllib.loads(text).get("tool", {})
+    assert defined is (text in TOOL_TABLES)
+    assert (find_config(tmp_path) is not None) is defined

@@ -253,3 +253,20 @@ def test_a_duplicate_key_beside_a_string_starting_with_a_colon_goes_to_the_exact
     # Found by test_block_positions' mutations: such a string read as one more key to the key count,
     # which then missed the key the duplicate collapsed.
     assert fastpath.fast_values(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "# a GPU on the same root\nkind: ResourceClaim\nspec:\n  count: 2\n",
+    "kind: X  # yes, no, on, off\nreplicas: 3\nport: 8080\n",
+    "# y\nitems: [1, 2, -3]\n",
+])
+def test_plain_integers_beside_a_yaml11_word_in_a_comment_keep_the_fast_reader(text: str) -> None:
+    """A word like "on" in a comment sends the text to the precise look, which must not refuse
+    the integers its quick look accepted (every commented example fell to the exact reader)."""
+    assert fastpath.fast_values(text) is not None
+    assert_fast_agrees(text)
+
+
+@pytest.mark.parametrize("text", ["# on\ncount: 0x10\n", "# no\nv: 1e3\n", "# on\nv: 012\n", "# y\nv: 1_000\n"])
+def test_numbers_kubernetes_reads_otherwise_still_go_to_the_exact_reader(text: str) -> None:
+    assert fastpath.fast_values(text) is None
