@@ -370,9 +370,10 @@ class Explainer:
         world = self.world
         # Keyed by what the class selects, not its name: classes that select alike (one per team,
         # each with the same expression) give the same counts; the name is only in the message.
+        # A missing class matches nothing, whatever is asked.
         cls = world.classes.get(alt.class_name)
-        key = (filter_key(alt, cls.selectors if cls is not None else None), nodes.key,
-               len(world.node_log), world.held_token, len(world.class_log))
+        asked = filter_key(alt, cls.selectors) if cls is not None else (alt.class_name,)
+        key = (asked, nodes.key, len(world.node_log), world.held_token, len(world.class_log))
         st = self._stages.get(key)
         if st is None:
             st = self._stages.put(key, _stages(self, alt, nodes))
