@@ -463,11 +463,12 @@ class Explainer:
         return False
 
 
-def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str, list[Stages]] | None:
-    """A reason when this request cannot be satisfied on any node even on its own."""
+def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str | None, list[Stages]]:
+    """A reason when this request cannot be satisfied on any node even on its own (None when it
+    can), and the stage counts of its alternatives."""
     stages = [ex.stages(alt, nodes) for alt in req.alternatives]
     if any(st.fits_somewhere() for st in stages):
-        return None
+        return None, stages
     note = ex.pool_note(nodes)
     if len(stages) == 1:
         return _stage_reason(stages[0], note), stages
@@ -479,12 +480,10 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures
     """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
-        found = _request_reason(ex, req, nodes)
-        if found is not None:
-            message, stages = found
+        message, stages = _request_reason(ex, req, nodes)
+        if message is not None:
             return Explanation(message, _details(stages), ("devices", "requests", i))
-    for req in claim.requests:
-        all_stages += [ex.stages(alt, nodes) for alt in req.alternatives]
+        all_stages += stages
     failures = sorted({m for m in node_failures.values() if m})
     if failures:
         shown = dict(list(node_failures.items())[:_MAX_NODES])
