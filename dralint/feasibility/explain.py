@@ -108,7 +108,7 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
         st.counts = [(n, np.zeros(size, np.int32)) for n in _STAGE_NAMES]
         st.distinct = dict.fromkeys(_STAGE_NAMES, 0)
         return st
-    slot, uid, here = counts.flat()
+    uid = counts.flat()[1]
     position, inside, held = ex.placed(nodes)
     # Every later stage keeps a part of what the class matches (the selectors are asked after the
     # class's): the rest is worked out on those entries alone, usually a small part of the fleet.

@@ -158,18 +158,18 @@ def test_classes_that_select_alike_share_counts_and_keep_their_names():
     # The explanation's stage counts are kept by what a class selects: "gpu-b" is counted as "gpu"
     # was, and each message still names the class its claim asked for.
     cluster = [CLASS, _class("gpu-b", "gpu.example.com"), node_slice("node-a", gpus(1))]
-    report = run(cluster, [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="gpu-b")])])
+    claims = [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="gpu-b")])]
+    report = run(cluster, claims)
     assert sorted(messages(report)) == [
-        "claim default/one cannot be allocated: request `gpu` needs 2 devices of class `gpu`: the class matches "
-        "1 device on 1 node; no node has 2",
-        "claim default/two cannot be allocated: request `gpu` needs 2 devices of class `gpu-b`: the class matches "
-        "1 device on 1 node; no node has 2"]
+        f"claim default/{name} cannot be allocated: request `gpu` needs 2 devices of class `{cls}`: "
+        "the class matches 1 device on 1 node; no node has 2" for name, cls in (("one", "gpu"), ("two", "gpu-b"))]
 
 
 def test_classes_that_select_differently_are_counted_apart():
     # Same request, same names but for the class: a class of another driver matches none of the devices.
     cluster = [CLASS, _class("fpga", "fpga.example.com"), node_slice("node-a", gpus(1))]
-    report = run(cluster, [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="fpga")])])
+    claims = [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="fpga")])]
+    report = run(cluster, claims)
     one, two = sorted(messages(report))
     assert one.endswith("the class matches 1 device on 1 node; no node has 2")
     assert two.endswith("of class `fpga`: the class matches no device in a usable pool")
