@@ -21,6 +21,7 @@ from ..kube.quantity import format_readable
 from ..sizes import deep_size
 from .capacity import consumption, fits
 from .columns import TRUE
+from .counts import Counts, filter_key
 from .counters import CounterBook
 from .fatal import FatalError
 from .lru import Lru
@@ -32,7 +33,6 @@ from .search import Attempt
 from .taints import blocking_taint
 
 if TYPE_CHECKING:
-    from .counts import Counts
     from .world import World
 
 _MAX_NAMED = 3       # devices named in a message
@@ -80,8 +80,18 @@ _STAGE_NAMES = ("class", "selectors", "free", "usable")
 
 
 def _per_node(position: np.ndarray, mask: np.ndarray, size: int) -> np.ndarray:
-    """How many entries of ``mask`` each node has (``position``: per entry, its node's place)."""
-    return np.bincount(position[mask], minlength=size)
+    """How many entries of ``mask`` each node has (``position``: per entry, its node's place), as
+    int32: the counts are kept by bytes, and no node has two billion devices."""
+    return np.bincount(position[mask], minlength=size).astype(np.int32)
+
+
+def _distinct(uid: np.ndarray, mask: np.ndarray, unique: bool) -> int:
+    """How many distinct devices the entries of ``mask`` are (``unique``: no device has two entries)."""
+    if unique:
+        return int(np.count_nonzero(mask))
+    seen = np.zeros(int(uid.max(initial=-1)) + 1, bool)
+    seen[uid[mask]] = True
+    return int(np.count_nonzero(seen))
 
 
 def _stages_bytes(key: tuple, st: Stages) -> int:
@@ -95,28 +105,33 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
     st.nodes = nodes.nodes
     size = len(nodes.nodes)
     if world.classes.get(alt.class_name) is None or any(e is None for e in alt.selectors):
-        st.counts = [(n, np.zeros(size, np.int64)) for n in _STAGE_NAMES]
+        st.counts = [(n, np.zeros(size, np.int32)) for n in _STAGE_NAMES]
         st.distinct = dict.fromkeys(_STAGE_NAMES, 0)
         return st
-    slot, uid, here = counts.flat()
+    uid = counts.flat()[1]
     position, inside, held = ex.placed(nodes)
-    cls_ok = (counts.selected(alt, ())[uid] == TRUE) & inside
+    # Every later stage keeps a part of what the class matches (the selectors are asked after the
+    # class's): the rest is worked out on those entries alone, usually a small part of the fleet.
+    entries = np.flatnonzero((counts.selected(alt, ())[uid] == TRUE) & inside)
+    uid, position = uid[entries], position[entries]
+    devices = world.selection.columns.devices
+    cls_ok = np.ones(len(entries), bool)
     passed = cls_ok
     for i in range(len(alt.selectors)):
-        passed = (counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE) & inside
+        passed = counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE
         st.per_selector[i] = int(np.count_nonzero(passed))
-    free = passed if alt.admin else passed & ~held
+    free = passed if alt.admin else passed & ~held[entries]
     taken = passed & ~free
     if taken.any():
         keys = set()
         for u in np.unique(uid[taken])[:64]:
-            taken_device = world.selection.columns.devices[int(u)]
+            taken_device = devices[int(u)]
             assert taken_device is not None
             keys.add(taken_device.key)
         st.holders = [_holder(c) for c in world.holders_of(keys, _MAX_NAMED)]
-    for i in np.nonzero(passed)[0][:_MAX_NAMED + 1]:
+    for i in np.flatnonzero(passed)[:_MAX_NAMED + 1]:
         node = nodes.nodes[int(position[i])]
-        d = world.selection.columns.devices[int(uid[i])]
+        d = devices[int(uid[i])]
         assert d is not None
         st.survivors.append(f"{node.name}/{d.name}" if not node.placeholder else d.label)
     usable = free.copy()
@@ -125,8 +140,8 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
     suspects = free & ((~fc.dev_usable[uid]) | consumes[uid]) if fc is not None else free
     seen: set[int] = set()
     pools: dict[int, Any] = {}
-    for k in np.nonzero(suspects)[0]:
-        d = world.selection.columns.devices[int(uid[k])]
+    for k in np.flatnonzero(suspects):
+        d = devices[int(uid[k])]
         assert d is not None
         why = _blocked_reason(ex.world, alt, d, nodes.nodes[int(position[k])], st, pools)
         if why:
@@ -135,8 +150,9 @@ def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
                 st.blocked[why] += 1
                 seen.add(d.uid)
     masks = (cls_ok, passed, free, usable)
+    unique = ex.uids_unique()
     st.counts = [(name, _per_node(position, mask, size)) for name, mask in zip(_STAGE_NAMES, masks)]
-    st.distinct = {name: int(np.unique(uid[mask]).size) for name, mask in zip(_STAGE_NAMES, masks)}
+    st.distinct = {name: _distinct(uid, mask, unique) for name, mask in zip(_STAGE_NAMES, masks)}
     absent_uids, absent_nodes = world.absent_devices()
     if len(absent_uids):
         matched = counts.selected(alt, alt.selectors)[absent_uids] == TRUE
@@ -326,9 +342,11 @@ def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
                 break
             extra.append(i)
         shown = np.concatenate([above, ties[:_MAX_NODES], np.array(extra, np.int64)])
-    rows = sorted(((-int(usable[i]), st.nodes[int(i)].name, int(i)) for i in shown))[:_MAX_NODES]
-    return {name: {stage: int(table[k, i]) for k, (stage, _) in enumerate(st.counts) if table[k, i]}
-            for _, name, i in rows}
+    places = shown.tolist()      # plain ints: sorting and reading numpy scalars one by one is slow
+    rows = sorted(zip([-n for n in usable[shown].tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
+    values = table[:, [i for _, _, i in rows]].T.tolist()
+    stages = [stage for stage, _ in st.counts]
+    return {name: {stage: n for stage, n in zip(stages, row) if n} for (_, name, _), row in zip(rows, values)}
 
 
 class Explainer:
@@ -343,14 +361,19 @@ class Explainer:
         self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, _stages_bytes)
         # See placed(): for which nodes and holds, from which entries, what.
         self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        # See uids_unique(): for which entries, the answer.
+        self._unique: tuple[tuple, bool] | None = None
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
 
     def stages(self, alt: Alternative, nodes: NodeSet) -> Stages:
         world = self.world
-        capacity = tuple(sorted(alt.capacity.items())) if alt.capacity else None
-        key = (alt.class_name, alt.selectors, alt.admin, alt.tolerations, capacity, nodes.key,
-               len(world.node_log), world.held_token, len(world.class_log))
+        # Keyed by what the class selects, not its name: classes that select alike (one per team,
+        # each with the same expression) give the same counts; the name is only in the message.
+        # A missing class matches nothing, whatever is asked.
+        cls = world.classes.get(alt.class_name)
+        asked = filter_key(alt, cls.selectors) if cls is not None else (alt.class_name,)
+        key = (asked, nodes.key, len(world.node_log), world.held_token, len(world.class_log))
         st = self._stages.get(key)
         if st is None:
             st = self._stages.put(key, _stages(self, alt, nodes))
@@ -371,6 +394,15 @@ class Explainer:
             position = place[slot]
             have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
         return have[2]
+
+    def uids_unique(self) -> bool:
+        """No device has two entries in the fleet's entries (no slice reaches several nodes): the
+        entries a mask keeps are then as many as the distinct devices."""
+        flat = self.counts.flat()
+        if self._unique is None or self._unique[0] is not flat:
+            uid = flat[1]
+            self._unique = (flat, len(np.unique(uid)) == len(uid))
+        return self._unique[1]
 
     def absent_of(self, claims: list[ClaimSpec], nodes: NodeSet) -> dict[str, int]:
         """Per node without a Node object, the devices it publishes for the first request of ``claims``
@@ -431,11 +463,12 @@ class Explainer:
         return False
 
 
-def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str, list[Stages]] | None:
-    """A reason when this request cannot be satisfied on any node even on its own."""
+def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str | None, list[Stages]]:
+    """A reason when this request cannot be satisfied on any node even on its own (None when it
+    can), and the stage counts of its alternatives."""
     stages = [ex.stages(alt, nodes) for alt in req.alternatives]
     if any(st.fits_somewhere() for st in stages):
-        return None
+        return None, stages
     note = ex.pool_note(nodes)
     if len(stages) == 1:
         return _stage_reason(stages[0], note), stages
@@ -447,12 +480,10 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures
     """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
-        found = _request_reason(ex, req, nodes)
-        if found is not None:
-            message, stages = found
+        message, stages = _request_reason(ex, req, nodes)
+        if message is not None:
             return Explanation(message, _details(stages), ("devices", "requests", i))
-    for req in claim.requests:
-        all_stages += [ex.stages(alt, nodes) for alt in req.alternatives]
+        all_stages += stages
     failures = sorted({m for m in node_failures.values() if m})
     if failures:
         shown = dict(list(node_failures.items())[:_MAX_NODES])

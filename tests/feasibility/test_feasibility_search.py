@@ -149,6 +149,32 @@ def test_a_device_every_node_reaches_is_counted_once():
     assert msg.endswith("the class matches 1 device reachable from 3 nodes; no node has 2")
 
 
+def _class(name: str, driver: str) -> str:
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+                       "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}})
+
+
+def test_classes_that_select_alike_share_counts_and_keep_their_names():
+    # The explanation's stage counts are kept by what a class selects: "gpu-b" is counted as "gpu"
+    # was, and each message still names the class its claim asked for.
+    cluster = [CLASS, _class("gpu-b", "gpu.example.com"), node_slice("node-a", gpus(1))]
+    claims = [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="gpu-b")])]
+    report = run(cluster, claims)
+    assert sorted(messages(report)) == [
+        f"claim default/{name} cannot be allocated: request `gpu` needs 2 devices of class `{cls}`: "
+        "the class matches 1 device on 1 node; no node has 2" for name, cls in (("one", "gpu"), ("two", "gpu-b"))]
+
+
+def test_classes_that_select_differently_are_counted_apart():
+    # Same request, same names but for the class: a class of another driver matches none of the devices.
+    cluster = [CLASS, _class("fpga", "fpga.example.com"), node_slice("node-a", gpus(1))]
+    claims = [claim("one", [req(count=2)]), claim("two", [req(count=2, deviceClassName="fpga")])]
+    report = run(cluster, claims)
+    one, two = sorted(messages(report))
+    assert one.endswith("the class matches 1 device on 1 node; no node has 2")
+    assert two.endswith("of class `fpga`: the class matches no device in a usable pool")
+
+
 def test_selector_explanation_names_the_devices_left():
     sel = 'device.attributes["gpu.example.com"].memory >= 80'
     cluster = [CLASS, node_slice("node-a", gpus(2, memory=40)),
