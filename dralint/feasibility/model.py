@@ -133,10 +133,11 @@ class Device:
     # Another spelling of a published capacity name (with or without the driver's domain) → the
     # published one; empty where the release matches capacity names exactly (before 1.38).
     capacity_aliases: Mapping[str, str] = field(default_factory=dict)
-    # Worked out on first use into fields of their own: ``functools.cached_property`` would give every
-    # device a dictionary of its attributes (730 bytes each, 17 MB for the 17 MiB benchmark file's devices).
-    _shape: tuple[tuple[str, str, Any, str], ...] | None = field(default=None, init=False, repr=False)
-    _has_policy: bool | None = field(default=None, init=False, repr=False)
+    # Worked out on first use into fields of their own, which ``__init__`` sets (to None): an attribute
+    # added later (``functools.cached_property``, a field without ``__init__``) gives every device a
+    # dictionary of its attributes (730 bytes each, 17 MB for the 17 MiB benchmark file's devices).
+    _shape: tuple[tuple[str, str, Any, str], ...] | None = field(default=None, repr=False)
+    _has_policy: bool | None = field(default=None, repr=False)
 
     @property
     def shape(self) -> tuple[tuple[str, str, Any, str], ...]:
