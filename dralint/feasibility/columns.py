@@ -193,6 +193,20 @@ class Columns:
             self._columns.put(expr, col)
         return col
 
+    def warm(self, expressions: Iterable[str]) -> None:
+        """Work out the columns of ``expressions`` now, in order, as long as half of what the columns
+        may keep holds them (so that the first ones are not pushed out by the last)."""
+        room = COLUMN_BYTES // 2
+        done: set[str] = set()
+        for expr in expressions:
+            if expr in done:
+                continue
+            room -= sys.getsizeof(expr) + len(self.devices)
+            if room < 0:
+                return
+            done.add(expr)
+            self.column(expr)
+
     def error(self, expr: str, uid: int) -> Exception:
         """The error of ``expr`` on device ``uid`` (its column says ERROR there)."""
         return self._errors[expr][uid]
