@@ -20,9 +20,9 @@ from ..index import Index
 from ..kube.releases import Release
 from ..rule_filter import UsageError
 from .fleet import Fleet
-from .groups import Group, build_groups, claim_display
+from .groups import Group, build_groups
 from .judgement import Judge, is_traced
-from .model import read_claim
+from .model import claim_selectors
 from .report import FeasibilityOptions, FeasibilityReport
 from .selection import Evaluator, cel_evaluator, cel_required_driver
 from .world import World
@@ -56,9 +56,7 @@ def _selectors(index: Index, world: World) -> Iterator[str]:
     for info in world.classes.values():
         yield from (e for e in info.selectors if e is not None)
     for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
-        for request in read_claim(obj, claim_display(obj)).requests:
-            for alt in (request.exactly,) if request.exactly is not None else request.first_available:
-                yield from (e for e in alt.selectors if e is not None)
+        yield from claim_selectors(obj)
 
 
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
