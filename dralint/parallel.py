@@ -3,18 +3,19 @@
 The workers are forked before anything is read. Each process reads a share of the files
 (balanced by size; stdin stays in the main process) and the shares are exchanged through the
 main process (``source.transfer``: values as orjson text), so that every process holds every
-file, parsed in its own memory. Each then judges its own runs of objects against the index of
-all of them, so rules that look across objects see everything, and only findings travel back
-to the main process, which also reports everything about the run as a whole (reading problems,
-objects not served, feasibility, suppressions).
+file, parsed in its own memory. Each then judges runs of objects against the index of all of
+them, taking the next run not yet taken (a shared counter) until none is left, so rules that
+look across objects see everything, and only findings travel back to the main process, which
+also reports everything about the run as a whole (reading problems, objects not served,
+feasibility, suppressions) and first builds the feasibility stage's fleet view (engine/run.py).
 
 Why this way: forking judges after reading made every memory page they touched a
 copy-on-write fault (13,000 to 22,000 per process on this project's 2-CPU machine, as slow as
 judging twice), and pickled parsed files cost as much to send as to parse. Receiving a share
 packed by ``source.transfer`` costs a fifth of reading it.
 
-The output equals ``-j 1``'s byte for byte. A worker that fails has its share read, and its
-objects judged, in the main process. Small inputs stay in one process (``BYTES_PER_WORKER``),
+The output equals ``-j 1``'s byte for byte. A worker that fails has its share read, and the
+objects it did not deliver judged, in the main process. Small inputs stay in one process (``BYTES_PER_WORKER``),
 and at most ``MAX_PROCESSES`` take part: each holds the whole parsed input.
 """
 from __future__ import annotations
@@ -59,13 +60,14 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1, progres
         if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
             size = 1
     shares = _balanced_shares(sizes, size, stay=[i for i, path in enumerate(found) if path == "-"])
-    workers = [_start(rank, len(shares), shares, planned, options, cluster_files, old_files)
+    counter = _counter() if len(shares) > 1 else None
+    workers = [_start(rank, shares, planned, options, cluster_files, old_files, counter)
                for rank in range(1, len(shares))]
     try:
         files = _exchange(planned, options.reading, shares, workers, bar)
         if bar:
             bar.update(len(found), "checking")
-        split = Split(0, len(shares), lambda: _findings(workers)) if workers else None
+        split = Split(counter, lambda: _findings(workers)) if counter is not None else None
         result = engine.lint_files(files, options, cluster_files=cluster_files, old_files=old_files,
                                    discovery_problems=list(problems) + context_problems, split=split)
     finally:
@@ -85,14 +87,21 @@ class _Worker:
     packed: bytes | None = None  # its share as it sent it; None: it failed, and is done here
 
 
-def _start(rank: int, size: int, shares: list[list[int]], planned: source.Plan, options: Options,
-           cluster_files: list[Any], old_files: list[Any]) -> _Worker:
+def _counter() -> Any:
+    """The number of the next run of objects to judge, shared by the processes (see engine.Split)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Value("l", 0)
+
+
+def _start(rank: int, shares: list[list[int]], planned: source.Plan, options: Options,
+           cluster_files: list[Any], old_files: list[Any], counter: Any) -> _Worker:
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     here, there = context.Pipe(duplex=True)
-    process = context.Process(target=_worker, args=(there, rank, size, shares, planned, options, cluster_files,
-                                                    old_files))
+    process = context.Process(target=_worker, args=(there, rank, shares, planned, options, cluster_files,
+                                                    old_files, counter))
     process.start()
     there.close()
     return _Worker(rank, here, process)
@@ -129,24 +138,24 @@ def _exchange(planned: source.Plan, reading: source.Reading, shares: list[list[i
     return [files[i] for i in range(len(paths))]
 
 
-def _worker(connection: Any, rank: int, size: int, shares: list[list[int]], planned: source.Plan,
-            options: Options, cluster_files: list[Any], old_files: list[Any]) -> None:
-    """Read a share, send it, receive the others, judge this rank's objects, send the findings."""
+def _worker(connection: Any, rank: int, shares: list[list[int]], planned: source.Plan,
+            options: Options, cluster_files: list[Any], old_files: list[Any], counter: Any) -> None:
+    """Read a share, send it, receive the others, judge the runs of objects it takes, send the findings."""
     paths = planned.files
     own = _read(shares[rank], planned, options.reading, None)
     connection.send_bytes(transfer.pack(own))
     files = dict(zip(shares[rank], own))
     for share, packed in connection.recv():
         files.update(zip(share, transfer.unpack(packed)))
-    connection.send(engine.judge_share([files[i] for i in range(len(paths))], options, rank, size,
+    connection.send(engine.judge_share([files[i] for i in range(len(paths))], options, counter,
                                        cluster_files=cluster_files, old_files=old_files))
     connection.close()
 
 
 def _findings(workers: list[_Worker]) -> tuple[list[Finding], frozenset[int]]:
-    """The workers' findings, and the ranks of those that sent none (they failed)."""
+    """The workers' findings, and the runs of objects they judged (none of one that failed)."""
     findings: list[Finding] = []
-    failed: set[int] = set()
+    delivered: set[int] = set()
     for worker in workers:
         received = None
         if worker.packed is not None:
@@ -154,11 +163,10 @@ def _findings(workers: list[_Worker]) -> tuple[list[Finding], frozenset[int]]:
                 received = worker.connection.recv()
             except (EOFError, OSError, pickle.UnpicklingError):
                 received = None
-        if isinstance(received, list):
-            findings.extend(received)
-        else:
-            failed.add(worker.rank)
-    return findings, frozenset(failed)
+        if isinstance(received, tuple) and len(received) == 2:
+            findings.extend(received[0])
+            delivered.update(received[1])
+    return findings, frozenset(delivered)
 
 
 def _read(share: Sequence[int], planned: source.Plan, reading: source.Reading,

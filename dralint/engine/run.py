@@ -29,7 +29,7 @@ from .result import RunResult
 from .split import Split, judge_split
 
 if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
-    from ..feasibility import Fleet
+    from ..feasibility import Fleet, Prepared
 
 _NAME_PATH = FieldPath(("metadata", "name"))
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
@@ -217,8 +217,11 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
     base = around.index if around is not None else base
     beside = around.order if around is not None else None
     targets, work = read_targets(emitter, linted, olds, cluster, options, operation, subresource, base, beside)
+    prepared: list[Prepared] = []
     if split is not None:
-        judge_split(emitter, targets, work, split)
+        judge_split(emitter, targets, work, split,
+                    _preparing(emitter, targets, work.index, options, prepared) if fleet is None and base is None
+                    else None)
     else:
         for target in targets:
             judge_one(emitter, target, work)
@@ -236,10 +239,8 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
         _duplicates(emitter, [t.canonical for t in targets], around)
     except Exception as exc:
         run_error(emitter, "looking for objects defined twice", exc, [t.canonical.manifest.document for t in targets])
-    feasibility_wanted = any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
     # With --cluster an empty device list is an answer too ("no slices: nothing can be allocated").
-    if feasibility_wanted and (index.slices or cluster_given) and any(
-            t.canonical.kind in _ALLOCATABLE or t.canonical.manifest.pod_spec_paths for t in targets):
+    if _feasibility_wanted(emitter) and (index.slices or cluster_given) and any(_allocatable(t) for t in targets):
         # The scheduler never sees what the API server refused: objects with errors are not judged.
         # Errors in metadata alone (a name with capitals) leave the allocator's answer for the
         # corrected object unchanged, and the user wants both told.
@@ -248,10 +249,41 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
         creating = operation in (None, "CREATE") and not subresource
         judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
+        judged_index = _judged_index(index, judged_targets, judged)
+        view = prepared.pop() if prepared else None
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
-        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
-                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None)
+        _feasibility(emitter, result, judged_index, release, options, {id(obj) for obj in judged}, cluster_given,
+                     fleet, judged if base is not None else None,
+                     view if view is not None and view.index is judged_index else None)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _feasibility_wanted(emitter: Emitter) -> bool:
+    return any(emitter.rules.selected(r) for r in emitter.catalog if r.id.startswith("DRA7"))
+
+
+def _allocatable(target: Target) -> bool:
+    """Whether the feasibility stage judges the object: a claim, a template, a pod or a workload."""
+    return target.canonical.kind in _ALLOCATABLE or bool(target.canonical.manifest.pod_spec_paths)
+
+
+def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: Options,
+               into: list[Prepared]) -> Callable[[], None] | None:
+    """What the main process of a split does before it takes objects to judge, when the run judges
+    feasibility: build the stage's fleet view from ``index`` (into ``into``), while the other
+    processes judge objects. The stage uses it when its index is this one, as in a run where the
+    API server would refuse no object; else it builds its own."""
+    if not (_feasibility_wanted(emitter) and index.slices and any(_allocatable(t) for t in targets)):
+        return None
+
+    def build() -> None:
+        from .. import feasibility  # heavy (CEL); only runs when there are slices to allocate from
+
+        try:
+            into.append(feasibility.prepare(index, options.release, options.node))
+        except Exception:  # noqa: BLE001 - the stage builds the view again, and reports what fails there
+            into.clear()
+    return build
 
 
 def _as_allocated(target: Target, as_stored: bool, creating: bool) -> Canonical:
@@ -347,7 +379,7 @@ def _suppress(emitter: Emitter, result: RunResult, suppressions: list[suppress.S
 
 def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Release, options: Options,
                  linted_ids: set[int], cluster_given: bool, fleet: Fleet | None = None,
-                 candidates: list[Canonical] | None = None) -> None:
+                 candidates: list[Canonical] | None = None, prepared: Prepared | None = None) -> None:
     from .. import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
     opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
@@ -356,7 +388,7 @@ def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Rel
                                           processes=options.jobs)
     try:
         report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, fleet=fleet,
-                                   candidates=candidates)
+                                   candidates=candidates, prepared=prepared)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash

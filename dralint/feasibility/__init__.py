@@ -7,7 +7,7 @@ order, and explains the narrowest reason when nothing fits.
 from __future__ import annotations
 
 from .fleet import Fleet
-from .judge import UnknownNode, judge
+from .judge import Prepared, UnknownNode, judge, prepare
 from .report import FeasibilityOptions, FeasibilityReport
 
-__all__ = ["FeasibilityOptions", "FeasibilityReport", "Fleet", "UnknownNode", "judge"]
+__all__ = ["FeasibilityOptions", "FeasibilityReport", "Fleet", "Prepared", "UnknownNode", "judge", "prepare"]

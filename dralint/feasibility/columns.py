@@ -48,17 +48,19 @@ def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None
     the base says which do not (``problems``); without that knowledge their values are part of it.
     """
     base: list[Any] = [device.key[0]]
-    named: dict[str, list] = {}
+    named: dict[str, tuple] = {}
     for entry in device.shape:
         table, ident, _, kind = entry
         if problems is None and (table.startswith("capacity:") or "version" in kind):
             base.append(entry)
         else:
             base.append((table, "", None, kind))
-        named.setdefault(ident, []).append(entry)
+        # Mostly one entry per id: a tuple at once, not a list made a tuple afterwards.
+        have = named.get(ident)
+        named[ident] = (entry,) if have is None else have + (entry,)
     if problems is not None:
         base.append(problems(device))
-    return tuple(base), {k: tuple(v) for k, v in named.items()}
+    return tuple(base), named
 
 
 class Columns:
@@ -111,8 +113,9 @@ class Columns:
         out = []
         for table in ("attributes", "capacity"):
             entries = device.raw.get(table)
+            attributes = table == "attributes"
             for name, value in entries.items() if isinstance(entries, dict) else ():
-                if table == "attributes" and not (isinstance(value, dict) and any("version" in str(k) for k in value)):
+                if attributes and not _versioned(value):
                     continue
                 key = (table, name, _hashable(value))
                 have = self._problems.get(key)
@@ -193,6 +196,20 @@ class Columns:
             self._columns.put(expr, col)
         return col
 
+    def warm(self, expressions: Iterable[str]) -> None:
+        """Work out the columns of ``expressions`` now, in order, as long as half of what the columns
+        may keep holds them (so that the first ones are not pushed out by the last)."""
+        room = COLUMN_BYTES // 2
+        done: set[str] = set()
+        for expr in expressions:
+            if expr in done:
+                continue
+            room -= sys.getsizeof(expr) + len(self.devices)
+            if room < 0:
+                return
+            done.add(expr)
+            self.column(expr)
+
     def error(self, expr: str, uid: int) -> Exception:
         """The error of ``expr`` on device ``uid`` (its column says ERROR there)."""
         return self._errors[expr][uid]
@@ -261,6 +278,14 @@ class Columns:
         except self._error_type as exc:
             self._errors.setdefault(expr, {})[uid] = exc
             return ERROR
+
+
+def _versioned(value: Any) -> bool:
+    """Whether an attribute's value has a version (``{"version": "1.2.3"}``)."""
+    if type(value) is dict and len(value) == 1:
+        # The common case, one typed value: its one key, without a generator.
+        return "version" in str(next(iter(value)))
+    return isinstance(value, dict) and any("version" in str(k) for k in value)
 
 
 def _grown(flags: np.ndarray, size: int) -> np.ndarray:

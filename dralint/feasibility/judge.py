@@ -10,6 +10,7 @@ import gc
 import math
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 
@@ -21,15 +22,47 @@ from ..rule_filter import UsageError
 from .fleet import Fleet
 from .groups import Group, build_groups
 from .judgement import Judge, is_traced
+from .model import claim_selectors
 from .report import FeasibilityOptions, FeasibilityReport
 from .selection import Evaluator, cel_evaluator, cel_required_driver
 from .world import World
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A run's fleet view built before the stage (:func:`prepare`), for :func:`judge` of that very index."""
+
+    index: Index
+    release: Release
+    node: str | None
+    world: World
+
+
+def prepare(index: Index, release: Release, node: str | None) -> Prepared:
+    """The fleet view :func:`judge` would build for ``index``, built now and warmed: the nodes' entries
+    and the answers of every selector its classes and claims write. A run with ``-j`` builds it
+    while its other processes still judge objects on their own, instead of after them with those
+    processes done; and the processes the stage forks share what is worked out here, where each
+    would otherwise work it out again."""
+    with _fewer_collections():
+        world = World.from_index(index, release, cel_evaluator(release), node, cel_required_driver(release))
+        world.warm()
+        world.warm_selectors(_selectors(index, world))
+    return Prepared(index, release, node, world)
+
+
+def _selectors(index: Index, world: World) -> Iterator[str]:
+    """The selector expressions of the index's classes, then of its claims' and templates' requests."""
+    for info in world.classes.values():
+        yield from (e for e in info.selectors if e is not None)
+    for obj in index.every("ResourceClaim") + index.every("ResourceClaimTemplate"):
+        yield from claim_selectors(obj)
+
 
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
           evaluate: Evaluator | None = None, *, fleet: Fleet | None = None,
-          exhaustive: bool = False, candidates: Iterable[Canonical] | None = None) -> FeasibilityReport:
+          exhaustive: bool = False, candidates: Iterable[Canonical] | None = None,
+          prepared: Prepared | None = None) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
     There is something to judge against when the run has a ResourceSlice or any cluster state
@@ -40,6 +73,8 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     (the webhook's); else one is built from ``index``. ``exhaustive`` searches every node without
     the fleet's shortcuts (the property tests compare both). ``candidates``: the only objects that
     may be linted, when the caller knows them (a review against a kept cluster state).
+    ``prepared``: the view :func:`prepare` built, used when it was built for this very index, release
+    and ``--node`` with dralint's CEL.
     """
     report = FeasibilityReport()
     if fleet is not None:
@@ -48,8 +83,12 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     if not index.slices and not _cluster_state(index, linted):
         return report
     with _fewer_collections():
-        world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
-                                 None if evaluate else cel_required_driver(release))
+        if (prepared is not None and evaluate is None and prepared.index is index and prepared.release is release
+                and prepared.node == options.node):
+            world = prepared.world
+        else:
+            world = World.from_index(index, release, evaluate or cel_evaluator(release), options.node,
+                                     None if evaluate else cel_required_driver(release))
         _check_node(world, options.node)
         _judge_with(world, index, options, linted, exhaustive, report, candidates)
     return report

@@ -9,7 +9,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ..bounded_cache import bounded_cache
 from ..convert import Canonical
@@ -433,6 +433,21 @@ def read_claim(obj: Canonical, display: str) -> ClaimSpec:
     requests, constraints, malformed = read
     return ClaimSpec(obj=obj, display=display, requests=requests, constraints=constraints,
                      spec_path=spec_path, malformed=malformed, shape=shape)
+
+
+def claim_selectors(obj: Canonical) -> Iterator[str]:
+    """The CEL selectors a ResourceClaim's or ResourceClaimTemplate's requests write, as
+    :func:`read_claim` would find them, without reading the rest."""
+    spec: Any = obj.value
+    for seg in ("spec", "spec") if obj.kind == "ResourceClaimTemplate" else ("spec",):
+        spec = _dict(spec).get(seg)
+    for raw in _list(_dict(_dict(spec).get("devices")).get("requests")):
+        r = _dict(raw)
+        for alt in [r.get("exactly"), *_list(r.get("firstAvailable"))]:
+            for sel in _list(_dict(alt).get("selectors")):
+                expr = _dict(_dict(sel).get("cel")).get("expression")
+                if isinstance(expr, str):
+                    yield expr
 
 
 # Claims stamped from one template (or written from one example) ask the same: their devices part

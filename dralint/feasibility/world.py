@@ -488,6 +488,10 @@ class World:
         self.unusable_pools()
         self.failing_nodes()
 
+    def warm_selectors(self, expressions: Iterable[str]) -> None:
+        """Work out now the answers of ``expressions`` over the fleet (as many as are kept)."""
+        self.selection.columns.warm(expressions)
+
     def _node_facts(self) -> "_NodeFacts":
         self.node_list()
         facts, end = self._facts, len(self.node_log)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -134,15 +135,43 @@ def test_a_worker_that_dies_has_its_objects_judged_here(tmp_path, monkeypatch):
     assert run("--format", "json", "-j", "3", tree) == serial
 
 
-def test_workers_judge_their_own_objects(tmp_path, monkeypatch):
-    # With every worker answering "nothing found", the findings of their objects disappear: they
-    # really were judged there, not here.
-    tree = str(cross_file_tree(tmp_path))
-    serial = run("--format", "json", "-j", "1", tree)
+def _worker_takes_every_run(monkeypatch, then):
+    """The worker takes every run of objects, then returns ``then(runs)``; the main process takes
+    runs only after it (an event, not a race), so it is left none."""
+    taken = multiprocessing.get_context("fork").Event()
+
+    def share(files, options, counter, **kwargs):
+        with counter.get_lock():
+            first, counter.value = counter.value, 1_000
+        taken.set()
+        return then(list(range(first, 1_000)))
+
+    main_takes = split._judge_taken
+
+    def after_the_worker(*args):
+        taken.wait(60)
+        return main_takes(*args)
+
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
     monkeypatch.setattr(split, "_SHARE_RUN", 1)
-    monkeypatch.setattr(engine, "judge_share", lambda *args, **kwargs: [])
+    monkeypatch.setattr(engine, "judge_share", share)
+    monkeypatch.setattr(split, "_judge_taken", after_the_worker)
+
+
+def test_workers_judge_the_runs_they_take(tmp_path, monkeypatch):
+    # A worker that answers "nothing found" for every run of objects: the findings of those
+    # objects disappear, so they really were judged there, not here again.
+    tree = str(cross_file_tree(tmp_path))
+    serial = run("--format", "json", "-j", "1", tree)
+    _worker_takes_every_run(monkeypatch, lambda runs: ([], runs))
     assert run("--format", "json", "-j", "2", tree) != serial
+
+
+def test_runs_a_worker_took_but_never_delivered_are_judged_here(tmp_path, monkeypatch):
+    tree = str(cross_file_tree(tmp_path))
+    serial = run("--format", "json", "-j", "1", tree)
+    _worker_takes_every_run(monkeypatch, lambda runs: os._exit(3))
+    assert run("--format", "json", "-j", "2", tree) == serial
 
 
 def test_read_shares_balance_bytes_and_keep_stdin_here():
@@ -159,11 +188,9 @@ def test_small_inputs_stay_in_one_process(tmp_path, monkeypatch):
     assert run("--format", "json", "-j", "8", tree)[0] == 1
 
 
-def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
-    # Forty claims against six nodes of four GPUs: some fit, some ask for more than a node has, some
-    # for a model no GPU is; with a group per process enough, the feasibility stage forks.
-    judging = importlib.import_module("dralint.feasibility.judgement")
-    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+def _feasibility_docs() -> list[str]:
+    """Forty claims against six nodes of four GPUs: some fit, some ask for more than a node has, some
+    for a model no GPU is."""
     docs = ['apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec:\n'
             '  selectors: [{cel: {expression: device.driver == "gpu.example.com"}}]\n']
     for n in range(6):
@@ -178,8 +205,38 @@ def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
                     f"namespace: default}}\nspec:\n  devices:\n    requests:\n    - name: gpu\n      exactly:\n"
                     f"        deviceClassName: gpu.example.com\n        count: {1 + c % 5}\n        selectors:\n"
                     f"        - cel: {{expression: 'device.attributes[\"gpu.example.com\"].model == \"{model}\"'}}\n")
-    (tmp_path / "all.yaml").write_text("---\n".join(docs))
+    return docs
+
+
+def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
+    # With a group per process enough, the feasibility stage forks.
+    judging = importlib.import_module("dralint.feasibility.judgement")
+    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+    (tmp_path / "all.yaml").write_text("---\n".join(_feasibility_docs()))
     for fmt in ("json", "text"):
         serial = run("--format", fmt, "--max-seconds", "120", "--show-allocation", "-j", "1", str(tmp_path))
         assert "DRA701" in serial[1] and "node-0" in serial[1]    # both verdicts are in what is compared
         assert run("--format", fmt, "--max-seconds", "120", "--show-allocation", "-j", "2", str(tmp_path)) == serial
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_the_fleet_view_built_beside_the_workers_is_used_for_its_own_index_alone(tmp_path, monkeypatch, refused):
+    # Many files: the main process builds the feasibility stage's fleet view while the worker judges
+    # objects, from the index as it stands then. When the API server would refuse a slice (a device
+    # name it does not take), the stage's index leaves the slice out, and the view built before does
+    # not serve: the stage builds its own.
+    judging = importlib.import_module("dralint.feasibility.judgement")
+    world = importlib.import_module("dralint.feasibility.world")
+    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    for i, doc in enumerate(_feasibility_docs()):
+        (tmp_path / f"doc-{i:02}.yaml").write_text(doc.replace("name: gpu-3", "name: GPU_3") if refused and i == 1
+                                                   else doc)
+    serial = run("--format", "json", "--show-allocation", "-j", "1", str(tmp_path))
+    assert "DRA701" in serial[1] and "node-0" in serial[1]
+    builds: list[int] = []
+    from_index = world.World.from_index.__func__
+    monkeypatch.setattr(world.World, "from_index",
+                        classmethod(lambda cls, *args, **kwargs: builds.append(1) or from_index(cls, *args, **kwargs)))
+    assert run("--format", "json", "--show-allocation", "-j", "2", str(tmp_path)) == serial
+    assert len(builds) == (2 if refused else 1)
