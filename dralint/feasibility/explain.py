@@ -37,10 +37,8 @@ if TYPE_CHECKING:
 
 _MAX_NAMED = 3       # devices named in a message
 _MAX_NODES = 20      # nodes listed in details
-# The stage counts kept for reuse: four arrays per node each (92 KB on 2,875 nodes). Unbounded, those
-# of the unallocatable claims of a 6 MB file (4,000 objects) held 31 MB until the end of the stage.
-# A claim's counts are reused by its next requests and alike claims, not later: on the 17 MiB benchmark
-# file 4 MB keeps all but 2 % of the reuses 16 MB kept.
+# Stage counts kept for reuse (four arrays per node each): reused by a claim's next requests and alike
+# claims, not later; on the 17 MiB benchmark file 4 MB keeps all but 2 % of the reuses 16 MB kept.
 STAGES_BYTES = 4 << 20
 
 
