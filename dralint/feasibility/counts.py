@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, cast
+from typing import Mapping, Protocol, cast
 
 import numpy as np
 
@@ -304,53 +304,66 @@ class Counts:
         return self.world.selection.combined(self.world.classes[alt.class_name].selectors + selectors)
 
     def _build(self, key: FilterKey, alt: Alternative) -> FilterCounts:
+        # Once per filter (thousands per run), over every device and entry of the fleet: the passes
+        # that cannot change the counts (nothing held, nothing refused beyond the selectors) are skipped.
         world = self.world
-        dev_sel = self.world.selection.combined(key[0] + alt.selectors)
+        dev_sel = world.selection.combined(key[0] + alt.selectors)
         selectable = dev_sel == TRUE
-        usable = self._usable(alt, dev_sel, range(len(dev_sel)))
-        fc = FilterCounts(key, alt, dev_sel, None if np.array_equal(usable, selectable) else usable)
+        usable = self._usable(alt, selectable)
+        fc = FilterCounts(key, alt, dev_sel,
+                          None if usable is selectable or np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
         fc.key_bytes = deep_size((key, alt))
         slot, uid, here = self.flat()
         size = world.slot_count
-        held = world.held[uid] if not alt.admin else np.zeros(len(uid), bool)
-        sel = dev_sel[uid]
-        counted = (sel == TRUE) & here
+        held = world.held[uid] if not alt.admin and world.held.any() else None
+        free = here if held is None else here & ~held
+        counted = selectable[uid] & here
         fc.sel = np.bincount(slot[counted], minlength=size).astype(np.int32)
-        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) if held.any() else fc.sel
+        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) \
+            if held is not None and held.any() else fc.sel
         if fc.usable_own is None:
             fc.usable = fc.free
         else:
-            fc.usable = np.bincount(slot[usable[uid] & here & ~held], minlength=size).astype(np.int32)
+            fc.usable = np.bincount(slot[usable[uid] & free], minlength=size).astype(np.int32)
         fc.has_errors = bool((dev_sel == ERROR).any())
         if fc.has_errors:
-            fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
-            fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+            failing = dev_sel[uid] == ERROR
+            fc.err_search = np.bincount(slot[failing if held is None else failing & ~held],
+                                        minlength=size).astype(np.int32)
+            fc.err_all = np.bincount(slot[failing], minlength=size).astype(np.int32)
         else:
             fc.err_search = fc.err_all = np.zeros(size, np.int32)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc
 
-    def _usable(self, alt: Alternative, dev_sel: np.ndarray, uids: Iterable[int]) -> np.ndarray:
+    def _usable(self, alt: Alternative, selectable: np.ndarray) -> np.ndarray:
         """Selectable and not ruled out for this request by something that does not depend on the
-        search: consuming counters without the gate, an untolerated taint, too little capacity."""
+        search: consuming counters without the gate, an untolerated taint, too little capacity.
+        ``selectable`` itself when nothing can rule a device out."""
         world = self.world
         f = world.features
         flags = self._device_flags()
-        counters, tainted = flags.counters, flags.tainted
-        usable = (dev_sel == TRUE) & ~counters[:len(dev_sel)]
+        n = len(selectable)
+        counters, tainted = flags.counters[:n], flags.tainted[:n]
+        usable = selectable & ~counters if counters.any() else selectable
         devices = world.selection.columns.devices
-        check_taints = tainted[:len(dev_sel)] & usable
-        if alt.tolerations:
-            for uid in np.nonzero(check_taints)[0]:
-                d = devices[uid]
-                usable[uid] = d is not None and blocking_taint(d, alt) is None
-        else:
-            usable &= ~check_taints
+        check_taints = tainted & usable
+        if check_taints.any():
+            if alt.tolerations:
+                usable = usable.copy() if usable is selectable else usable
+                for uid in np.nonzero(check_taints)[0]:
+                    d = devices[uid]
+                    usable[uid] = d is not None and blocking_taint(d, alt) is None
+            else:
+                usable = usable & ~check_taints
         if f.consumable_capacity:
-            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()
-            for uid in np.nonzero(check)[0]:
+            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()[:n]
+            uids = np.nonzero(check)[0]
+            if len(uids):
+                usable = usable.copy() if usable is selectable else usable
+            for uid in uids:
                 d = devices[uid]
                 if d is not None:
                     usable[uid] = bool(fits(alt, d, world.allocated.consumed.get(d.key), None))
@@ -400,7 +413,7 @@ class Counts:
             return
         changed_uids = {int(u) for slot in dirty if (st := world.state_at(slot)) is not None for u in st.dev}
         if changed_uids and world.features.consumable_capacity:
-            fresh = self._usable(fc.alt, fc.dev_sel, changed_uids)
+            fresh = self._usable(fc.alt, fc.dev_sel == TRUE)
             assert fc.usable_own is not None   # own() gave it one
             for u in changed_uids:
                 fc.usable_own[u] = fresh[u]
