@@ -155,7 +155,9 @@ class Counts:
         self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
-        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNT_BYTES, lambda key, a: deep_size(key) + a.nbytes)
+        # Per (filter, attribute): the counts per node and value, and per node the most of one value.
+        self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
+            MAX_VALUE_COUNT_BYTES, lambda key, have: deep_size(key) + have[0].nbytes + have[1].nbytes)
 
     @property
     def world(self) -> CountedWorld:
@@ -257,6 +259,16 @@ class Counts:
         """Per node slot and value of ``attribute``, how many devices ``alt`` could take that have it
         (``relaxed``: ignoring taints and capacity). None when values cannot be told apart this way
         (list-type attributes, too many values)."""
+        have = self._by_value_and_most(alt, attribute, relaxed)
+        return None if have is None else have[0]
+
+    def most_of_one_value(self, alt: Alternative, attribute: str, relaxed: bool = False) -> np.ndarray | None:
+        """Per node slot, the most devices ``alt`` could take that share one value of ``attribute``
+        (the largest of ``by_value``'s row, kept beside it: asked for every claim with a constraint)."""
+        have = self._by_value_and_most(alt, attribute, relaxed)
+        return None if have is None else have[1]
+
+    def _by_value_and_most(self, alt: Alternative, attribute: str, relaxed: bool) -> tuple[np.ndarray, np.ndarray] | None:
         world = self.world
         if world.features.list_attributes:
             return None
@@ -278,8 +290,8 @@ class Counts:
             if not alt.admin:
                 keep &= ~world.held[uid[taken]]
             size, width = world.slot_count, max(nvals, 1)
-            have = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width).reshape(size, width)
-            self._by_value.put(key, have)
+            counted = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width).reshape(size, width)
+            have = self._by_value.put(key, (counted, counted.max(axis=1)))
         return have
 
     def value_ids(self, attribute: str) -> tuple[np.ndarray, int]:

@@ -80,9 +80,9 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                     ok = usable[slots] >= alt.count
                     if claim.constraints and not (risky_only or quick):
                         for attribute in _matched(claim, alt):
-                            per_value = counts.by_value(alt, attribute, relaxed)
-                            if per_value is not None:
-                                ok &= per_value[slots].max(axis=1) >= alt.count
+                            most = counts.most_of_one_value(alt, attribute, relaxed)
+                            if most is not None:
+                                ok &= most[slots] >= alt.count
                     size = alt.count
                     if len(req.alternatives) == 1 and not alt.admin:
                         need.setdefault(fc.key, []).append(alt.count)
