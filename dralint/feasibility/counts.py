@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, cast
+from typing import Mapping, Protocol, cast
 
 import numpy as np
 
@@ -158,7 +158,9 @@ class Counts:
         self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
-        self._by_value: Lru[tuple, np.ndarray] = Lru(MAX_VALUE_COUNT_BYTES, lambda key, a: deep_size(key) + a.nbytes)
+        # Per (filter, attribute): the counts per node and value, and per node the most of one value.
+        self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
+            MAX_VALUE_COUNT_BYTES, lambda key, have: deep_size(key) + have[0].nbytes + have[1].nbytes)
         # Most filters fail on no device: their error counts are these zeros, shared and read-only
         # (``own`` copies them before a change), not two arrays per node of their own (27 MB of the
         # 17 MiB benchmark file's 3,000 filters).
@@ -194,6 +196,13 @@ class Counts:
                           np.concatenate([st.here for st in states]) if states else np.zeros(0, bool))
             self._flat_pos = len(world.node_log)
         return self._flat
+
+    def entries(self, fc: FilterCounts) -> np.ndarray:
+        """Positions in ``flat`` of the devices ``fc`` selects, on their node. A filter selects a
+        small part of the fleet: what is asked about its devices is cheaper on these than on every
+        entry. (Not kept: one pass over the entries, against the weight of one more array per filter.)"""
+        _, uid, here = self.flat()
+        return np.flatnonzero((fc.dev_sel[uid] == TRUE) & here)
 
     def entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entries of the nodes at ``slots`` (``flat`` itself when they are a good part of the
@@ -247,14 +256,16 @@ class Counts:
 
     def get(self, alt: Alternative) -> FilterCounts | None:
         """Counts for what ``alt`` asks; None when its class is missing or a selector has no CEL."""
-        cls = self.world.classes.get(alt.class_name)
-        if cls is None or any(e is None for e in alt.selectors):
+        # Asked several times per request judged: a hit in step with the world returns at once.
+        world = self.world
+        cls = world.classes.get(alt.class_name)
+        if cls is None or None in alt.selectors:
             return None
         key = filter_key(alt, cls.selectors)
         fc = self._filters.get(key)
-        if fc is None or fc.size != len(self.world.selection.columns.devices):
-            fc = self._filters.put(key, self._build(key, alt))
-        else:
+        if fc is None or fc.size != len(world.selection.columns.devices):
+            return self._filters.put(key, self._build(key, alt))
+        if fc.node_pos != len(world.node_log) or fc.hold_pos != len(world.hold_log) or len(fc.sel) < world.slot_count:
             self._sync(fc)
         return fc
 
@@ -262,6 +273,16 @@ class Counts:
         """Per node slot and value of ``attribute``, how many devices ``alt`` could take that have it
         (``relaxed``: ignoring taints and capacity). None when values cannot be told apart this way
         (list-type attributes, too many values)."""
+        have = self._by_value_and_most(alt, attribute, relaxed)
+        return None if have is None else have[0]
+
+    def most_of_one_value(self, alt: Alternative, attribute: str, relaxed: bool = False) -> np.ndarray | None:
+        """Per node slot, the most devices ``alt`` could take that share one value of ``attribute``
+        (the largest of ``by_value``'s row, kept beside it: asked for every claim with a constraint)."""
+        have = self._by_value_and_most(alt, attribute, relaxed)
+        return None if have is None else have[1]
+
+    def _by_value_and_most(self, alt: Alternative, attribute: str, relaxed: bool) -> tuple[np.ndarray, np.ndarray] | None:
         world = self.world
         if world.features.list_attributes:
             return None
@@ -274,14 +295,17 @@ class Counts:
         key = (fc.key, attribute, relaxed, len(world.node_log), world.held_token, fc.size)
         have = self._by_value.get(key)
         if have is None:
-            slot, uid, here = self.flat()
-            usable = (fc.dev_sel == TRUE) if relaxed else fc.dev_usable
-            mask = usable[uid] & here & (ids[uid] >= 0)
+            slot, uid, _ = self.flat()
+            taken = self.entries(fc)
+            if not relaxed and fc.usable_own is not None:
+                taken = taken[fc.usable_own[uid[taken]]]
+            value = ids[uid[taken]]
+            keep = value >= 0
             if not alt.admin:
-                mask &= ~world.held[uid]
+                keep &= ~world.held[uid[taken]]
             size, width = world.slot_count, max(nvals, 1)
-            have = np.bincount(slot[mask] * width + ids[uid][mask], minlength=size * width).reshape(size, width)
-            self._by_value.put(key, have)
+            counted = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width).reshape(size, width)
+            have = self._by_value.put(key, (counted, counted.max(axis=1)))
         return have
 
     def value_ids(self, attribute: str) -> tuple[np.ndarray, int]:
@@ -306,53 +330,66 @@ class Counts:
         return self.world.selection.combined(self.world.classes[alt.class_name].selectors + selectors)
 
     def _build(self, key: FilterKey, alt: Alternative) -> FilterCounts:
+        # Once per filter (thousands per run), over every device and entry of the fleet: the passes
+        # that cannot change the counts (nothing held, nothing refused beyond the selectors) are skipped.
         world = self.world
-        dev_sel = self.world.selection.combined(key[0] + alt.selectors)
+        dev_sel = world.selection.combined(key[0] + alt.selectors)
         selectable = dev_sel == TRUE
-        usable = self._usable(alt, dev_sel, range(len(dev_sel)))
-        fc = FilterCounts(key, alt, dev_sel, None if np.array_equal(usable, selectable) else usable)
+        usable = self._usable(alt, selectable)
+        fc = FilterCounts(key, alt, dev_sel,
+                          None if usable is selectable or np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
         fc.key_bytes = deep_size((key, alt))
         slot, uid, here = self.flat()
         size = world.slot_count
-        held = world.held[uid] if not alt.admin else np.zeros(len(uid), bool)
-        sel = dev_sel[uid]
-        counted = (sel == TRUE) & here
+        held = world.held[uid] if not alt.admin and world.held.any() else None
+        free = here if held is None else here & ~held
+        counted = selectable[uid] & here
         fc.sel = np.bincount(slot[counted], minlength=size).astype(np.int32)
-        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) if held.any() else fc.sel
+        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) \
+            if held is not None and held.any() else fc.sel
         if fc.usable_own is None:
             fc.usable = fc.free
         else:
-            fc.usable = np.bincount(slot[usable[uid] & here & ~held], minlength=size).astype(np.int32)
+            fc.usable = np.bincount(slot[usable[uid] & free], minlength=size).astype(np.int32)
         fc.has_errors = bool((dev_sel == ERROR).any())
         if fc.has_errors:
-            fc.err_search = np.bincount(slot[(sel == ERROR) & ~held], minlength=size).astype(np.int32)
-            fc.err_all = np.bincount(slot[sel == ERROR], minlength=size).astype(np.int32)
+            failing = dev_sel[uid] == ERROR
+            fc.err_search = np.bincount(slot[failing if held is None else failing & ~held],
+                                        minlength=size).astype(np.int32)
+            fc.err_all = np.bincount(slot[failing], minlength=size).astype(np.int32)
         else:
             fc.err_search = fc.err_all = self._no_errors(size)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc
 
-    def _usable(self, alt: Alternative, dev_sel: np.ndarray, uids: Iterable[int]) -> np.ndarray:
+    def _usable(self, alt: Alternative, selectable: np.ndarray) -> np.ndarray:
         """Selectable and not ruled out for this request by something that does not depend on the
-        search: consuming counters without the gate, an untolerated taint, too little capacity."""
+        search: consuming counters without the gate, an untolerated taint, too little capacity.
+        ``selectable`` itself when nothing can rule a device out."""
         world = self.world
         f = world.features
         flags = self._device_flags()
-        counters, tainted = flags.counters, flags.tainted
-        usable = (dev_sel == TRUE) & ~counters[:len(dev_sel)]
+        n = len(selectable)
+        counters, tainted = flags.counters[:n], flags.tainted[:n]
+        usable = selectable & ~counters if counters.any() else selectable
         devices = world.selection.columns.devices
-        check_taints = tainted[:len(dev_sel)] & usable
-        if alt.tolerations:
-            for uid in np.nonzero(check_taints)[0]:
-                d = devices[uid]
-                usable[uid] = d is not None and blocking_taint(d, alt) is None
-        else:
-            usable &= ~check_taints
+        check_taints = tainted & usable
+        if check_taints.any():
+            if alt.tolerations:
+                usable = usable.copy() if usable is selectable else usable
+                for uid in np.nonzero(check_taints)[0]:
+                    d = devices[uid]
+                    usable[uid] = d is not None and blocking_taint(d, alt) is None
+            else:
+                usable = usable & ~check_taints
         if f.consumable_capacity:
-            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()
-            for uid in np.nonzero(check)[0]:
+            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()[:n]
+            uids = np.nonzero(check)[0]
+            if len(uids):
+                usable = usable.copy() if usable is selectable else usable
+            for uid in uids:
                 d = devices[uid]
                 if d is not None:
                     usable[uid] = bool(fits(alt, d, world.allocated.consumed.get(d.key), None))
@@ -402,7 +439,7 @@ class Counts:
             return
         changed_uids = {int(u) for slot in dirty if (st := world.state_at(slot)) is not None for u in st.dev}
         if changed_uids and world.features.consumable_capacity:
-            fresh = self._usable(fc.alt, fc.dev_sel, changed_uids)
+            fresh = self._usable(fc.alt, fc.dev_sel == TRUE)
             assert fc.usable_own is not None   # own() gave it one
             for u in changed_uids:
                 fc.usable_own[u] = fresh[u]

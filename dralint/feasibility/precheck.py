@@ -16,12 +16,9 @@ property test compares both).
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 
-from .columns import TRUE
-from .counts import Counts, filter_key
+from .counts import Counts, FilterCounts
 from .constraints import applies
 from .hall import distinct_devices
 from .model import Alternative, ClaimSpec
@@ -41,69 +38,82 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
     Requests are taken in search order: once a request certainly fails on a node by itself, the
     search there never reaches the ones after it, so nothing they could raise matters there.
     """
+    # Called for every claim judged, on a few thousand nodes: each numpy operation costs a few
+    # microseconds whatever its size, so the common case (no errors, no "all", no constraints)
+    # skips those that cannot change the answer.
     n = len(slots)
-    everywhere = np.ones(n, bool)
     must = np.zeros(n, bool)
     blocked = np.zeros(n, bool)        # an earlier request certainly fails here
-    cross = np.ones(n, bool)           # the constrained requests can share one value
+    cross: np.ndarray | None = None    # the constrained requests can share one value (None: everywhere)
     has_all = False
-    need: dict[tuple, int] = defaultdict(int)
-    alone = {}
+    need: dict[tuple, list[int]] = {}  # per filter: the counts of the requests asking only it
+    alone: dict[tuple, FilterCounts] = {}
     f = counts.world.features
     for claim in claims:
-        least_total = np.zeros(n, np.int64)
+        fixed = 0                      # the fewest devices the claim takes: these requests' part ...
+        varying: np.ndarray | None = None   # ... and, per node, the part of the "all" requests
         for r, req in enumerate(claim.requests):
-            req_ok = np.zeros(n, bool)
-            least: np.ndarray | None = None
+            req_ok: np.ndarray | None = None
+            least: np.ndarray | int | None = None
             for alt in req.alternatives:
                 fc = counts.get(alt)
                 if fc is None or alt.mode not in ("ExactCount", "All"):
-                    return everywhere          # the allocator refuses the claim before any node
+                    return np.ones(n, bool)    # the allocator refuses the claim before any node
                 usable = fc.free if relaxed else fc.usable
+                size: np.ndarray | int
                 if alt.mode == "All":
                     has_all = True
                     sel = fc.sel[slots]
-                    must |= fc.err_all[slots] > 0                 # met while validating, on every node
+                    if fc.has_errors:
+                        must |= fc.err_all[slots] > 0                 # met while validating, on every node
                     if claim.constraints:
                         # A constraint broken inside "all" is an error.
                         must |= (sel > 0) & ~blocked & ~_no_break(counts, claim, r, alt, slots, relaxed)
                     if f.consumable_capacity or relaxed:
-                        req_ok |= sel > 0
+                        ok = sel > 0
                     else:
-                        req_ok |= (sel > 0) & (usable[slots] == sel)
+                        ok = (sel > 0) & (usable[slots] == sel)
                     size = sel.astype(np.int64)
                 else:
-                    must |= (fc.err_search[slots] > 0) & ~blocked
-                    enough = usable[slots] >= alt.count
-                    for attribute in () if risky_only or quick else _matched(claim, alt):
-                        per_value = counts.by_value(alt, attribute, relaxed)
-                        if per_value is not None:
-                            enough &= per_value[slots].max(axis=1) >= alt.count
-                    req_ok |= enough
-                    size = np.full(n, alt.count, np.int64)
+                    if fc.has_errors:
+                        must |= (fc.err_search[slots] > 0) & ~blocked
+                    ok = usable[slots] >= alt.count
+                    if claim.constraints and not (risky_only or quick):
+                        for attribute in _matched(claim, alt):
+                            most = counts.most_of_one_value(alt, attribute, relaxed)
+                            if most is not None:
+                                ok &= most[slots] >= alt.count
+                    size = alt.count
+                    if len(req.alternatives) == 1 and not alt.admin:
+                        need.setdefault(fc.key, []).append(alt.count)
+                        alone[fc.key] = fc
+                req_ok = ok if req_ok is None else req_ok | ok
                 least = size if least is None else np.minimum(least, size)
-            if least is not None:
-                least_total += least
-            blocked |= ~req_ok
-            if len(req.alternatives) == 1 and req.alternatives[0].mode == "ExactCount" \
-                    and not req.alternatives[0].admin:
-                key = filter_key(req.alternatives[0], counts.world.classes[req.alternatives[0].class_name].selectors)
-                need[key] += req.alternatives[0].count
-                alone[key] = req.alternatives[0]
-        must |= least_total > MAX_DEVICES_PER_CLAIM                # met while validating
-        if not (risky_only or quick):
-            cross &= _one_value(counts, claim, slots, relaxed)
+            if isinstance(least, np.ndarray):
+                varying = least if varying is None else varying + least
+            elif least is not None:
+                fixed += least
+            if req_ok is not None:
+                blocked |= ~req_ok
+            else:
+                blocked[:] = True      # a request without alternatives fits nowhere
+        if varying is not None:
+            must |= fixed + varying > MAX_DEVICES_PER_CLAIM      # met while validating
+        elif fixed > MAX_DEVICES_PER_CLAIM:
+            must[:] = True
+        if claim.constraints and not (risky_only or quick):
+            one = _one_value(counts, claim, slots, relaxed)
+            cross = one if cross is None else cross & one
     if has_all:
         must |= unusable
     if risky_only:
         return must
-    ok = ~blocked & cross
+    ok = ~blocked if cross is None else ~blocked & cross
     if not f.consumable_capacity:
-        # Requests asking the same compete for the same devices.
-        for key, total in need.items():
-            fc = counts.get(alone[key])
-            if fc is not None:
-                ok &= (fc.free if relaxed else fc.usable)[slots] >= total
+        # Requests asking the same compete for the same devices (one request alone was checked above).
+        for key, wanted in need.items():
+            if len(wanted) > 1:
+                ok &= (alone[key].free if relaxed else alone[key].usable)[slots] >= sum(wanted)
     if ok.any() and not quick:
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
@@ -136,8 +146,8 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
     if counts.world.features.list_attributes:
         return np.zeros(n, bool)
     base, sub = alt.names
-    slot, uid, here = counts.flat()
-    held = counts.world.held[uid]
+    slot, uid, _ = counts.flat()
+    size = counts.world.slot_count
     for con in claim.constraints:
         if not applies(con.requests, base, sub):
             continue
@@ -147,12 +157,13 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
         if fc is None:
             return np.zeros(n, bool)
         ids, nvals = counts.value_ids(con.match_attribute)
-        value = ids[uid]
-        mine = (fc.dev_sel[uid] == TRUE) & here
-        if (mine & (value < 0)).any():
-            lacking = np.bincount(slot[mine & (value < 0)], minlength=counts.world.slot_count)[slots] > 0
-            out &= ~lacking
-        seen = mine & (value >= 0)
+        # Only the entries the requests select can hold a value: look at those alone.
+        mine = counts.entries(fc)
+        value = ids[uid[mine]]
+        lacking = np.zeros(size, bool)
+        lacking[slot[mine[value < 0]]] = True
+        out &= ~lacking[slots]
+        seen = [mine[value >= 0]]
         for earlier in claim.requests[:r]:
             for other in earlier.alternatives:
                 if not applies(con.requests, *other.names):
@@ -160,17 +171,21 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
                 oc = counts.get(other)
                 if oc is None:
                     return np.zeros(n, bool)
-                if other.mode == "All":
-                    picked = oc.dev_sel[uid] == TRUE
-                else:
-                    picked = ((oc.dev_sel == TRUE) if relaxed else oc.dev_usable)[uid]
+                picked = counts.entries(oc)
+                if other.mode != "All":
+                    if not relaxed and oc.usable_own is not None:
+                        picked = picked[oc.usable_own[uid[picked]]]
                     if not other.admin:
-                        picked &= ~held
-                seen |= picked & here & (value >= 0)
-        # One value at most per node: count the (node, value) pairs present.
-        size, width = counts.world.slot_count, max(nvals, 1)
-        present = np.bincount(slot[seen] * width + value[seen], minlength=size * width).reshape(size, width) > 0
-        out &= present[slots].sum(axis=1) <= 1
+                        picked = picked[~counts.world.held[uid[picked]]]
+                seen.append(picked[ids[uid[picked]] >= 0])
+        # One value at most per node: count the distinct (node, value) pairs present (sorted, as
+        # numpy's hashing unique takes ten times as long on these arrays).
+        both = np.concatenate(seen)
+        width = max(nvals, 1)
+        pairs = np.sort(slot[both] * width + ids[uid[both]])
+        first = np.ones(len(pairs), bool)
+        first[1:] = pairs[1:] != pairs[:-1]
+        out &= np.bincount(pairs[first] // width, minlength=size)[slots] <= 1
     return out
 
 

@@ -263,14 +263,18 @@ class Selection:
             return have
         n = len(columns.devices)
         state = columns.alive & ~columns.bound if not self._binding else np.ones(n, bool)
-        err = np.zeros(n, bool)
+        err: np.ndarray | None = None      # most selector lists fail on no device
         for expr in expressions:
             if expr is None:
                 continue
             col = columns.column(expr)
-            err |= state & (col == ERROR)
+            failed = state & (col == ERROR)
+            if failed.any():
+                err = failed if err is None else err | failed
             state &= col == TRUE
-        out = np.where(err, ERROR, np.where(state, TRUE, FALSE)).astype(np.int8)
+        out = np.where(state, np.int8(TRUE), np.int8(FALSE))
+        if err is not None:
+            out[err] = ERROR
         return self._combined.put(expressions, out)
 
     def answers(self, cls: DeviceClassInfo, alt: Alternative) -> memoryview:
