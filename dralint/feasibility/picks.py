@@ -58,6 +58,19 @@ class RequestData:
     num: int
     all_devices: list[Candidate] = field(default_factory=list)
     answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
+    # What the search offers it, worked out on first use (``Attempt._candidates``).
+    candidates: list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]] | None = None
+    # What the search reads of ``alt`` at every device it tries, worked out once per attempt.
+    admin: bool = field(init=False)
+    base: str = field(init=False)       # the request and subrequest names, as constraints name them
+    sub: str = field(init=False)
+    full_name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        alt = self.alt
+        self.admin = alt.admin
+        self.base, self.sub = alt.names
+        self.full_name = alt.full_name
 
 
 @dataclass
