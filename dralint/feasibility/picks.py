@@ -73,6 +73,11 @@ class RequestData:
         self.full_name = alt.full_name
 
 
+# A device picked in the search, as its ``Pick`` is made of it once the search has found them all:
+# (request, device, slice, pool, shared, consumed capacity).
+Picked = tuple[RequestData, Device, Slice, Pool, bool, "Mapping | None"]
+
+
 @dataclass
 class Budget:
     """Steps and seconds shared by every node of one judgement."""

@@ -15,7 +15,7 @@ from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attr
 from .counters import CounterBook
 from .model import Alternative, ClaimSpec, Device, DeviceKey
 from .nodes import NodeView, node_matches
-from .picks import DONE, Budget, Candidate, Pick, RequestData, RunContext
+from .picks import DONE, Budget, Candidate, Picked, RequestData, RunContext
 from .pools import Features, Pool
 from .taints import blocking_taint
 
@@ -37,7 +37,7 @@ class Pruning:
     budget: Budget
     trace: Callable[[str], None] | None
     data: dict[tuple[int, int, int], RequestData]
-    results: list[list[Pick]]
+    _picked: list[list[Picked]]
     allocating: dict[DeviceKey, set[int]]
     counters: CounterBook
     capacity: Allocating
@@ -226,7 +226,7 @@ class Pruning:
         capacity = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.capacity.by_device.items()
                                 if k in relevant))
         matched = tuple(t.state() for t in self.trackers[c]) if c < len(self.trackers) else ()
-        count = len(self.results[c]) if c < len(self.results) else 0
+        count = len(self._picked[c]) if c < len(self._picked) else 0
         return (c, r, in_use, self.counters.snapshot(), capacity, matched, count)
 
     def _may_leak_now(self, devices: Iterable[Candidate]) -> bool:

@@ -18,7 +18,7 @@ from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
 from .nodes import NodeView, node_matches
-from .picks import (DONE, FAIL, OVER, Budget, Candidate, NodeFailure, Pick, RequestData, RunContext,
+from .picks import (DONE, FAIL, OVER, Budget, Candidate, NodeFailure, Pick, Picked, RequestData, RunContext,
                     invalid_pools_failure)
 from .pools import Pool
 from .pruning import Pruning
@@ -51,6 +51,9 @@ class Attempt(Pruning):
         self.trace = trace
         self.data: dict[tuple[int, int, int], RequestData] = {}
         self.selected: dict[tuple[int, int], int] = {}
+        # Per claim, the devices picked so far; their ``Pick`` records are made once the search
+        # has found them all (``results``), not at every try.
+        self._picked: list[list[Picked]] = [[] for _ in claims]
         self.results: list[list[Pick]] = [[] for _ in claims]
         self.allocating: dict[DeviceKey, set[int]] = defaultdict(set)
         self.counters = CounterBook(run.allocated, run.counter_cache)
@@ -83,8 +86,6 @@ class Attempt(Pruning):
         self._over_possible: list[bool] = []     # per claim: its picks could pass the claim limit
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
-        # The devices of the node's usable pools in search order, with their place after them.
-        self._devices: list[tuple[Device, Slice, Pool, tuple[int, int, int]]] | None = None
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -187,6 +188,8 @@ class Attempt(Pruning):
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
         if self._search_done():
+            self.results = [[Pick(data.full_name, data.alt, Candidate(device, sl, pool), multi, consumed)
+                             for data, device, sl, pool, multi, consumed in picked] for picked in self._picked]
             self.check_node_selectors()
             return True
         failure = invalid_pools_failure(self.pools)
@@ -298,7 +301,7 @@ class Attempt(Pruning):
             return FAIL
         if d >= data.num:
             return self._enter(c, r + 1)
-        if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
+        if len(self._picked[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
         # The cuts wait until the search has run ``PRUNE_AFTER`` steps (``_pruning``): before that
         # the bound is not asked at all, which most steps of most searches are spared.
@@ -363,10 +366,6 @@ class Attempt(Pruning):
         (where the search goes on once it is picked). Devices that can never be taken here (the
         selectors say no, another claim holds it) are left out, with nothing else to report: only
         a trace, which reports each one, walks them all."""
-        if self._devices is None:
-            self._devices = [(device, sl, pool, (pi, si, di + 1)) for pi, pool in enumerate(self.pools)
-                             if not (pool.incomplete or pool.invalid)
-                             for si, sl in enumerate(pool.slices) for di, device in enumerate(sl.devices)]
         answers = self._answers(data)
         known = len(answers)
         everything = self.trace is not None
@@ -375,13 +374,18 @@ class Attempt(Pruning):
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
         out = []
-        for device, sl, pool, after in self._devices:
-            uid = device.uid
-            answer = answers[uid] if uid < known else ERROR
-            if (answer == FALSE and not everything) or device.key in held:
+        for pi, pool in enumerate(self.pools):
+            if pool.incomplete or pool.invalid:
                 continue
-            out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                        capacity and (requested or device.has_policy or device.key in consumed), after))
+            for si, sl in enumerate(pool.slices):
+                for di, device in enumerate(sl.devices):
+                    uid = device.uid
+                    answer = answers[uid] if uid < known else ERROR
+                    if (answer == FALSE and not everything) or device.key in held:
+                        continue
+                    out.append((device, sl, pool, answer != TRUE or sl.per_device,
+                                capacity and (requested or device.has_policy or device.key in consumed),
+                                (pi, si, di + 1)))
         data.candidates = out
         return out
 
@@ -466,8 +470,8 @@ class Attempt(Pruning):
             if multi:
                 consumed = consumed_by(alt, device)
                 self.capacity.insert(key, consumed)
-        picks = self.results[c]
-        picks.append(Pick(data.full_name, alt, Candidate(device, sl, pool), multi, consumed))
+        picks = self._picked[c]
+        picks.append((data, device, sl, pool, multi, consumed))
         if self.trace is not None:
             self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
 
