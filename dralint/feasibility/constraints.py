@@ -107,6 +107,15 @@ class MatchAttribute:
         self.count += 1
         return True
 
+    def refuses(self, device: Device) -> bool:
+        """Whether ``add`` says no to ``device`` now, for a request the constraint covers (scalar
+        mode only: list values are not remembered per device)."""
+        mine = self._scalars.get(device.uid, self)
+        if mine is self:
+            found = lookup_attribute(device, self.attribute)
+            mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+        return mine is _MISSING or (self.count > 0 and (mine is None or self.first is None or mine != self.first))
+
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):
             return

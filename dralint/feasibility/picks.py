@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .constraints import MatchAttribute
 from .counters import CounterSets
 from .model import AllocatedState, Alternative, Device, Slice
 from .pools import Features, Pool
@@ -60,6 +61,8 @@ class RequestData:
     answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
     # What the search offers it, worked out on first use (``Attempt._candidates``).
     candidates: list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]] | None = None
+    # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
+    gates: tuple[MatchAttribute, ...] = ()
     # What the search reads of ``alt`` at every device it tries, worked out once per attempt.
     admin: bool = field(init=False)
     base: str = field(init=False)       # the request and subrequest names, as constraints name them

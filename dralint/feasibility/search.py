@@ -13,7 +13,7 @@ from typing import Any, Callable, NoReturn
 
 from .capacity import Allocating, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import DistinctAttribute, MatchAttribute, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -320,7 +320,7 @@ class Attempt(Pruning):
             if res != DONE:
                 undo()
             return res
-        candidates = data.candidates if data.candidates is not None else self._candidates(data)
+        candidates = data.candidates if data.candidates is not None else self._candidates(c, data)
         if d > 0 and cut and not self.may_continue(c, r, s, d, candidates[start - 1][5]):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: with the devices picked so far, the requests from here "
@@ -329,6 +329,7 @@ class Attempt(Pruning):
         # The loop below runs for every device of every step: what it looks at is bound once.
         admin, allocating, dedicated, trace = data.admin, self.allocating, self.run.allocated.dedicated, self.trace
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
+        gates = data.gates
         for i in range(start, len(candidates)):
             device, sl, pool, check, sized, _ = candidates[i]
             key = device.key
@@ -348,6 +349,10 @@ class Attempt(Pruning):
                 if trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                 continue
+            # A constraint that refuses a device which takes no counters leaves nothing behind:
+            # ``allocate`` would say no at no cost but its own.
+            if gates and not device.consumes and any(g.refuses(device) for g in gates):
+                continue
             undo = self.allocate(c, data, device, sl, pool, must=False)
             if undo is None:
                 continue
@@ -359,13 +364,16 @@ class Attempt(Pruning):
                 return OVER
         return FAIL
 
-    def _candidates(self, data: RequestData) -> list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]]:
+    def _candidates(self, c: int, data: RequestData
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]]:
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
         capacity must be checked even while this attempt shares none of it, and its place after it
         (where the search goes on once it is picked). Devices that can never be taken here (the
         selectors say no, another claim holds it) are left out, with nothing else to report: only
-        a trace, which reports each one, walks them all."""
+        a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
+        about each device before ``allocate`` (scalar matchAttribute covering the request; none
+        under a trace, which reports each refusal where ``allocate`` meets it)."""
         answers = self._answers(data)
         known = len(answers)
         everything = self.trace is not None
@@ -387,6 +395,9 @@ class Attempt(Pruning):
                                 capacity and (requested or device.has_policy or device.key in consumed),
                                 (pi, si, di + 1)))
         data.candidates = out
+        if not everything:
+            data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
+                               and applies(t.constraint.requests, data.base, data.sub))
         return out
 
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
