@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from .model import Constraint, Device
 
 _SCALARS = ("int", "bool", "string", "version")
+_MISSING = object()   # the device lacks the attribute
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
@@ -71,35 +72,49 @@ class MatchAttribute:
         self.attribute = constraint.match_attribute or ""
         self.lists = list_attributes
         self.first: tuple[str, Any] | None = None       # scalar mode: type and value of the first device
-        self.first_attr: Mapping[str, Any] | None = None
         self.stack: list[tuple[str, frozenset]] = []   # list mode: intersections
         self.count = 0
+        # Scalar mode: per device uid, its scalar value (``_MISSING``: it lacks the attribute); the
+        # search tries the same devices again and again as it steps back.
+        self._scalars: dict[int, Any] = {}
 
     def add(self, request: str, subrequest: str, device: Device) -> bool:
         if not applies(self.constraint.requests, request, subrequest):
             return True
+        if not self.lists:
+            mine = self._scalars.get(device.uid, self)
+            if mine is self:
+                found = lookup_attribute(device, self.attribute)
+                mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+            if mine is _MISSING:
+                return False
+            if self.count == 0:
+                self.first = mine
+            elif mine is None or self.first is None or mine != self.first:
+                return False
+            self.count += 1
+            return True
         attr = lookup_attribute(device, self.attribute)
-        if attr is None:
+        values = None if attr is None else _as_set(attr)
+        if values is None:
             return False
-        if self.lists:
-            values = _as_set(attr)
-            if values is None:
+        if self.count:
+            kind, current = self.stack[-1]
+            if kind != values[0] or not current & values[1]:
                 return False
-            if self.count:
-                kind, current = self.stack[-1]
-                if kind != values[0] or not current & values[1]:
-                    return False
-                values = (kind, current & values[1])
-            self.stack.append(values)
-        elif self.count == 0:
-            self.first_attr = attr
-        else:
-            mine = scalar_value(attr)
-            have = scalar_value(self.first_attr or {})
-            if mine is None or have is None or mine != have:
-                return False
+            values = (kind, current & values[1])
+        self.stack.append(values)
         self.count += 1
         return True
+
+    def refuses(self, device: Device) -> bool:
+        """Whether ``add`` says no to ``device`` now, for a request the constraint covers (scalar
+        mode only: list values are not remembered per device)."""
+        mine = self._scalars.get(device.uid, self)
+        if mine is self:
+            found = lookup_attribute(device, self.attribute)
+            mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+        return mine is _MISSING or (self.count > 0 and (mine is None or self.first is None or mine != self.first))
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):
@@ -112,7 +127,7 @@ class MatchAttribute:
         """What decides the next ``add`` (comparable)."""
         if self.lists:
             return (self.count, self.stack[-1] if self.stack else None)
-        return (self.count, scalar_value(self.first_attr or {}) if self.count else None)
+        return (self.count, self.first if self.count else None)
 
 
 class DistinctAttribute:

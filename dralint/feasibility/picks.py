@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .constraints import MatchAttribute
 from .counters import CounterSets
 from .model import AllocatedState, Alternative, Device, Slice
 from .pools import Features, Pool
@@ -58,6 +59,26 @@ class RequestData:
     num: int
     all_devices: list[Candidate] = field(default_factory=list)
     answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
+    # What the search offers it, worked out on first use (``Attempt._candidates``).
+    candidates: list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]] | None = None
+    # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
+    gates: tuple[MatchAttribute, ...] = ()
+    # What the search reads of ``alt`` at every device it tries, worked out once per attempt.
+    admin: bool = field(init=False)
+    base: str = field(init=False)       # the request and subrequest names, as constraints name them
+    sub: str = field(init=False)
+    full_name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        alt = self.alt
+        self.admin = alt.admin
+        self.base, self.sub = alt.names
+        self.full_name = alt.full_name
+
+
+# A device picked in the search, as its ``Pick`` is made of it once the search has found them all:
+# (request, device, slice, pool, shared, consumed capacity).
+Picked = tuple[RequestData, Device, Slice, Pool, bool, "Mapping | None"]
 
 
 @dataclass

@@ -15,7 +15,7 @@ from .constraints import DistinctAttribute, MatchAttribute, applies, lookup_attr
 from .counters import CounterBook
 from .model import Alternative, ClaimSpec, Device, DeviceKey
 from .nodes import NodeView, node_matches
-from .picks import DONE, Budget, Candidate, Pick, RequestData, RunContext
+from .picks import DONE, Budget, Candidate, Picked, RequestData, RunContext
 from .pools import Features, Pool
 from .taints import blocking_taint
 
@@ -37,7 +37,7 @@ class Pruning:
     budget: Budget
     trace: Callable[[str], None] | None
     data: dict[tuple[int, int, int], RequestData]
-    results: list[list[Pick]]
+    _picked: list[list[Picked]]
     allocating: dict[DeviceKey, set[int]]
     counters: CounterBook
     capacity: Allocating
@@ -48,7 +48,7 @@ class Pruning:
     _pruning: Callable[[], bool]
     _say: Callable[[str], None]
     in_use: Callable[[DeviceKey], bool]
-    one: Callable[[int, int, int, int, bool, tuple[int, int, int]], int]
+    one: Callable[[int, int, int, int, bool, int], int]
     _ideal_search_done: Callable[[list[ClaimSpec]], bool]
 
     # The cuts' own memos (also set in ``Attempt.__init__``, which says what each holds).
@@ -127,7 +127,7 @@ class Pruning:
                 values = self._attribute_values(tracker.attribute)
                 if ci == c and tracker.count:
                     # Picked already: later devices must have its scalar value (none: no device can join).
-                    fixed = scalar_value(tracker.first_attr or {})
+                    fixed = tracker.first
                     keeps = [lambda dev, fixed=fixed: fixed is not None and values.get(dev) == fixed]
                 else:
                     choices = sorted({v for v in values.values() if v is not None and v is not _NO_VALUE}, key=repr)
@@ -203,7 +203,7 @@ class Pruning:
                               "same devices free")
                 return have
             before = self.counters.snapshot()
-        res = self.one(c, r, 0, 0, False, (0, 0, 0))
+        res = self.one(c, r, 0, 0, False, 0)
         if key is not None and res != DONE and self.counters.snapshot() == before:
             if len(self._failed_from) > 200_000:
                 self._failed_from.clear()
@@ -226,7 +226,7 @@ class Pruning:
         capacity = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.capacity.by_device.items()
                                 if k in relevant))
         matched = tuple(t.state() for t in self.trackers[c]) if c < len(self.trackers) else ()
-        count = len(self.results[c]) if c < len(self.results) else 0
+        count = len(self._picked[c]) if c < len(self._picked) else 0
         return (c, r, in_use, self.counters.snapshot(), capacity, matched, count)
 
     def _may_leak_now(self, devices: Iterable[Candidate]) -> bool:

@@ -13,12 +13,12 @@ from typing import Any, Callable, NoReturn
 
 from .capacity import Allocating, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import DistinctAttribute, MatchAttribute, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
 from .nodes import NodeView, node_matches
-from .picks import (DONE, FAIL, OVER, Budget, Candidate, NodeFailure, Pick, RequestData, RunContext,
+from .picks import (DONE, FAIL, OVER, Budget, Candidate, NodeFailure, Pick, Picked, RequestData, RunContext,
                     invalid_pools_failure)
 from .pools import Pool
 from .pruning import Pruning
@@ -51,6 +51,9 @@ class Attempt(Pruning):
         self.trace = trace
         self.data: dict[tuple[int, int, int], RequestData] = {}
         self.selected: dict[tuple[int, int], int] = {}
+        # Per claim, the devices picked so far; their ``Pick`` records are made once the search
+        # has found them all (``results``), not at every try.
+        self._picked: list[list[Picked]] = [[] for _ in claims]
         self.results: list[list[Pick]] = [[] for _ in claims]
         self.allocating: dict[DeviceKey, set[int]] = defaultdict(set)
         self.counters = CounterBook(run.allocated, run.counter_cache)
@@ -62,6 +65,10 @@ class Attempt(Pruning):
         self._ideal_checked = False
         # Checks left out to find what blocks a claim (explanations): "taints", "counters", "capacity".
         self.relax = relax
+        # The same, as the per-device checks ask it at every device tried.
+        self._taints_on = self.f.taints and "taints" not in relax
+        self._capacity_on = self.f.consumable_capacity and "capacity" not in relax
+        self._counters_relaxed = "counters" in relax
         # The search without the scheduler's leaks (counters taken by a refused device stay taken):
         # its answer only depends on what is free, which ``hopeless_from`` needs.
         self.ideal = ideal
@@ -181,6 +188,8 @@ class Attempt(Pruning):
         """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
         self.validate()
         if self._search_done():
+            self.results = [[Pick(data.full_name, data.alt, Candidate(device, sl, pool), multi, consumed)
+                             for data, device, sl, pool, multi, consumed in picked] for picked in self._picked]
             self.check_node_selectors()
             return True
         failure = invalid_pools_failure(self.pools)
@@ -215,7 +224,7 @@ class Attempt(Pruning):
 
     def _search_done(self) -> bool:
         try:
-            return self.one(0, 0, 0, 0, False, (0, 0, 0)) == DONE
+            return self.one(0, 0, 0, 0, False, 0) == DONE
         except _Hopeless:
             return False
 
@@ -255,7 +264,9 @@ class Attempt(Pruning):
             return False   # where a selector fails, ``matches`` raises the scheduler's error
         return not s.per_device or node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
 
-    def one(self, c: int, r: int, s: int, d: int, in_sub: bool, start: tuple[int, int, int]) -> int:
+    def one(self, c: int, r: int, s: int, d: int, in_sub: bool, start: int) -> int:
+        """One step: the ``d``-th device of request alternative (c, r, s), tried from its ``start``-th
+        candidate on (``_candidates``), then the rest of the search from there."""
         self.budget.tick()
         if c >= len(self.claims):
             return DONE
@@ -274,7 +285,7 @@ class Attempt(Pruning):
         if not in_sub and req.first_available:
             all_over = True
             for j in range(len(req.first_available)):
-                res = self.one(c, r, j, 0, True, (0, 0, 0))
+                res = self.one(c, r, j, 0, True, 0)
                 if res == OVER:
                     continue
                 all_over = False
@@ -290,84 +301,120 @@ class Attempt(Pruning):
             return FAIL
         if d >= data.num:
             return self._enter(c, r + 1)
-        if len(self.results[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
+        if len(self._picked[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
-        if d == 0 and not self.may_continue(c, r, s):
+        # The cuts wait until the search has run ``PRUNE_AFTER`` steps (``_pruning``): before that
+        # the bound is not asked at all, which most steps of most searches are spared.
+        cut = self.budget.steps - self._begin >= PRUNE_AFTER
+        if d == 0 and cut and not self.may_continue(c, r, s):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: the requests from here on cannot all get distinct "
                           "devices; step back")
             return FAIL
         if alt.mode == "All":
             cand = data.all_devices[d]
-            undo = self.allocate(c, data, cand, must=True)
+            undo = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
             if undo is None:
                 return FAIL
-            res = self.one(c, r, s, d + 1, in_sub, (0, 0, 0))
+            res = self.one(c, r, s, d + 1, in_sub, 0)
             if res != DONE:
                 undo()
             return res
-        if d > 0 and not self.may_continue(c, r, s, d, start):
+        candidates = data.candidates if data.candidates is not None else self._candidates(c, data)
+        if d > 0 and cut and not self.may_continue(c, r, s, d, candidates[start - 1][5]):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: with the devices picked so far, the requests from here "
                           "on cannot all get distinct devices; step back")
             return FAIL
-        p0, s0, d0 = start
         # The loop below runs for every device of every step: what it looks at is bound once.
-        admin, allocating, dedicated = alt.admin, self.allocating, self.run.allocated.dedicated
-        answers = self._answers(data)
-        known = len(answers)
-        for pi in range(p0, len(self.pools)):
-            pool = self.pools[pi]
-            if pool.incomplete or pool.invalid:
+        admin, allocating, dedicated, trace = data.admin, self.allocating, self.run.allocated.dedicated, self.trace
+        capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
+        gates = data.gates
+        for i in range(start, len(candidates)):
+            device, sl, pool, check, sized, _ = candidates[i]
+            key = device.key
+            if admin:
+                if c in allocating.get(key, ()):
+                    continue
+            elif key in dedicated or allocating.get(key):   # in use
+                if trace is not None:
+                    self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
                 continue
-            for si in range(s0 if pi == p0 else 0, len(pool.slices)):
-                sl = pool.slices[si]
-                devices = sl.devices
-                for di in range(d0 if pi == p0 and si == s0 else 0, len(devices)):
-                    device = devices[di]
-                    key = device.key
-                    if admin:
-                        if c in allocating.get(key, ()):
-                            continue
-                    elif key in dedicated or allocating.get(key):   # in use
-                        if self.trace is not None:
-                            self._say(f"{claim.display} {alt.full_name}: {device.label} is in use")
-                        continue
-                    uid = device.uid
-                    if uid < known and answers[uid] == TRUE and not sl.per_device:
-                        pass   # selectable: the common case, without a call
-                    elif not self.selectable(claim, data, sl, device):
-                        if self.trace is not None:
-                            self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
-                        continue
-                    if self.f.consumable_capacity and "capacity" not in self.relax and not fits(
-                            alt, device, self.run.allocated.consumed.get(device.key),
-                            self.capacity.by_device.get(device.key)):
-                        if self.trace is not None:
-                            self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
-                        continue
-                    undo = self.allocate(c, data, Candidate(device, sl, pool), must=False)
-                    if undo is None:
-                        continue
-                    res = self.one(c, r, s, d + 1, in_sub, (pi, si, di + 1))
-                    if res == DONE:
-                        return DONE
-                    undo()
-                    if res == OVER:
-                        return OVER
+            if check and not self.selectable(claim, data, sl, device):
+                if trace is not None:
+                    self._say(f"{claim.display} {alt.full_name}: {device.label} does not match the selectors")
+                continue
+            if capacity and (sized or key in by_device) and not fits(alt, device, consumed.get(key),
+                                                                     by_device.get(key)):
+                if trace is not None:
+                    self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
+                continue
+            # A constraint that refuses a device which takes no counters leaves nothing behind:
+            # ``allocate`` would say no at no cost but its own.
+            if gates and not device.consumes and any(g.refuses(device) for g in gates):
+                continue
+            undo = self.allocate(c, data, device, sl, pool, must=False)
+            if undo is None:
+                continue
+            res = self.one(c, r, s, d + 1, in_sub, i + 1)
+            if res == DONE:
+                return DONE
+            undo()
+            if res == OVER:
+                return OVER
         return FAIL
 
-    def allocate(self, c: int, data: RequestData, cand: Candidate, must: bool) -> Callable[[], None] | None:
+    def _candidates(self, c: int, data: RequestData
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]]:
+        """The devices of usable pools that ``data`` may take, in search order, each with whether its
+        selectors must still be asked (not known to match, or a per-device node), whether its
+        capacity must be checked even while this attempt shares none of it, and its place after it
+        (where the search goes on once it is picked). Devices that can never be taken here (the
+        selectors say no, another claim holds it) are left out, with nothing else to report: only
+        a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
+        about each device before ``allocate`` (scalar matchAttribute covering the request; none
+        under a trace, which reports each refusal where ``allocate`` meets it)."""
+        answers = self._answers(data)
+        known = len(answers)
+        everything = self.trace is not None
+        held = () if data.admin or everything else self.run.allocated.dedicated
+        alt = data.alt
+        capacity, consumed = self._capacity_on, self.run.allocated.consumed
+        requested = bool(alt.capacity) or alt.has_capacity
+        out = []
+        for pi, pool in enumerate(self.pools):
+            if pool.incomplete or pool.invalid:
+                continue
+            for si, sl in enumerate(pool.slices):
+                for di, device in enumerate(sl.devices):
+                    uid = device.uid
+                    answer = answers[uid] if uid < known else ERROR
+                    if (answer == FALSE and not everything) or device.key in held:
+                        continue
+                    out.append((device, sl, pool, answer != TRUE or sl.per_device,
+                                capacity and (requested or device.has_policy or device.key in consumed),
+                                (pi, si, di + 1)))
+        data.candidates = out
+        if not everything:
+            data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
+                               and applies(t.constraint.requests, data.base, data.sub))
+        return out
+
+    def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
+                 must: bool) -> Callable[[], None] | None:
         """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused."""
-        alt, device, f = data.alt, cand.device, self.f
+        alt, f, admin = data.alt, self.f, data.admin
         claim = self.claims[c]
         key = device.key
         multi = f.consumable_capacity and device.allow_multiple
-        if not multi and alt.admin and c in self.allocating.get(key, ()):
-            return None
-        if not alt.admin and self.in_use(key):
-            return None
-        if not multi and not alt.admin and self.run.shares_block_exclusive and self.shared(key):
+        # The search's loop has made these checks before offering a device (only ``All`` does not).
+        if must:
+            if admin:
+                if not multi and c in self.allocating.get(key, ()):
+                    return None
+            elif key in self.run.allocated.dedicated or self.allocating.get(key):   # in use
+                return None
+        if not multi and not admin and self.run.shares_block_exclusive and self.shared(key):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: {device.label} is shared by another claim and no "
                           "longer allows multiple allocations")
@@ -377,32 +424,33 @@ class Attempt(Pruning):
                 self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
                           "(DRAPartitionableDevices off)")
             return None
-        skip_counters = "counters" in self.relax or (
+        skip_counters = self._counters_relaxed or (
             multi and (key in self.run.allocated.consumed or key in self.capacity.by_device))
         took = not skip_counters and bool(device.consumes)
-        if took and not self.counters.take(cand.pool, device):
+        if took and not self.counters.take(pool, device):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
             return None
         # From here on a refusal keeps the counters just taken, as the scheduler does (not so in the
         # ideal search of ``hopeless_from``).
-        base, sub = alt.names
-        if f.taints and "taints" not in self.relax:
+        base, sub = data.base, data.sub
+        if self._taints_on and device.taints:
             taint = blocking_taint(device, alt)
             if taint is not None:
                 if self.trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
                               f"{taint.effect}, not tolerated")
                 if self.ideal and took:
-                    self.counters.give_back(cand.pool, device)
+                    self.counters.give_back(pool, device)
                 return None
+        trackers = self.trackers[c]
         added: list[MatchAttribute | DistinctAttribute] = []
-        for tracker in self.trackers[c]:
+        for tracker in trackers:
             if not tracker.add(base, sub, device):
                 for t in reversed(added):
                     t.remove(base, sub, device)
                 if self.ideal and took:
-                    self.counters.give_back(cand.pool, device)
+                    self.counters.give_back(pool, device)
                 if must:
                     raise FatalError("all-constraint", f"claim {claim.display}, request {alt.full_name}: cannot add "
                                      f"device {device.label} because a claim constraint would not be satisfied "
@@ -417,34 +465,36 @@ class Attempt(Pruning):
             self.allocating[key].add(c)
         consumed = None
         if f.consumable_capacity:
-            if "capacity" not in self.relax and not fits(alt, device, self.run.allocated.consumed.get(key),
-                                                          self.capacity.by_device.get(key)):
-                # Only reachable for allocationMode All (the search checks capacity before): the
-                # scheduler then keeps the device counted in the constraints and marked in use.
+            if must and self._capacity_on and not fits(alt, device, self.run.allocated.consumed.get(key),
+                                                        self.capacity.by_device.get(key)):
+                # Only for allocationMode All (the search checks capacity before it offers a
+                # device): the scheduler then keeps the device counted in the constraints and
+                # marked in use.
                 if self.ideal:
                     for t in reversed(added):
                         t.remove(base, sub, device)
                     if not multi:
                         self.allocating[key].discard(c)
                     if took:
-                        self.counters.give_back(cand.pool, device)
+                        self.counters.give_back(pool, device)
                 return None
             if multi:
                 consumed = consumed_by(alt, device)
                 self.capacity.insert(key, consumed)
-        self.results[c].append(Pick(alt.full_name, alt, cand, multi, consumed))
+        picks = self._picked[c]
+        picks.append((data, device, sl, pool, multi, consumed))
         if self.trace is not None:
             self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
 
         def undo() -> None:
-            for t in self.trackers[c]:
+            for t in trackers:
                 t.remove(base, sub, device)
             self.allocating[key].discard(c)
             if multi and consumed:
                 self.capacity.remove(key, consumed)
             if took and (not multi or self.ideal):
-                self.counters.give_back(cand.pool, device)
-            self.results[c].pop()
+                self.counters.give_back(pool, device)
+            picks.pop()
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
 

@@ -323,3 +323,27 @@ def test_a_request_never_takes_a_multi_allocatable_device_twice_but_two_requests
     assert allocation["devices"] == {"a": ["gpu.example.com/node-1/gpu-0"], "b": ["gpu.example.com/node-1/gpu-0"]}
     # Without consumable capacity the device is allocated once, like any other.
     assert messages(run(cluster, [both], {"DRAConsumableCapacity": False}))
+
+
+def test_devices_passed_over_unseen_cost_the_same_steps_as_under_a_trace():
+    """Without a trace, the search leaves out the devices the selectors refuse and passes over those
+    a matchAttribute constraint refuses before trying them; a trace walks every device. Both must
+    pick the same devices after the same number of steps."""
+    devices = [{"name": f"gpu-{i}", "attributes": {"root": {"string": "ab"[i % 3 == 0]},
+                                                   "model": {"string": "xy"[i % 4 == 1]}}} for i in range(10)]
+    cluster = [CLASS, node_slice("node-a", devices)]
+    linted = [claim("c", [req("one", 2, ('device.attributes["gpu.example.com"].model == "x"',)),
+                          req("two", 2, ('device.attributes["gpu.example.com"].model == "x"',))],
+                    [{"matchAttribute": "gpu.example.com/root"}])]
+    picked = [run(cluster, linted, show_allocation=True, trace=trace).allocations[0]
+              for trace in (frozenset(), frozenset({"c"}))]
+    assert picked[0] == picked[1] and picked[0]["node"] == "node-a"
+    for steps in range(1, 30):
+        undecided = [messages(run(cluster, linted, max_steps=steps, trace=trace), "DRA709")
+                     for trace in (frozenset(), frozenset({"c"}))]
+        assert undecided[0] == undecided[1], steps
+        if not undecided[0]:
+            break
+    else:
+        raise AssertionError("never decided")
+    assert steps > 5   # the constraint made the search step back
