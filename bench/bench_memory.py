@@ -21,6 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_throughput import kubeconform_command  # noqa: E402  (the same kubeconform run as the throughput figure)
+
 REPO = Path(__file__).resolve().parents[1]
 GENERATOR = REPO.parent / "shared" / "bench" / "gen_corpus.py"
 RUNS = (("validation (--ignore DRA7)", ["--ignore", "DRA7"]), ("every rule (feasibility too)", []),
@@ -35,23 +38,28 @@ def _generate(folder: Path) -> Path:
     return folder / "corpus-000.yaml"
 
 
-def peak(file: Path, extra: list[str]) -> tuple[float, float, str]:
-    """Max RSS in MB, wall seconds and the summary line of one run, in a child that runs nothing else."""
+def peak_of(command: list[str]) -> tuple[float, float, str]:
+    """Max RSS in MB, wall seconds and the last output line of ``command``, in a child that runs nothing else."""
     probe = ("import resource, subprocess, sys, time\n"
              "start = time.perf_counter()\n"
              "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
              "seconds = time.perf_counter() - start\n"
              "lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or ['']\n"
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, seconds, lines[-1], sep='\\t')\n")
-    command = [sys.executable, "-m", "dralint", "--no-config", "--max-file-size", "64MiB", *extra, str(file)]
     done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True)
     kib, seconds, summary = done.stdout.strip().split("\t", 2)
     return int(kib) / 1024, float(seconds), summary
 
 
+def peak(file: Path, extra: list[str]) -> tuple[float, float, str]:
+    """``peak_of`` dralint on ``file`` with ``extra`` options."""
+    return peak_of([sys.executable, "-m", "dralint", "--no-config", "--max-file-size", "64MiB", *extra, str(file)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--file", type=Path, help="the large file (default: generated)")
+    parser.add_argument("--release", default="1.37", help="the release kubeconform validates for (dralint's default)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         file = args.file or _generate(Path(tmp))
@@ -62,6 +70,12 @@ def main() -> None:
             added = f"+{mb - validation:4.0f} MB" if n else " " * 8
             validation = validation if n else mb
             print(f"  {label:32} max RSS {mb:6.0f} MB {added}  {seconds:6.1f} s   ({summary})")
+        theirs = kubeconform_command(file, args.release)
+        if theirs is None:
+            print("  kubeconform: no kubeconform binary on PATH, not compared")
+        else:
+            mb, seconds, summary = peak_of(theirs)
+            print(f"  {'kubeconform -strict':32} max RSS {mb:6.0f} MB {' ' * 8}  {seconds:6.1f} s   ({summary})")
 
 
 if __name__ == "__main__":
