@@ -347,8 +347,12 @@ class Judge:
 
     def _report_undecided(self, group: Group, outcome: Outcome, linted: Callable[[Canonical], bool],
                           report: FeasibilityReport) -> None:
-        msg = (f"undecided after {outcome.undecided} steps: the allocator's search for {group.label} ran past its "
-               "budget (raise --max-steps to search further)")
+        seconds = self.options.max_seconds
+        if outcome.undecided > self.options.max_steps or seconds is None:
+            limit = "step budget (raise --max-steps to search further)"
+        else:  # steps were left: the wall-clock limit (--max-seconds, the webhook's deadline) stopped it
+            limit = f"time budget of {seconds:g} s (raise --max-seconds to search further)"
+        msg = f"undecided after {outcome.undecided} steps: the allocator's search for {group.label} ran past its {limit}"
         target = group.owner if linted(group.owner) else next((m.obj for m in group.members if m.linted), None)
         if target is not None:
             self._add(report, target, Problem(RULE_UNDECIDED, FieldPath(), msg))

@@ -347,3 +347,20 @@ def test_devices_passed_over_unseen_cost_the_same_steps_as_under_a_trace():
     else:
         raise AssertionError("never decided")
     assert steps > 5   # the constraint made the search step back
+
+
+def test_an_undecided_search_names_the_budget_that_stopped_it(monkeypatch):
+    from dralint.feasibility import picks
+
+    cluster, claims = [CLASS, node_slice("node-a", gpus(2))], [claim("c", [req(count=2)])]
+    by_steps = messages(run(cluster, claims, max_steps=1), "DRA709")
+    assert by_steps[0].endswith("ran past its step budget (raise --max-steps to search further)")
+
+    def out_of_time(budget: picks.Budget) -> None:  # the clock runs out at the second step, steps to spare
+        budget.steps += 1
+        if budget.steps > 1:
+            raise picks.BudgetExceeded()
+
+    monkeypatch.setattr(picks.Budget, "tick", out_of_time)
+    by_time = messages(run(cluster, claims, max_seconds=60.0), "DRA709")
+    assert by_time == [by_steps[0].replace("step budget (raise --max-steps", "time budget of 60 s (raise --max-seconds")]
