@@ -96,7 +96,7 @@ class Toleration:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CapacityPolicy:
     default: Nanos | None
     valid_values: tuple[Nanos, ...]
@@ -106,13 +106,13 @@ class CapacityPolicy:
     has_range: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceCapacity:
     value: Nanos
     policy: CapacityPolicy | None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Device:
     """One device of a slice; ``uid`` numbers devices within the run (cache keys)."""
 
@@ -133,9 +133,8 @@ class Device:
     # Another spelling of a published capacity name (with or without the driver's domain) → the
     # published one; empty where the release matches capacity names exactly (before 1.38).
     capacity_aliases: Mapping[str, str] = field(default_factory=dict)
-    # Worked out on first use into a field of its own, which ``__init__`` sets (to None): an attribute
-    # added later (``functools.cached_property``, a field without ``__init__``) gives every device a
-    # dictionary of its attributes (730 bytes each, 17 MB for the 17 MiB benchmark file's devices).
+    # Worked out on first use into a field of its own (no ``functools.cached_property``, which needs a
+    # dictionary of attributes per device; slots keep a fleet's devices at 18 references each).
     _has_policy: bool | None = field(default=None, repr=False)
 
     @property
@@ -285,13 +284,18 @@ def _policy(raw: Any) -> CapacityPolicy | None:
 
 
 def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...],
-                capacity_names_either_way: bool = False) -> Device:
+                capacity_names_either_way: bool = False,
+                alike: dict[DeviceCapacity, DeviceCapacity] | None = None) -> Device:
+    """One device of a slice; ``alike``: capacities read before, which an equal one shares (a slice's
+    devices mostly publish the same ones)."""
+    alike = {} if alike is None else alike
     caps: dict[str, DeviceCapacity] = {}
     aliases: dict[str, str] = {}
     for name, cap in _dict(raw.get("capacity")).items():
         value = nanos(_dict(cap).get("value"))
         policy = _policy(_dict(cap).get("requestPolicy"))
-        caps[str(name)] = DeviceCapacity(value if value is not None else 0, policy)
+        read = DeviceCapacity(value if value is not None else 0, policy)
+        caps[str(name)] = alike.setdefault(read, read)
         if capacity_names_either_way:
             domain, sep, ident = str(name).partition("/")
             if not sep:
@@ -381,11 +385,12 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     pool = _dict(spec.get("pool"))
     driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
     devices: list[Device] = []
+    alike: dict[DeviceCapacity, DeviceCapacity] = {}
     for raw in _list(spec.get("devices")):
         if isinstance(raw, dict):
             key = (driver, pool_name, _str(raw.get("name")))
             devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ()),
-                                       capacity_names_either_way))
+                                       capacity_names_either_way, alike))
     counter_sets = []
     for cs in _list(spec.get("sharedCounters")):
         c = _dict(cs)
