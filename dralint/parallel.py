@@ -128,7 +128,8 @@ def _exchange(planned: source.Plan, reading: source.Reading, shares: list[list[i
     alive = [w for w in workers if w.packed is not None]
     elsewhere = {i for w in alive for i in shares[w.rank]}
     here = [i for i in range(len(paths)) if i not in elsewhere]
-    packed_here = transfer.pack([files[i] for i in here])
+    # Packed only for someone to send it to: a run read in one process would hold the copy for nothing.
+    packed_here = transfer.pack([files[i] for i in here]) if alive else b""
     for worker in alive:
         try:
             worker.connection.send([(here, packed_here)] + [(shares[w.rank], w.packed) for w in alive

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..sizes import deep_size
 from .lru import Lru
-from .model import Device
+from .model import Device, EntryKey, device_shape
 
 FALSE, TRUE, ERROR = 0, 1, 2
 # Bytes of columns kept: one int8 per device each (40 KB for 40,000 devices), with the expression
@@ -39,28 +39,42 @@ Evaluate = Callable[[str, Device], bool]
 EntryProblem = Callable[[str, str, Any], "str | None"]
 # Problems kept, per (table, name, value): a fleet has few distinct versions and capacities.
 PROBLEM_BYTES = 4 << 20
+# Devices' entries (model.device_shape) kept to be shared by the devices added later: a fleet repeats
+# the same few values (50 MB of entries for the 17 MiB benchmark file's 24,000 devices, most alike).
+# About what one weighs with its key and its place in the dict; all are forgotten when they pass the
+# budget, and the devices added next make their own again.
+ENTRY_BYTES = 16 << 20
+ENTRY_WEIGHT = 400
 
 
-def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None) -> tuple[tuple, dict[str, tuple]]:
-    """The base key of a device and, per attribute id, what an expression naming it sees.
+def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None,
+                      entries: dict[EntryKey, tuple]) -> tuple[tuple, dict[str, Any]]:
+    """The base key of a device and, per attribute id, what an expression naming it sees: its one
+    entry, or a tuple of its entries when the id has several (in different domains).
 
     Any evaluation on a device fails when one of its versions or capacities does not convert, so
     the base says which do not (``problems``); without that knowledge their values are part of it.
     """
     base: list[Any] = [device.key[0]]
-    named: dict[str, tuple] = {}
-    for entry in device.shape:
+    named: dict[str, Any] = {}
+    for entry in device_shape(device.key[0], device.raw, entries):
         table, ident, _, kind = entry
         if problems is None and (table.startswith("capacity:") or "version" in kind):
             base.append(entry)
         else:
             base.append((table, "", None, kind))
-        # Mostly one entry per id: a tuple at once, not a list made a tuple afterwards.
+        # Mostly one entry per id: the entry itself, shared by the devices that have it, not a tuple
+        # of it per device (an entry is a 4-tuple of a string and more, never a tuple of entries).
         have = named.get(ident)
-        named[ident] = (entry,) if have is None else have + (entry,)
+        named[ident] = entry if have is None else (have, entry) if _single(have) else have + (entry,)
     if problems is not None:
         base.append(problems(device))
     return tuple(base), named
+
+
+def _single(named: Any) -> bool:
+    """Whether a value of ``_base_and_columns``'s ``named`` is one entry (not a tuple of entries)."""
+    return isinstance(named[0], str)
 
 
 class Columns:
@@ -78,7 +92,8 @@ class Columns:
         self.devices: list[Device | None] = []
         self._base = np.zeros(0, np.int64)
         self._driver = np.zeros(0, np.int64)
-        self._named: list[dict[str, tuple]] = []
+        self._named: list[dict[str, Any]] = []
+        self._entries: dict[EntryKey, tuple] = {}
         self._interned: dict[Any, int] = {}
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
@@ -105,6 +120,7 @@ class Columns:
         freed += sum(a.nbytes for a in self._attr.values())
         self._errors.clear()
         self._attr.clear()
+        self._entries.clear()
         return freed
 
     def _device_problems(self, device: Device) -> tuple:
@@ -144,9 +160,11 @@ class Columns:
         self.alive = _grown(self.alive, size)
         self.bound = _grown(self.bound, size)
         for d in new:
+            if len(self._entries) * ENTRY_WEIGHT > ENTRY_BYTES:
+                self._entries.clear()
             self.alive[d.uid] = True
             self.bound[d.uid] = bool(d.binding_conditions)
-            key, named = _base_and_columns(d, self._device_problems if self._entry_problem else None)
+            key, named = _base_and_columns(d, self._device_problems if self._entry_problem else None, self._entries)
             self.devices[d.uid] = d
             self._named[d.uid] = named
             base[d.uid] = self._intern(key)

@@ -96,7 +96,7 @@ class Toleration:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CapacityPolicy:
     default: Nanos | None
     valid_values: tuple[Nanos, ...]
@@ -106,13 +106,13 @@ class CapacityPolicy:
     has_range: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceCapacity:
     value: Nanos
     policy: CapacityPolicy | None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Device:
     """One device of a slice; ``uid`` numbers devices within the run (cache keys)."""
 
@@ -133,23 +133,9 @@ class Device:
     # Another spelling of a published capacity name (with or without the driver's domain) → the
     # published one; empty where the release matches capacity names exactly (before 1.38).
     capacity_aliases: Mapping[str, str] = field(default_factory=dict)
-    # Worked out on first use into fields of their own, which ``__init__`` sets (to None): an attribute
-    # added later (``functools.cached_property``, a field without ``__init__``) gives every device a
-    # dictionary of its attributes (730 bytes each, 17 MB for the 17 MiB benchmark file's devices).
-    _shape: tuple[tuple[str, str, Any, str], ...] | None = field(default=None, repr=False)
+    # Worked out on first use into a field of its own (no ``functools.cached_property``, which needs a
+    # dictionary of attributes per device; slots keep a fleet's devices at 18 references each).
     _has_policy: bool | None = field(default=None, repr=False)
-
-    @property
-    def shape(self) -> tuple[tuple[str, str, Any, str], ...]:
-        """What CEL can see, one entry per attribute/capacity: (domain, id, value, kind).
-
-        Selector results are shared between devices that agree on the entries an expression can
-        read. Worked out on first use: most devices are ruled out by their driver before that.
-        """
-        shape = self._shape
-        if shape is None:
-            shape = self._shape = _shape(self.key[0], self.raw)
-        return shape
 
     @property
     def has_policy(self) -> bool:
@@ -298,13 +284,18 @@ def _policy(raw: Any) -> CapacityPolicy | None:
 
 
 def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...],
-                capacity_names_either_way: bool = False) -> Device:
+                capacity_names_either_way: bool = False,
+                alike: dict[DeviceCapacity, DeviceCapacity] | None = None) -> Device:
+    """One device of a slice; ``alike``: capacities read before, which an equal one shares (a slice's
+    devices mostly publish the same ones)."""
+    alike = {} if alike is None else alike
     caps: dict[str, DeviceCapacity] = {}
     aliases: dict[str, str] = {}
     for name, cap in _dict(raw.get("capacity")).items():
         value = nanos(_dict(cap).get("value"))
         policy = _policy(_dict(cap).get("requestPolicy"))
-        caps[str(name)] = DeviceCapacity(value if value is not None else 0, policy)
+        read = DeviceCapacity(value if value is not None else 0, policy)
+        caps[str(name)] = alike.setdefault(read, read)
         if capacity_names_either_way:
             domain, sep, ident = str(name).partition("/")
             if not sep:
@@ -343,25 +334,47 @@ def _frozen(value: Any) -> Any:
     return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
 
 
-def _shape(driver: str, raw: dict) -> tuple[tuple[str, str, Any, str], ...]:
+# What one typed attribute or capacity value is read from: (table, driver, name, value key, value), and
+# the value's type where that is not a string (1, 1.0 and True are equal keys, different values to CEL).
+EntryKey = tuple
+
+
+def device_shape(driver: str, raw: dict, entries: dict[EntryKey, tuple]) -> tuple[tuple[str, str, Any, str], ...]:
+    """What CEL can see of a device, one entry per attribute/capacity: (domain, id, value, kind).
+
+    Selector results are shared between devices that agree on the entries an expression can read.
+    ``entries`` holds the entries of one typed value already made, by what they were read from: a
+    fleet repeats the same few (``model: a100`` on thousands of GPUs), and the caller keeps each once.
+    """
     out = []
     for table in ("attributes", "capacity"):
         for name, value in _dict(raw.get(table)).items():
-            domain, sep, ident = str(name).partition("/")
-            if not sep:
-                domain, ident = driver, str(name)
             if type(value) is dict and len(value) == 1:
-                # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}), without sorting.
+                # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}).
                 ((k, v),) = value.items()
-                frozen = ((str(k), v),) if type(v) in _SCALARS else _frozen(value)
-                kind = str(k) if table == "attributes" else table
+                kind = type(v)
+                if kind in _SCALARS:
+                    key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
+                    entry = entries.get(key)
+                    if entry is None:
+                        entry = entries[key] = _entry(driver, table, name, ((str(k), v),), str(k))
+                    out.append(entry)
+                    continue
+                frozen, typed = _frozen(value), str(k)
             else:
                 frozen = _frozen(value)
-                kind = ",".join(map(str, value)) if table == "attributes" and isinstance(value, dict) else table
-            out.append((f"{table}:{domain}", ident, frozen, kind))
+                typed = ",".join(map(str, value)) if isinstance(value, dict) else table
+            out.append(_entry(driver, table, name, frozen, typed))
     out.sort(key=lambda e: (e[0], e[1]))
     out.append(("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), ""))
     return tuple(out)
+
+
+def _entry(driver: str, table: str, name: Any, frozen: Any, typed: str) -> tuple[str, str, Any, str]:
+    domain, sep, ident = str(name).partition("/")
+    if not sep:
+        domain, ident = driver, str(name)
+    return (f"{table}:{domain}", ident, frozen, typed if table == "attributes" else table)
 
 
 def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]],
@@ -372,11 +385,12 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     pool = _dict(spec.get("pool"))
     driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
     devices: list[Device] = []
+    alike: dict[DeviceCapacity, DeviceCapacity] = {}
     for raw in _list(spec.get("devices")):
         if isinstance(raw, dict):
             key = (driver, pool_name, _str(raw.get("name")))
             devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ()),
-                                       capacity_names_either_way))
+                                       capacity_names_either_way, alike))
     counter_sets = []
     for cs in _list(spec.get("sharedCounters")):
         c = _dict(cs)

@@ -129,11 +129,12 @@ def fast_values(body: str) -> list[Any] | None:
 def _emit_values(body: str) -> list[Any] | None:
     with _quiet_stderr():
         try:
-            tree = ryml.parse_in_arena(body.encode("utf-8"))
+            encoded = body.encode("utf-8")
+            tree = ryml.parse_in_arena(encoded)
             root = tree.root_id()
             if tree.type_str(root) == "NOTYPE":
                 return []
-            written = ryml.emit_json(tree, root)
+            written = _json_text(tree, root, 2 * len(encoded) + 256)
         except Exception:  # any rapidyaml complaint (syntax, depth): the exact reader decides
             return None
     try:
@@ -146,6 +147,19 @@ def _emit_values(body: str) -> list[Any] | None:
     if _keys(written, ": ", body) != _keys(compact, ":", body):
         return None  # a duplicate key collapsed
     return value if tree.is_stream(root) else [value]
+
+
+def _json_text(tree: Any, root: int, guess: int) -> str:
+    """The JSON rapidyaml writes of ``tree``, into a buffer of ours: ``ryml.emit_json`` never frees the
+    one it allocates (as much again as the JSON, each call: 31 MB over a 17 MiB file's documents)."""
+    buffer = bytearray(guess)
+    failed, size = ryml.emit_json_to_substr(tree, root, buffer)
+    if failed:  # the guess was short: the size it needs is known now
+        buffer = bytearray(size)
+        failed, size = ryml.emit_json_to_substr(tree, root, buffer)
+        if failed:
+            raise ValueError("rapidyaml wrote more than it asked room for")
+    return buffer[:size].decode("utf-8")
 
 
 def _keys(json_text: str, separator: str, source: str) -> int:
