@@ -73,6 +73,20 @@ MAX_VALUE_ID_BYTES = 16 << 20    # per attribute a claim's constraint names: one
 _PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
 
 
+# What a request alternative holds beside the selectors, tolerations and capacity of its key: its
+# names and field path (``deep_size`` finds about 1.5 KB).
+_ALT_BYTES = 2048
+
+
+def _key_bytes(key: FilterKey) -> int:
+    """Estimated bytes of a filter key: the selectors' text (up to 32 of 10 KB each) and the rest.
+    Summed, not walked by ``deep_size``: asked for every filter counted, thousands per run."""
+    class_selectors, selectors, _, tolerations, capacity, _ = key
+    texts = sum(sys.getsizeof(text) for text in class_selectors + selectors)   # a None counts its 16 bytes
+    return (sys.getsizeof(key) + sys.getsizeof(class_selectors) + sys.getsizeof(selectors) + texts
+            + deep_size((tolerations, capacity)))
+
+
 def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
     """What a device is asked by ``alt`` of a class with ``class_selectors``: classes that select
     alike (one per team, each with the same expression) share their counts, and a changed class
@@ -170,7 +184,8 @@ class Counts:
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
         # Per (filter, attribute): the counts per node and value, and per node the most of one value.
         self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
-            MAX_VALUE_COUNT_BYTES, lambda key, have: deep_size(key) + have[0].nbytes + have[1].nbytes)
+            MAX_VALUE_COUNT_BYTES,
+            lambda key, have: _key_bytes(key[0]) + sys.getsizeof(key[1]) + 200 + have[0].nbytes + have[1].nbytes)
         # Most filters fail on no device: their error counts are these zeros, shared and read-only
         # (``own`` copies them before a change), not two arrays per node of their own (27 MB of the
         # 17 MiB benchmark file's 3,000 filters).
@@ -350,7 +365,7 @@ class Counts:
         fc = FilterCounts(key, alt, world.selection, expressions,
                           None if usable is selectable or np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
-        fc.key_bytes = deep_size((key, alt))
+        fc.key_bytes = _key_bytes(key) + _ALT_BYTES + (deep_size(alt.capacity) if alt.capacity else 0)
         slot, uid, here = self.flat()
         size = world.slot_count
         held = world.held[uid] if not alt.admin and world.held.any() else None
