@@ -65,12 +65,26 @@ _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieR
 # By bytes: a run asks thousands of distinct filters (the benchmark corpus: 3,247), and counting
 # one again costs a pass over the fleet; what one weighs grows with the fleet, and its key holds
 # what the claim wrote (up to 32 selectors of 10 KB).
-MAX_FILTER_BYTES = 128 << 20     # each: one array per device, up to five per node (shared when equal)
+MAX_FILTER_BYTES = 128 << 20     # each: up to five arrays per node (shared when equal), rarely one per device
 # Per (filter, attribute): nodes x values. Asked again soon or never: on the 17 MiB benchmark file
 # 99 % of the reuses come within 15 MB of more recent counts, and 64 MB kept 39 MB to no use.
 MAX_VALUE_COUNT_BYTES = 16 << 20
 MAX_VALUE_ID_BYTES = 16 << 20    # per attribute a claim's constraint names: one value id per device
 _PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
+
+
+# What a request alternative holds beside the selectors, tolerations and capacity of its key: its
+# names and field path (``deep_size`` finds about 1.5 KB).
+_ALT_BYTES = 2048
+
+
+def _key_bytes(key: FilterKey) -> int:
+    """Estimated bytes of a filter key: the selectors' text (up to 32 of 10 KB each) and the rest.
+    Summed, not walked by ``deep_size``: asked for every filter counted, thousands per run."""
+    class_selectors, selectors, _, tolerations, capacity, _ = key
+    texts = sum(sys.getsizeof(text) for text in class_selectors + selectors)   # a None counts its 16 bytes
+    return (sys.getsizeof(key) + sys.getsizeof(class_selectors) + sys.getsizeof(selectors) + texts
+            + deep_size((tolerations, capacity)))
 
 
 def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
@@ -88,11 +102,16 @@ class FilterCounts:
     Most filters meet no taint, counter or capacity and no device that is held or fails: their
     per-node arrays are then one array, shared, and ``dev_usable`` is worked out from ``dev_sel``
     when asked. Whoever changes an array in place calls ``own`` first.
+
+    The selector answers are not kept here: the selection's cache of combined answers holds (and
+    weighs) them, read-only, and works them out again from its columns when it has let them go
+    (they were the half of these counts' bytes, 62 MB on the 17 MiB benchmark file, held twice).
     """
 
     key: FilterKey
     alt: Alternative
-    dev_sel: np.ndarray          # int8 per uid: FALSE, TRUE (class and request selectors), ERROR
+    selection: Selection         # whose combined answers of ``expressions`` are ``dev_sel``
+    expressions: tuple[str | None, ...]   # the class selectors, then the request's
     usable_own: np.ndarray | None  # bool per uid: selectable and nothing static rules it out (None: = selectable)
     sel: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))        # selectable, for the node
     free: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))       # ... and not held
@@ -104,6 +123,11 @@ class FilterCounts:
     size: int = 0                # uids covered
     has_errors: bool = False     # a device where a selector fails (then the err arrays count them)
     key_bytes: int = 0           # what the key and the request alternative hold (estimated once)
+
+    @property
+    def dev_sel(self) -> np.ndarray:
+        """int8 per uid, read-only: FALSE, TRUE (class and request selectors), ERROR."""
+        return self.selection.combined(self.expressions)
 
     @property
     def dev_usable(self) -> np.ndarray:
@@ -122,10 +146,10 @@ class FilterCounts:
             seen.add(id(getattr(self, name)))
 
     def nbytes(self) -> int:
-        """Bytes of its arrays (each counted once; the counts' shared zeros not at all), key and
-        request alternative."""
+        """Bytes of its arrays (each counted once; the counts' shared zeros and the selection's
+        answers not at all), key and request alternative."""
         per_node = [a for a in (getattr(self, n) for n in _PER_NODE) if a.flags.writeable]
-        arrays = {id(a): a for a in (self.dev_sel, self.usable_own, *per_node) if a is not None}
+        arrays = {id(a): a for a in (self.usable_own, *per_node) if a is not None}
         return sum(a.nbytes for a in arrays.values()) + self.key_bytes
 
 
@@ -160,7 +184,8 @@ class Counts:
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
         # Per (filter, attribute): the counts per node and value, and per node the most of one value.
         self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
-            MAX_VALUE_COUNT_BYTES, lambda key, have: deep_size(key) + have[0].nbytes + have[1].nbytes)
+            MAX_VALUE_COUNT_BYTES,
+            lambda key, have: _key_bytes(key[0]) + sys.getsizeof(key[1]) + 200 + have[0].nbytes + have[1].nbytes)
         # Most filters fail on no device: their error counts are these zeros, shared and read-only
         # (``own`` copies them before a change), not two arrays per node of their own (27 MB of the
         # 17 MiB benchmark file's 3,000 filters).
@@ -333,13 +358,14 @@ class Counts:
         # Once per filter (thousands per run), over every device and entry of the fleet: the passes
         # that cannot change the counts (nothing held, nothing refused beyond the selectors) are skipped.
         world = self.world
-        dev_sel = world.selection.combined(key[0] + alt.selectors)
+        expressions = key[0] + alt.selectors
+        dev_sel = world.selection.combined(expressions)
         selectable = dev_sel == TRUE
         usable = self._usable(alt, selectable)
-        fc = FilterCounts(key, alt, dev_sel,
+        fc = FilterCounts(key, alt, world.selection, expressions,
                           None if usable is selectable or np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
-        fc.key_bytes = deep_size((key, alt))
+        fc.key_bytes = _key_bytes(key) + _ALT_BYTES + (deep_size(alt.capacity) if alt.capacity else 0)
         slot, uid, here = self.flat()
         size = world.slot_count
         held = world.held[uid] if not alt.admin and world.held.any() else None
@@ -422,15 +448,16 @@ class Counts:
         dirty: set[int] = set()
         for slots in world.node_log[fc.node_pos:]:
             dirty |= slots
+        dev_sel, dev_usable = fc.dev_sel, fc.dev_usable
         if holds:
             for uid, slot, here, sign in world.hold_log[fc.hold_pos:]:
                 if slot in dirty:
                     continue
-                if fc.dev_sel[uid] == TRUE and here:
+                if dev_sel[uid] == TRUE and here:
                     fc.free[slot] -= sign
-                if fc.dev_usable[uid] and here:
+                if dev_usable[uid] and here:
                     fc.usable[slot] -= sign
-                if fc.dev_sel[uid] == ERROR:
+                if dev_sel[uid] == ERROR:
                     fc.err_search[slot] -= sign
         fc.hold_pos = len(world.hold_log)
         fc.node_pos = len(world.node_log)
@@ -439,7 +466,7 @@ class Counts:
             return
         changed_uids = {int(u) for slot in dirty if (st := world.state_at(slot)) is not None for u in st.dev}
         if changed_uids and world.features.consumable_capacity:
-            fresh = self._usable(fc.alt, fc.dev_sel == TRUE)
+            fresh = self._usable(fc.alt, dev_sel == TRUE)
             assert fc.usable_own is not None   # own() gave it one
             for u in changed_uids:
                 fc.usable_own[u] = fresh[u]
@@ -448,7 +475,7 @@ class Counts:
             uids = st.dev if st is not None else np.zeros(0, np.int64)
             on_node = st.here if st is not None else np.zeros(0, bool)
             held = world.held[uids] if not fc.alt.admin else np.zeros(len(uids), bool)
-            sel = fc.dev_sel[uids]
+            sel = dev_sel[uids]
             fc.sel[slot] = np.count_nonzero((sel == TRUE) & on_node)
             fc.free[slot] = np.count_nonzero((sel == TRUE) & on_node & ~held)
             fc.usable[slot] = np.count_nonzero(fc.dev_usable[uids] & on_node & ~held)

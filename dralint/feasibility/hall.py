@@ -60,11 +60,15 @@ def distinct_devices(counts: "Counts", claims: list[ClaimSpec], slots: np.ndarra
     if choices > MAX_CHOICES:
         return np.ones(n, bool)
     out = np.zeros(n, bool)
+    # The nodes' entries, and which devices are free or shared, are the same for every choice.
+    slot, uid, present = counts.entries_of(slots)
+    multi = counts.multi()[uid]
+    free = present & ~counts.world.held[uid]
     for choice in product(*options):
         picked = [o for o in choice if o is not None]
         if len(picked) < 2:
             return np.ones(n, bool)
-        here = _one_choice(counts, claims, picked, slots, relaxed)
+        here = _one_choice(counts, claims, picked, slots, (slot, uid, present, multi, free), relaxed)
         if here is None:
             return np.ones(n, bool)
         out |= here
@@ -73,13 +77,14 @@ def distinct_devices(counts: "Counts", claims: list[ClaimSpec], slots: np.ndarra
     return out
 
 
-def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[int, Alternative]],
-                slots: np.ndarray, relaxed: bool) -> np.ndarray | None:
-    """Hall's condition for one alternative per request, with each matchAttribute constraint in turn."""
+def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[int, Alternative]], slots: np.ndarray,
+                entries_at: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                relaxed: bool) -> np.ndarray | None:
+    """Hall's condition for one alternative per request, with each matchAttribute constraint in turn.
+    ``entries_at``: the nodes' entries (slot, uid, here), and per entry whether its device may be
+    allocated many times and whether it is free."""
     world = counts.world
-    slot, uid, here = counts.entries_of(slots)
-    multi = counts.multi()[uid]
-    free = here & ~world.held[uid]
+    slot, uid, here, multi, free = entries_at
     exact: list[tuple[int, Alternative]] = []
     may = []
     takes_all = False
@@ -90,7 +95,7 @@ def _one_choice(counts: "Counts", claims: list[ClaimSpec], picked: list[tuple[in
         if alt.mode == "All":
             # When it succeeds, an ``All`` request holds every device it selects on the node that
             # fits its capacity (``dev_usable`` is a part of those): nobody else gets them.
-            free &= ~(fc.dev_usable[uid] & here & ~multi)
+            free = free & ~(fc.dev_usable[uid] & here & ~multi)   # not in place: shared by the choices
             takes_all = True
             continue
         usable = (fc.dev_sel == TRUE) if relaxed else fc.dev_usable

@@ -147,6 +147,20 @@ def test_all_requests_hold_their_devices_from_the_others():
     assert not np.any(distinct_devices(world.counts, [spec], world.order, False))
 
 
+def test_a_choice_taking_all_devices_leaves_them_free_for_the_next_choice():
+    # The choices share the nodes' entries: the first ("all" of them, then one more: no) must not
+    # take the devices away from the second (two, then one more: yes, with three devices).
+    devices = [{"name": f"d{i}", "attributes": {"model": {"string": "a"}}} for i in range(3)]
+    requests = [{"name": "first", "firstAvailable": [
+                    {"name": "all", "deviceClassName": "gpu", "allocationMode": "All"},
+                    {"name": "two", "deviceClassName": "gpu", "count": 2}]},
+                {"name": "one", "exactly": {"deviceClassName": "gpu", "count": 1}}]
+    for kept, fits in ((devices, [True]), (devices[:2], [False])):
+        world, spec = _world_and_claim(kept, requests)
+        world.node_list()     # the nodes' slots (``order``) are worked out when first asked
+        assert distinct_devices(world.counts, [spec], world.order, False).tolist() == fits
+
+
 def _slice_and_claim(devices: list[dict], requests: list[dict], constraints: list[dict]) -> tuple[list[str], list[str]]:
     cluster = [json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
                            "spec": {}}),
