@@ -4,9 +4,10 @@ The engine takes every rule's name, category and default severity from here, so 
 says *which* rule it found; docs and ``--explain`` are generated from the same files.
 
 Parsing the 160-odd YAML files took 40 ms of every start; ``rules/index.json`` holds the same
-mappings as JSON, each under the SHA-256 of its file's bytes (``scripts/gen_rule_index.py``
-writes it). A file whose digest is not in the index is read from its YAML, so an index that is
-behind the files is slower, never wrong; a test keeps the shipped index fresh.
+mappings as JSON, each under the length and checksums of its file's bytes (:func:`digest`;
+``scripts/gen_rule_index.py`` writes it). A file whose digest is not in the index is read from its
+YAML, so an index that is behind the files is slower, never wrong; a test keeps the shipped index
+fresh.
 """
 from __future__ import annotations
 

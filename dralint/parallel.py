@@ -30,6 +30,7 @@ from .engine import RunResult, Split
 from .options import Options
 from .findings import Finding
 from .progress import ProgressBar, worth_showing
+from .shared_counter import Counter, new_counter
 from .source import SourceFile, transfer
 
 # Judging a mebibyte of manifests takes about 70 ms, a worker about 20 ms to start and to build
@@ -60,7 +61,7 @@ def lint_paths(paths: Sequence[str], options: Options, *, jobs: int = 1, progres
         if "fork" not in multiprocessing.get_all_start_methods() or len(set(found)) != len(found):
             size = 1
     shares = _balanced_shares(sizes, size, stay=[i for i, path in enumerate(found) if path == "-"])
-    counter = _counter() if len(shares) > 1 else None
+    counter = new_counter() if len(shares) > 1 else None  # the next run of objects to judge (engine.Split)
     workers = [_start(rank, shares, planned, options, cluster_files, old_files, counter)
                for rank in range(1, len(shares))]
     try:
@@ -87,15 +88,8 @@ class _Worker:
     packed: bytes | None = None  # its share as it sent it; None: it failed, and is done here
 
 
-def _counter() -> Any:
-    """The number of the next run of objects to judge, shared by the processes (see engine.Split)."""
-    import multiprocessing
-
-    return multiprocessing.get_context("fork").Value("l", 0)
-
-
 def _start(rank: int, shares: list[list[int]], planned: source.Plan, options: Options,
-           cluster_files: list[Any], old_files: list[Any], counter: Any) -> _Worker:
+           cluster_files: list[Any], old_files: list[Any], counter: Counter | None) -> _Worker:
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
@@ -140,7 +134,7 @@ def _exchange(planned: source.Plan, reading: source.Reading, shares: list[list[i
 
 
 def _worker(connection: Any, rank: int, shares: list[list[int]], planned: source.Plan,
-            options: Options, cluster_files: list[Any], old_files: list[Any], counter: Any) -> None:
+            options: Options, cluster_files: list[Any], old_files: list[Any], counter: Counter) -> None:
     """Read a share, send it, receive the others, judge the runs of objects it takes, send the findings."""
     paths = planned.files
     own = _read(shares[rank], planned, options.reading, None)

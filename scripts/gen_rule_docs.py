@@ -10,6 +10,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from dralint.catalog import load_catalog  # noqa: E402
+from generated import write_or_check  # noqa: E402  (scripts/ is the script's own folder on sys.path)
 
 GROUPS = [("0", "Input"), ("1", "Schema and object metadata"), ("2", "Claims, templates and pods"),
           ("3", "Device classes"), ("4", "Resource slices and device taint rules"), ("5", "CEL selectors"),
@@ -65,13 +66,7 @@ def main() -> int:
     args = parser.parse_args()
     target = REPO / "docs" / "rules.md"
     text = render()
-    if args.check:
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            print(f"{target} is stale: run python scripts/gen_rule_docs.py")
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(target, text, args.check, "gen_rule_docs.py")
 
 
 if __name__ == "__main__":

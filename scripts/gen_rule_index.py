@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate rules/index.json from the rule catalog (rules/*.yaml). ``--check`` fails when it is stale.
 
-The index holds each rule file's mapping under the SHA-256 of the file, so that a run reads JSON
+The index holds each rule file's mapping under the file's length and checksums (``catalog.digest``), so that a run reads JSON
 instead of parsing every YAML file (see dralint/catalog.py).
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from dralint.catalog import INDEX, CatalogError, digest, load_catalog, read_rule_file  # noqa: E402
+from generated import write_or_check  # noqa: E402  (scripts/ is the script's own folder on sys.path)
 
 
 def render(folder: Path) -> str:
@@ -36,13 +37,7 @@ def main() -> int:
     except CatalogError as exc:
         print(f"rules/: {exc}")
         return 1
-    if args.check:
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            print(f"{target} is stale: run python scripts/gen_rule_index.py")
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(target, text, args.check, "gen_rule_index.py")
 
 
 if __name__ == "__main__":

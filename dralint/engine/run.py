@@ -249,12 +249,10 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
         judged_targets = [t for t in targets if t.canonical.manifest.display not in with_errors]
         creating = operation in (None, "CREATE") and not subresource
         judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
-        judged_index = _judged_index(index, judged_targets, judged)
-        view = prepared.pop() if prepared else None
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
-        _feasibility(emitter, result, judged_index, release, options, {id(obj) for obj in judged}, cluster_given,
-                     fleet, judged if base is not None else None,
-                     view if view is not None and view.index is judged_index else None)
+        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
+                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None,
+                     prepared.pop() if prepared else None)
     result.findings.sort(key=Finding.sort_key)
 
 

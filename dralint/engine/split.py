@@ -3,12 +3,13 @@ the main process takes the others' findings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 from ..catalog import load_catalog
 from ..findings import Finding
 from ..options import Options
 from ..rule_filter import RuleFilter
+from ..shared_counter import Counter, taken
 from ..source import SourceFile
 from .emit import Emitter
 from .objects import Target, Work, judge_one, read_targets, run_manifests
@@ -16,14 +17,6 @@ from .objects import Target, Work, judge_one, read_targets, run_manifests
 # Objects are taken by the processes of a split in runs of this many neighbours: balanced, and
 # each process's objects stay together in its memory.
 _SHARE_RUN = 64
-
-
-class Counter(Protocol):
-    """A number the processes of a split share (``multiprocessing.Value``), with its lock."""
-
-    value: int
-
-    def get_lock(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -81,16 +74,11 @@ def _runs(targets: list[Target]) -> int:
 
 def _judge_taken(emitter: Emitter, targets: list[Target], work: Work, counter: Counter) -> list[int]:
     """Judge the next run of objects not yet taken, until none is left; the runs judged."""
-    runs = _runs(targets)
-    taken: list[int] = []
-    while True:
-        with counter.get_lock():
-            run = counter.value
-            counter.value = run + 1
-        if run >= runs:
-            return taken
+    judged: list[int] = []
+    for run in taken(counter, _runs(targets)):
         _judge_run(emitter, targets, work, run)
-        taken.append(run)
+        judged.append(run)
+    return judged
 
 
 def _judge_run(emitter: Emitter, targets: list[Target], work: Work, run: int) -> None:

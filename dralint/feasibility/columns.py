@@ -41,8 +41,9 @@ EntryProblem = Callable[[str, str, Any], "str | None"]
 PROBLEM_BYTES = 4 << 20
 # Devices' entries (model.device_shape) kept to be shared by the devices added later: a fleet repeats
 # the same few values (50 MB of entries for the 17 MiB benchmark file's 24,000 devices, most alike).
-# About what one weighs with its key and its place in the dict; all are forgotten when they pass the
-# budget, and the devices added next make their own again.
+# ENTRY_WEIGHT is about what one weighs with its key and its place in the dict: a key holds one
+# attribute's or capacity's name and scalar value, which the API server keeps short (a slice it would
+# refuse is not in the view). All are forgotten when they pass the budget; later devices make their own.
 ENTRY_BYTES = 16 << 20
 ENTRY_WEIGHT = 400
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
+
+from ..shared_counter import Counter, new_counter, taken
 
 T = TypeVar("T")
 
@@ -30,7 +32,7 @@ def judge_all(count: int, judge: Callable[[int], T], processes: int,
     if processes <= 1 or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [judge(i) for i in range(count)]
     context = multiprocessing.get_context("fork")
-    counter = context.Value("l", 0)
+    counter = new_counter()
     children = []
     for _ in range(processes - 1):
         here, there = context.Pipe(duplex=False)
@@ -40,7 +42,7 @@ def judge_all(count: int, judge: Callable[[int], T], processes: int,
         children.append((here, process))
     results: dict[int, T] = {}
     try:
-        for i in _take(counter, count):
+        for i in taken(counter, count, CHUNK):
             results[i] = judge(i)
     except BaseException:
         for connection, process in children:
@@ -66,22 +68,11 @@ def judge_all(count: int, judge: Callable[[int], T], processes: int,
     return [results[i] if i in results else judge(i) for i in range(count)]
 
 
-def _take(counter: Any, count: int) -> Iterator[int]:
-    """The item indexes this process takes, a chunk at a time, until none is left."""
-    while True:
-        with counter.get_lock():
-            start = counter.value
-            counter.value = start + CHUNK
-        if start >= count:
-            return
-        yield from range(start, min(start + CHUNK, count))
-
-
-def _child(connection: Any, counter: Any, count: int, judge: Callable[[int], Any],
+def _child(connection: Any, counter: Counter, count: int, judge: Callable[[int], Any],
            encode: Callable[[Any], Any]) -> None:
     done: dict[int, Any] = {}
     try:
-        for i in _take(counter, count):
+        for i in taken(counter, count, CHUNK):
             done[i] = encode(judge(i))
     except BaseException:  # noqa: BLE001 - what is not delivered is judged by the main process
         pass
