@@ -24,12 +24,12 @@ from ..paths import FieldPath
 from ..rule_filter import RuleFilter
 from ..source import SourceFile, SourceProblem
 from .emit import Emitter, internal_error, run_error, source_problem
-from .objects import Identity, Target, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
+from .objects import Identity, Target, Work, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
 from .result import RunResult
 from .split import Split, judge_split
 
 if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
-    from ..feasibility import Fleet, Prepared
+    from ..feasibility import Ahead, FeasibilityOptions, Fleet, Prepared
 
 _NAME_PATH = FieldPath(("metadata", "name"))
 # What the feasibility stage allocates for: claims, templates and the pods that use them.
@@ -213,18 +213,30 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
     The linted objects are laid over ``base`` (an object under review takes the place of the
     cluster's), or over the objects ``around`` them (an editor's documents: beside the others).
     """
-    release = options.release
     base = around.index if around is not None else base
     beside = around.order if around is not None else None
     targets, work = read_targets(emitter, linted, olds, cluster, options, operation, subresource, base, beside)
-    prepared: list[Prepared] = []
-    if split is not None:
-        judge_split(emitter, targets, work, split,
-                    _preparing(emitter, targets, work.index, options, prepared) if fleet is None and base is None
-                    else None)
-    else:
-        for target in targets:
-            judge_one(emitter, target, work)
+    early = _Early()
+    try:
+        if split is not None:
+            judge_split(emitter, targets, work, split,
+                        _preparing(emitter, targets, work.index, options, early) if fleet is None and base is None
+                        else None)
+        else:
+            for target in targets:
+                judge_one(emitter, target, work)
+        _judge_rest(emitter, result, targets, work, cluster, options, operation, subresource, cluster_given,
+                    base, around, fleet, early)
+    finally:
+        if early.ahead is not None:
+            early.ahead.cancel()
+
+
+def _judge_rest(emitter: Emitter, result: RunResult, targets: list[Target], work: Work, cluster: list[Canonical],
+                options: Options, operation: str | None, subresource: str, cluster_given: bool, base: Index | None,
+                around: Surroundings | None, fleet: Fleet | None, early: _Early) -> None:
+    """References and feasibility, once every object has been judged on its own."""
+    beside = around.order if around is not None else None
     try:
         index = _accepted(targets, cluster, work.index, emitter, base, beside)
     except Exception as exc:  # references are judged against every object, refused ones included
@@ -250,9 +262,8 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
         creating = operation in (None, "CREATE") and not subresource
         judged = [_as_allocated(t, options.as_stored, creating) for t in judged_targets]
         # Against a kept cluster state (a review) the judged objects are all there is to look for.
-        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), release, options,
-                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None,
-                     prepared.pop() if prepared else None)
+        _feasibility(emitter, result, _judged_index(index, judged_targets, judged), options.release, options,
+                     {id(obj) for obj in judged}, cluster_given, fleet, judged if base is not None else None, early)
     result.findings.sort(key=Finding.sort_key)
 
 
@@ -265,12 +276,22 @@ def _allocatable(target: Target) -> bool:
     return target.canonical.kind in _ALLOCATABLE or bool(target.canonical.manifest.pod_spec_paths)
 
 
+@dataclass
+class _Early:
+    """What the main process of a split works out for the feasibility stage before it takes objects to
+    judge (:func:`_preparing`)."""
+
+    prepared: Prepared | None = None
+    ahead: Ahead | None = None
+
+
 def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: Options,
-               into: list[Prepared]) -> Callable[[], None] | None:
+               early: _Early) -> Callable[[], None] | None:
     """What the main process of a split does before it takes objects to judge, when the run judges
-    feasibility: build the stage's fleet view from ``index`` (into ``into``), while the other
-    processes judge objects. The stage uses it when its index is this one, as in a run where the
-    API server would refuse no object; else it builds its own."""
+    feasibility: build the stage's fleet view from ``index`` while the other processes judge
+    objects, and start judging the claims on it as if no object had an error (into ``early``). The
+    stage uses the view when its index is this one, as in a run where the API server would refuse
+    no object (else it builds its own), and each judgement made ahead that still stands."""
     if not (_feasibility_wanted(emitter) and index.slices and any(_allocatable(t) for t in targets)):
         return None
 
@@ -278,9 +299,13 @@ def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: O
         from .. import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
         try:
-            into.append(feasibility.prepare(index, options.release, options.node))
+            early.prepared = feasibility.prepare(index, options.release, options.node)
         except Exception:  # noqa: BLE001 - the stage builds the view again, and reports what fails there
-            into.clear()
+            return
+        judged = [_as_allocated(t, options.as_stored, True) for t in targets]
+        if _judged_index(index, targets, judged) is index:
+            early.ahead = feasibility.judge_ahead(early.prepared.world, index, _feasibility_options(options),
+                                                  {id(obj) for obj in judged})
     return build
 
 
@@ -375,18 +400,23 @@ def _suppress(emitter: Emitter, result: RunResult, suppressions: list[suppress.S
     result.suppressed = outcome.suppressed
 
 
+def _feasibility_options(options: Options) -> FeasibilityOptions:
+    from ..feasibility import FeasibilityOptions
+
+    return FeasibilityOptions(node=options.node, trace=frozenset(options.trace), show_allocation=options.show_allocation,
+                              max_steps=options.max_steps, max_seconds=options.max_seconds, together=options.together,
+                              processes=options.jobs)
+
+
 def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Release, options: Options,
                  linted_ids: set[int], cluster_given: bool, fleet: Fleet | None = None,
-                 candidates: list[Canonical] | None = None, prepared: Prepared | None = None) -> None:
+                 candidates: list[Canonical] | None = None, early: _Early | None = None) -> None:
     from .. import feasibility  # heavy (CEL); only runs when there are slices to allocate from
 
-    opts = feasibility.FeasibilityOptions(node=options.node, trace=frozenset(options.trace),
-                                          show_allocation=options.show_allocation, max_steps=options.max_steps,
-                                          max_seconds=options.max_seconds, together=options.together,
-                                          processes=options.jobs)
     try:
-        report = feasibility.judge(index, release, opts, lambda obj: id(obj) in linted_ids, fleet=fleet,
-                                   candidates=candidates, prepared=prepared)
+        report = feasibility.judge(index, release, _feasibility_options(options), lambda obj: id(obj) in linted_ids,
+                                   fleet=fleet, candidates=candidates, prepared=early.prepared if early else None,
+                                   ahead=early.ahead if early else None)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash

@@ -6,8 +6,9 @@ order, and explains the narrowest reason when nothing fits.
 """
 from __future__ import annotations
 
+from .ahead import Ahead, judge_ahead
 from .fleet import Fleet
 from .judge import Prepared, UnknownNode, judge, prepare
 from .report import FeasibilityOptions, FeasibilityReport
 
-__all__ = ["FeasibilityOptions", "FeasibilityReport", "Fleet", "Prepared", "UnknownNode", "judge", "prepare"]
+__all__ = ["Ahead", "FeasibilityOptions", "FeasibilityReport", "Fleet", "Prepared", "UnknownNode", "judge", "judge_ahead", "prepare"]

@@ -18,6 +18,7 @@ from ..fuzzy import closest
 from ..index import Index
 from ..kube.releases import Release
 from ..rule_filter import UsageError
+from .ahead import Ahead
 from .fleet import Fleet
 from .groups import Group, build_groups
 from .judgement import Judge, is_traced
@@ -61,7 +62,7 @@ def _selectors(index: Index, world: World) -> Iterator[str]:
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
           evaluate: Evaluator | None = None, *, fleet: Fleet | None = None,
           exhaustive: bool = False, candidates: Iterable[Canonical] | None = None,
-          prepared: Prepared | None = None) -> FeasibilityReport:
+          prepared: Prepared | None = None, ahead: Ahead | None = None) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
     There is something to judge against when the run has a ResourceSlice or any cluster state
@@ -73,11 +74,12 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     the fleet's shortcuts (the property tests compare both). ``candidates``: the only objects that
     may be linted, when the caller knows them (a review against a kept cluster state).
     ``prepared``: the view :func:`prepare` built, used when it was built for this very index, release
-    and ``--node`` with dralint's CEL.
+    and ``--node`` with dralint's CEL. ``ahead``: the judgements started on that view (ahead.py), used
+    where they stand; the caller stops what is left of them.
     """
     report = FeasibilityReport()
     if fleet is not None:
-        _judge_with(fleet.world, index, options, linted, exhaustive, report, candidates)
+        _judge_with(fleet.world, index, options, linted, exhaustive, report, candidates, None)
         return report
     if not index.slices and not _cluster_state(index, linted):
         return report
@@ -90,17 +92,26 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
                                      None if evaluate else cel_required_driver(release))
         collection.built()
         _check_node(world, options.node)
-        _judge_with(world, index, options, linted, exhaustive, report, candidates)
+        _judge_with(world, index, options, linted, exhaustive, report, candidates, ahead)
     return report
 
 
 def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
-                exhaustive: bool, report: FeasibilityReport, candidates: Iterable[Canonical] | None) -> None:
-    deadline = math.inf if options.max_seconds is None else time.monotonic() + options.max_seconds
-    run = Judge(world, options, deadline, exhaustive)
+                exhaustive: bool, report: FeasibilityReport, candidates: Iterable[Canonical] | None,
+                ahead: Ahead | None) -> None:
+    if ahead is not None and not exhaustive and candidates is None and ahead.serves(world, index, options):
+        run = ahead.run
+    else:
+        ahead = None
+        deadline = math.inf if options.max_seconds is None else time.monotonic() + options.max_seconds
+        run = Judge(world, options, deadline, exhaustive)
     run.pool_warnings(linted, report)
     groups = build_groups(index, linted, candidates)
-    run.judge_groups(groups, linted, report, lambda: _objects(index, groups))
+    if ahead is None:
+        run.judge_groups(groups, linted, report, lambda: _objects(index, groups))
+    else:
+        by_id = _objects(index, groups)
+        run.judge_groups(groups, linted, report, lambda: by_id, done=ahead.take(groups, linted, by_id))
     _missing_traces(groups, options.trace, report)
 
 

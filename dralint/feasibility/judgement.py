@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -193,10 +193,11 @@ class Judge:
     # ------------------------------------------------------------------ groups and replicas
 
     def judge_groups(self, groups: list[Group], linted: Callable[[Canonical], bool], report: FeasibilityReport,
-                     objects: Callable[[], dict[int, Canonical]] = dict) -> None:
+                     objects: Callable[[], dict[int, Canonical]] = dict,
+                     done: Mapping[int, FeasibilityReport | None] | None = None) -> None:
         """Every group on its own (in ``options.processes`` processes when there are many), or with
         ``--together`` one beside the other. ``objects``: the objects a finding may be about, by id
-        (what other processes name)."""
+        (what other processes name). ``done``: the groups already judged (ahead.py), by position."""
         if self.options.together:
             alone: list[list[Placed]] = []
             for n, group in enumerate(groups):
@@ -206,12 +207,15 @@ class Judge:
                 alone.append(self.place(group, report, keep=False))
             self.together(groups, alone, linted, report)
             return
-        processes = self.options.processes if len(groups) >= 2 * MIN_GROUPS_PER_PROCESS else 1
+        done = done or {}
+        rest = [i for i in range(len(groups)) if i not in done]
+        processes = self.options.processes if len(rest) >= 2 * MIN_GROUPS_PER_PROCESS else 1
         by_id = objects() if processes > 1 else {}
-        judged = judge_all(len(groups), lambda i: self._alone(groups[i], linted), processes,
-                           encode, lambda value: decode(value, by_id))
+        judged = dict(zip(rest, judge_all(len(rest), lambda k: self.alone(groups[rest[k]], linted), processes,
+                                          encode, lambda value: decode(value, by_id))))
         unjudged = []
-        for group, one in zip(groups, judged):
+        for i, group in enumerate(groups):
+            one = done[i] if i in done else judged[i]
             if one is None:
                 unjudged.append(group)
                 continue
@@ -221,7 +225,7 @@ class Judge:
         if unjudged:
             self._report_unjudged(unjudged, linted, report)
 
-    def _alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
+    def alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
         """What is told about one group judged on its own; None once the time budget is used up."""
         if time.monotonic() > self.deadline:
             return None

@@ -7,12 +7,18 @@ process takes the next few items from a shared counter until none is left, so th
 search is long holds up one process, not the run. A child sends its results when done. What a
 child did not deliver (it failed, or was killed) is judged by the main process afterwards, so the
 answer never depends on the children: only the time does.
+
+The children may start before the main process has time to join them (:meth:`Shards.start`, then
+:meth:`Shards.finish`): a ``-j`` run starts judging its claims while its main process still checks
+objects. By the time the main process joins, it may know that some items are not wanted after all;
+the children skip those they have not begun.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import pickle
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Collection, Generic, TypeVar
 
 from ..shared_counter import Counter, new_counter, taken
 
@@ -29,51 +35,94 @@ def judge_all(count: int, judge: Callable[[int], T], processes: int,
     ``decode`` turns it back in the main process. Without fork, or with one process, everything
     runs here.
     """
-    if processes <= 1 or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    shards = Shards.start(count, judge, processes - 1, encode) if count >= 2 else None
+    if shards is None:
         return [judge(i) for i in range(count)]
-    context = multiprocessing.get_context("fork")
-    counter = new_counter()
-    children = []
-    for _ in range(processes - 1):
-        here, there = context.Pipe(duplex=False)
-        process = context.Process(target=_child, args=(there, counter, count, judge, encode), daemon=True)
-        process.start()
-        there.close()
-        children.append((here, process))
-    results: dict[int, T] = {}
-    try:
-        for i in taken(counter, count, CHUNK):
-            results[i] = judge(i)
-    except BaseException:
-        for connection, process in children:
-            process.terminate()
-            connection.close()
-            process.join()
-        raise
-    for connection, process in children:
-        try:
-            delivered = connection.recv()
-        except (EOFError, OSError, pickle.UnpicklingError):
-            delivered = {}
-        finally:
-            connection.close()
-            process.join()
-        if isinstance(delivered, dict):
-            for i, value in delivered.items():
-                if isinstance(i, int) and 0 <= i < count and i not in results:
-                    try:
-                        results[i] = decode(value)
-                    except KeyError:
-                        continue   # something the child made that is not ours: judged again below
+    results = shards.finish(range(count), decode)
     return [results[i] if i in results else judge(i) for i in range(count)]
 
 
-def _child(connection: Any, counter: Counter, count: int, judge: Callable[[int], Any],
+class Shards(Generic[T]):
+    """``count`` items being judged by forked children, which the main process joins later."""
+
+    def __init__(self, count: int, judge: Callable[[int], T], counter: Counter, skip: Any,
+                 children: list[tuple[Any, Any]]) -> None:
+        self._count = count
+        self._judge = judge
+        self._counter = counter
+        self._skip = skip            # per item, shared: 1 once the main process no longer wants it
+        self._children = children    # (connection, process)
+
+    @classmethod
+    def start(cls, count: int, judge: Callable[[int], T], children: int,
+              encode: Callable[[T], Any] = lambda x: x) -> "Shards[T] | None":
+        """Fork ``children`` processes that judge items from now on; None without fork or children."""
+        if children < 1 or count < 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return None
+        context = multiprocessing.get_context("fork")
+        counter = new_counter()
+        skip = context.RawArray("b", count)
+        forked = []
+        for _ in range(children):
+            here, there = context.Pipe(duplex=False)
+            process = context.Process(target=_child, args=(there, counter, skip, count, judge, encode), daemon=True)
+            process.start()
+            there.close()
+            forked.append((here, process))
+        return cls(count, judge, counter, skip, forked)
+
+    def finish(self, wanted: Collection[int], decode: Callable[[Any], T] = lambda x: x) -> dict[int, T]:
+        """Judge here the ``wanted`` items no child has taken, then take the children's results:
+        the wanted items judged, by index. An item a child failed to deliver is missing (the
+        caller judges it); an item not wanted that a child judged anyway is left out."""
+        wanted = set(wanted)
+        for i in range(self._count):
+            if i not in wanted:
+                self._skip[i] = 1
+        results: dict[int, T] = {}
+        try:
+            for i in taken(self._counter, self._count, CHUNK):
+                if i in wanted:
+                    results[i] = self._judge(i)
+        except BaseException:
+            self.cancel()
+            raise
+        for connection, process in self._children:
+            try:
+                delivered = connection.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                delivered = {}
+            finally:
+                connection.close()
+                process.join()
+            if isinstance(delivered, dict):
+                for i, value in delivered.items():
+                    if isinstance(i, int) and i in wanted and i not in results:
+                        try:
+                            results[i] = decode(value)
+                        except KeyError:
+                            continue   # something the child made that is not ours: judged again by the caller
+        self._children = []
+        return results
+
+    def cancel(self) -> None:
+        """Stop the children without their results (the items are not wanted after all)."""
+        for connection, process in self._children:
+            process.terminate()
+            connection.close()
+            process.join()
+        self._children = []
+
+
+def _child(connection: Any, counter: Counter, skip: Any, count: int, judge: Callable[[int], Any],
            encode: Callable[[Any], Any]) -> None:
+    # What the parent made is only read here: the child's collections need not go over it again.
+    gc.freeze()
     done: dict[int, Any] = {}
     try:
         for i in taken(counter, count, CHUNK):
-            done[i] = encode(judge(i))
+            if not skip[i]:
+                done[i] = encode(judge(i))
     except BaseException:  # noqa: BLE001 - what is not delivered is judged by the main process
         pass
     try:

@@ -240,3 +240,39 @@ def test_the_fleet_view_built_beside_the_workers_is_used_for_its_own_index_alone
                         classmethod(lambda cls, *args, **kwargs: builds.append(1) or from_index(cls, *args, **kwargs)))
     assert run("--format", "json", "--show-allocation", "-j", "2", str(tmp_path)) == serial
     assert len(builds) == (2 if refused else 1)
+
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: trainer, namespace: default}}
+spec:
+  resourceClaims:
+  - {{name: gpus, resourceClaimName: claim-01}}
+  containers:
+  - name: main
+    image: registry.example.com/train:1
+    resources:
+      claims:
+      - {{name: gpus{request}}}
+"""
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_claims_judged_ahead_agree_with_one_process(tmp_path, monkeypatch, wrong):
+    # The feasibility stage starts on the fleet view while the worker still checks objects, as if
+    # none had an error. When the pod turns out wrong (its container asks for a request its claim
+    # lacks: DRA604), it is not judged, and its claim is judged on its own, not as ahead.
+    judging = importlib.import_module("dralint.feasibility.judgement")
+    ahead = importlib.import_module("dralint.feasibility.ahead")
+    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    docs = _feasibility_docs() + [POD.format(request=", request: nope" if wrong else "")]
+    for i, doc in enumerate(docs):
+        (tmp_path / f"doc-{i:02}.yaml").write_text(doc)
+    serial = run("--format", "json", "--show-allocation", "-j", "1", str(tmp_path))
+    assert ("DRA604" in serial[1]) == wrong and "Pod default/trainer" in serial[1]
+    stood: list[int] = []
+    take = ahead.Ahead.take
+    monkeypatch.setattr(ahead.Ahead, "take", lambda self, *a: stood.append(len(r := take(self, *a))) or r)
+    assert run("--format", "json", "--show-allocation", "-j", "2", str(tmp_path)) == serial
+    assert stood == [39 if wrong else 40]   # 40 groups: the pod's, and the claims it does not use
