@@ -151,27 +151,29 @@ def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
     its non-zero stage counts; nodes with none at any stage are left out."""
     if not st.counts:
         return {}
-    table = np.stack([c for _, c in st.counts])
     usable = st.counts[-1][1]
-    shown = np.nonzero(table.any(axis=0))[0]
+    # Each stage keeps a part of the one before: a node with a device at some stage has one at the first.
+    shown = np.flatnonzero(st.counts[0][1])
+    ranks = usable[shown]
     if len(shown) > _MAX_NODES:
         # Only the nodes that can make the cut are sorted by name: above the _MAX_NODES-th usable
         # count, and of those equal to it the first ones in node order (node order is name order,
         # but for the placeholder nodes, which are kept whatever their place).
-        cut = np.sort(usable[shown])[::-1][_MAX_NODES - 1]
-        above = shown[usable[shown] > cut]
-        ties = shown[usable[shown] == cut]
+        cut = -np.partition(-ranks, _MAX_NODES - 1)[_MAX_NODES - 1]
+        above = shown[ranks > cut]
+        ties = shown[ranks == cut]
         extra = []
         for i in ties[_MAX_NODES:][::-1]:     # placeholders come last in node order
             if not st.nodes[int(i)].placeholder:
                 break
             extra.append(i)
         shown = np.concatenate([above, ties[:_MAX_NODES], np.array(extra, np.int64)])
+        ranks = usable[shown]
     places = shown.tolist()      # plain ints: sorting and reading numpy scalars one by one is slow
-    rows = sorted(zip([-n for n in usable[shown].tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
-    values = table[:, [i for _, _, i in rows]].T.tolist()
-    stages = [stage for stage, _ in st.counts]
-    return {name: {stage: n for stage, n in zip(stages, row) if n} for (_, name, _), row in zip(rows, values)}
+    rows = sorted(zip([-n for n in ranks.tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
+    picked = [i for _, _, i in rows]
+    columns = [(stage, counts[picked].tolist()) for stage, counts in st.counts]
+    return {name: {stage: column[k] for stage, column in columns if column[k]} for k, (_, name, _) in enumerate(rows)}
 
 
 class Explainer:

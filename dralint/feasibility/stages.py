@@ -35,14 +35,15 @@ MAX_NAMED = 3        # devices (and claims holding them) named in a message
 STAGES_BYTES = 4 << 20
 # What each class matches on the nodes asked: a few hundred classes on the corpus, each a few
 # arrays over its own entries (a small part of the fleet), reused by every request of the class.
-CLASS_BYTES = 4 << 20
+CLASS_BYTES = 64 << 20
 
 STAGE_NAMES = ("class", "selectors", "free", "usable")
 
 
 @dataclass
 class Stages:
-    """Per node counts after each filter, for one request alternative."""
+    """Per node counts after each filter, for one request alternative. Each stage keeps a part of
+    the devices of the one before, so no node has more at a stage than at the one before."""
 
     alt: Alternative
     need: int | None                                   # None: allocationMode All
@@ -71,9 +72,7 @@ class _ClassMatch:
     """The entries of the fleet one class matches on the nodes asked, and per node how many."""
 
     flat: tuple                # the fleet's entries (``Counts.flat``) these are positions in
-    entries: np.ndarray        # positions in ``flat``
-    uid: np.ndarray            # per entry, its device
-    position: np.ndarray       # per entry, its node's place among the nodes
+    entries: np.ndarray        # positions in ``flat``, as int32: kept by bytes, and read again cheaply
     per_node: np.ndarray       # per node, how many entries
     distinct: int              # how many distinct devices the entries are
 
@@ -102,8 +101,7 @@ def _stages_bytes(key: tuple, st: Stages) -> int:
 
 def _class_bytes(key: tuple, match: _ClassMatch) -> int:
     """What one kept class match weighs: its arrays and its key (the class's selectors)."""
-    arrays = (match.entries, match.uid, match.position, match.per_node)
-    return sum(a.nbytes for a in arrays) + deep_size(key)
+    return match.entries.nbytes + match.per_node.nbytes + deep_size(key)
 
 
 class StageCounter:
@@ -146,10 +144,9 @@ class StageCounter:
             uid = flat[1]
             position, inside, _ = self.placed(nodes)
             entries = np.flatnonzero((self.counts.selected(alt, ())[uid] == TRUE) & inside)
-            uid, position = uid[entries], position[entries]
             match = self._classes.put(key, _ClassMatch(
-                flat, entries, uid, position, _per_node(position, None, len(nodes.nodes)),
-                _distinct(uid, None, self.uids_unique())))
+                flat, entries.astype(np.int32), _per_node(position[entries], None, len(nodes.nodes)),
+                _distinct(uid[entries], None, self.uids_unique())))
         return match
 
     def placed(self, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -190,8 +187,8 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     # Every later stage keeps a part of what the class matches (the selectors are asked after the
     # class's): the rest is worked out on those entries alone, usually a small part of the fleet.
     match = sc.class_match(alt, nodes)
-    uid, position = match.uid, match.position
-    held = sc.placed(nodes)[2][match.entries]
+    position, _, held = sc.placed(nodes)
+    uid, position, held = counts.flat()[1][match.entries], position[match.entries], held[match.entries]
     devices = world.selection.columns.devices
     cls_ok = np.ones(len(uid), bool)
     passed = cls_ok
