@@ -185,18 +185,23 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
         st.distinct = dict.fromkeys(STAGE_NAMES, 0)
         return st
     # Every later stage keeps a part of what the class matches (the selectors are asked after the
-    # class's): the rest is worked out on those entries alone, usually a small part of the fleet.
+    # class's), and after the selectors a part of what they leave: each is worked out on the entries
+    # the one before kept, usually a small part of the fleet.
     match = sc.class_match(alt, nodes)
-    position, _, held = sc.placed(nodes)
-    uid, position, held = counts.flat()[1][match.entries], position[match.entries], held[match.entries]
-    devices = world.selection.columns.devices
-    cls_ok = np.ones(len(uid), bool)
-    passed = cls_ok
+    flat_uid = counts.flat()[1]
+    uid = flat_uid[match.entries]
+    passed: np.ndarray | None = None      # None: the selectors leave every entry the class matches
     for i in range(len(alt.selectors)):
         passed = counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE
         st.per_selector[i] = int(np.count_nonzero(passed))
-    free = passed if alt.admin else passed & ~held
-    taken = passed & ~free
+    everything = passed is None or len(uid) == st.per_selector[len(alt.selectors) - 1]
+    kept = match.entries if everything else match.entries[passed]
+    uid = uid if everything else uid[passed]
+    position, _, held = sc.placed(nodes)
+    position = position[kept]
+    devices = world.selection.columns.devices
+    free = np.ones(len(kept), bool) if alt.admin else ~held[kept]
+    taken = ~free
     if taken.any():
         keys = set()
         for u in np.unique(uid[taken])[:64]:
@@ -204,7 +209,7 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
             assert taken_device is not None
             keys.add(taken_device.key)
         st.holders = [_holder(c) for c in world.holders_of(keys, MAX_NAMED)]
-    for i in np.flatnonzero(passed)[:MAX_NAMED + 1]:
+    for i in range(min(len(kept), MAX_NAMED + 1)):
         node = nodes.nodes[int(position[i])]
         d = devices[int(uid[i])]
         assert d is not None
@@ -212,7 +217,12 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     usable = free.copy()
     fc = counts.get(alt)
     consumes = counts.consumers()
-    suspects = free & ((~fc.dev_usable[uid]) | consumes[uid]) if fc is not None else free
+    if fc is None:
+        suspects = free
+    elif fc.usable_own is None:     # nothing static refuses a device the selectors leave
+        suspects = free & consumes[uid]
+    else:
+        suspects = free & (~fc.usable_own[uid] | consumes[uid])
     seen: set[int] = set()
     pools: dict[int, Any] = {}
     for k in np.flatnonzero(suspects):
@@ -228,8 +238,8 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     unique = sc.uids_unique()
     per_node, distinct = match.per_node, match.distinct
     st.counts, st.distinct = [("class", per_node)], {"class": distinct}
-    for name, mask, same in (("selectors", passed, passed is cls_ok or bool(passed.all())),
-                             ("free", free, not taken.any()), ("usable", usable, not st.blocked)):
+    for name, mask, same in (("selectors", None, everything), ("free", free, not taken.any()),
+                             ("usable", usable, not st.blocked)):
         if not same:
             per_node, distinct = _per_node(position, mask, size), _distinct(uid, mask, unique)
         st.counts.append((name, per_node))
