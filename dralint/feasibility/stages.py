@@ -191,8 +191,13 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     flat_uid = counts.flat()[1]
     uid = flat_uid[match.entries]
     passed: np.ndarray | None = None      # None: the selectors leave every entry the class matches
-    for i in range(len(alt.selectors)):
-        passed = counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE
+    columns = world.selection.columns
+    for i, expr in enumerate(alt.selectors):
+        # What the class matches passed every check before the request's selectors (Selection.combined):
+        # on those entries, each selector's own answers make up the combined ones.
+        assert expr is not None
+        ok = columns.column(expr)[uid] == TRUE
+        passed = ok if passed is None else passed & ok
         st.per_selector[i] = int(np.count_nonzero(passed))
     everything = passed is None or len(uid) == st.per_selector[len(alt.selectors) - 1]
     kept = match.entries if everything else match.entries[passed]
