@@ -318,6 +318,12 @@ def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
     would change nothing)."""
     counts = ex.counts
     f = ex.world.features
+    # Only devices with taints, counters or capacity can be refused by those checks: most fleets have
+    # none of some kind, and then no request's devices are looked at for it.
+    flags = [(check, devices) for check, on, which in (("taints", f.taints, counts.tainted),
+                                                        ("counters", f.partitionable, counts.consumers),
+                                                        ("capacity", f.consumable_capacity, counts.capacity_flags))
+             if on and (devices := which()).any()]
     out: set[str] = set()
     for claim in claims:
         for req in claim.requests:
@@ -325,14 +331,11 @@ def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
                 fc = counts.get(alt)
                 if fc is None:
                     continue
-                selected = fc.dev_sel == TRUE
-                if f.taints and (selected & counts.tainted()).any():
-                    out.add("taints")
-                if f.partitionable and (selected & counts.consumers()).any():
-                    out.add("counters")
-                if f.consumable_capacity and (alt.capacity or alt.has_capacity
-                                              or (selected & counts.capacity_flags()).any()):
+                if f.consumable_capacity and (alt.capacity or alt.has_capacity):
                     out.add("capacity")
+                if flags:
+                    selected = fc.dev_sel == TRUE
+                    out.update(check for check, devices in flags if (selected & devices).any())
     return out
 
 
