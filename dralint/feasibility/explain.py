@@ -10,63 +10,27 @@ is named as the cause, with the amounts involved.
 """
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..kube.quantity import format_readable
-from ..sizes import deep_size
-from .capacity import consumption, fits
+from .capacity import consumption
 from .columns import TRUE
-from .counts import Counts, filter_key
-from .counters import CounterBook
+from .counts import Counts
 from .fatal import FatalError
-from .lru import Lru
-from .model import NANO, Alternative, ClaimSpec, Request
+from .model import Alternative, ClaimSpec, Request
 from .nodes import NodeSet
 from .picks import Budget, BudgetExceeded, NodeFailure, Pick
 from .precheck import must_search
 from .search import Attempt
+from .stages import MAX_NAMED, StageCounter, Stages, amount, counter_shortfall
 from .taints import blocking_taint
 
 if TYPE_CHECKING:
     from .world import World
 
-_MAX_NAMED = 3       # devices named in a message
 _MAX_NODES = 20      # nodes listed in details
-# Stage counts kept for reuse (four arrays per node each): reused by a claim's next requests and alike
-# claims, not later; on the 17 MiB benchmark file 4 MB keeps all but 2 % of the reuses 16 MB kept.
-STAGES_BYTES = 4 << 20
-
-
-@dataclass
-class Stages:
-    """Per node counts after each filter, for one request alternative."""
-
-    alt: Alternative
-    need: int | None                                   # None: allocationMode All
-    # Per stage, per node of ``nodes`` (in their order), how many devices are left.
-    counts: list[tuple[str, np.ndarray]] = field(default_factory=list)
-    # Per stage, how many distinct devices are left: a device of an allNodes or nodeSelector slice is
-    # one device on every node it reaches, counted once here and once per node in ``counts``.
-    distinct: dict[str, int] = field(default_factory=dict)
-    nodes: list = field(default_factory=list)          # the NodeViews the counts are for
-    survivors: list[str] = field(default_factory=list)  # the first devices the selectors leave
-    blocked: Counter = field(default_factory=Counter)   # why free matching devices are unusable
-    per_selector: Counter = field(default_factory=Counter)  # selector index -> devices passing it and all before
-    counters_note: str = ""                             # amounts, when shared counters block devices
-    absent: dict[str, int] = field(default_factory=dict)  # node without a Node object -> devices the selectors leave
-    holders: list[str] = field(default_factory=list)    # the first claims holding matching devices, and their files
-
-    def fits_somewhere(self) -> bool:
-        usable = self.counts[-1][1]
-        if self.need is None:  # allocationMode All: every matching device of a node, at least one
-            selected = self.counts[1][1]
-            return bool(((selected > 0) & (usable == selected)).any())
-        return bool((usable >= self.need).any())
 
 
 @dataclass(frozen=True)
@@ -74,137 +38,6 @@ class Explanation:
     message: str
     details: dict[str, Any]
     path_suffix: tuple = ()        # where in the claim the reason points (a request, a constraint)
-
-
-_STAGE_NAMES = ("class", "selectors", "free", "usable")
-
-
-def _per_node(position: np.ndarray, mask: np.ndarray, size: int) -> np.ndarray:
-    """How many entries of ``mask`` each node has (``position``: per entry, its node's place), as
-    int32: the counts are kept by bytes, and no node has two billion devices."""
-    return np.bincount(position[mask], minlength=size).astype(np.int32)
-
-
-def _distinct(uid: np.ndarray, mask: np.ndarray, unique: bool) -> int:
-    """How many distinct devices the entries of ``mask`` are (``unique``: no device has two entries)."""
-    if unique:
-        return int(np.count_nonzero(mask))
-    seen = np.zeros(int(uid.max(initial=-1)) + 1, bool)
-    seen[uid[mask]] = True
-    return int(np.count_nonzero(seen))
-
-
-def _stages_bytes(key: tuple, st: Stages) -> int:
-    """What one kept entry of the stage counts weighs: its arrays, its key (the claim's selectors)."""
-    return sum(counts.nbytes for _, counts in st.counts) + deep_size(key)
-
-
-def _stages(ex: Explainer, alt: Alternative, nodes: NodeSet) -> Stages:
-    world, counts = ex.world, ex.counts
-    st = Stages(alt, alt.count if alt.mode == "ExactCount" else None)
-    st.nodes = nodes.nodes
-    size = len(nodes.nodes)
-    if world.classes.get(alt.class_name) is None or any(e is None for e in alt.selectors):
-        st.counts = [(n, np.zeros(size, np.int32)) for n in _STAGE_NAMES]
-        st.distinct = dict.fromkeys(_STAGE_NAMES, 0)
-        return st
-    uid = counts.flat()[1]
-    position, inside, held = ex.placed(nodes)
-    # Every later stage keeps a part of what the class matches (the selectors are asked after the
-    # class's): the rest is worked out on those entries alone, usually a small part of the fleet.
-    entries = np.flatnonzero((counts.selected(alt, ())[uid] == TRUE) & inside)
-    uid, position = uid[entries], position[entries]
-    devices = world.selection.columns.devices
-    cls_ok = np.ones(len(entries), bool)
-    passed = cls_ok
-    for i in range(len(alt.selectors)):
-        passed = counts.selected(alt, alt.selectors[:i + 1])[uid] == TRUE
-        st.per_selector[i] = int(np.count_nonzero(passed))
-    free = passed if alt.admin else passed & ~held[entries]
-    taken = passed & ~free
-    if taken.any():
-        keys = set()
-        for u in np.unique(uid[taken])[:64]:
-            taken_device = devices[int(u)]
-            assert taken_device is not None
-            keys.add(taken_device.key)
-        st.holders = [_holder(c) for c in world.holders_of(keys, _MAX_NAMED)]
-    for i in np.flatnonzero(passed)[:_MAX_NAMED + 1]:
-        node = nodes.nodes[int(position[i])]
-        d = devices[int(uid[i])]
-        assert d is not None
-        st.survivors.append(f"{node.name}/{d.name}" if not node.placeholder else d.label)
-    usable = free.copy()
-    fc = counts.get(alt)
-    consumes = counts.consumers()
-    suspects = free & ((~fc.dev_usable[uid]) | consumes[uid]) if fc is not None else free
-    seen: set[int] = set()
-    pools: dict[int, Any] = {}
-    for k in np.flatnonzero(suspects):
-        d = devices[int(uid[k])]
-        assert d is not None
-        why = _blocked_reason(ex.world, alt, d, nodes.nodes[int(position[k])], st, pools)
-        if why:
-            usable[k] = False
-            if d.uid not in seen:
-                st.blocked[why] += 1
-                seen.add(d.uid)
-    masks = (cls_ok, passed, free, usable)
-    unique = ex.uids_unique()
-    st.counts = [(name, _per_node(position, mask, size)) for name, mask in zip(_STAGE_NAMES, masks)]
-    st.distinct = {name: _distinct(uid, mask, unique) for name, mask in zip(_STAGE_NAMES, masks)}
-    absent_uids, absent_nodes = world.absent_devices()
-    if len(absent_uids):
-        matched = counts.selected(alt, alt.selectors)[absent_uids] == TRUE
-        st.absent = dict(Counter(absent_nodes[int(i)] for i in np.nonzero(matched)[0]))
-    return st
-
-
-def _blocked_reason(world: World, alt: Alternative, d, node, st: Stages, pools: dict[int, Any]) -> str:
-    """Why a free matching device cannot be given to the request ("" when it can)."""
-    f = world.features
-    if d.consumes and not f.partitionable:
-        return "consume shared counters (DRAPartitionableDevices is off)"
-    if f.taints and (taint := blocking_taint(d, alt)) is not None:
-        return f"have taint `{taint.key}={taint.value}:{taint.effect}` that the request does not tolerate"
-    if f.consumable_capacity and not fits(alt, d, world.allocated.consumed.get(d.key), None):
-        return "lack the requested capacity"
-    if d.consumes and f.partitionable:
-        if d.uid not in pools:
-            pools.update({c.device.uid: c.pool for c, _ in world.state(node).entries})
-        pool = pools.get(d.uid)
-        if pool is not None and not CounterBook(world.allocated, world.run.counter_cache).take(pool, d):
-            if not st.counters_note:
-                st.counters_note = _counter_shortfall(world, pool, [d])
-            return "need more shared counters than their pool has left"
-    return ""
-
-
-def _counter_shortfall(world, pool, devices) -> str:
-    """Which counters of ``pool`` the devices together need more of than is left, with amounts."""
-    available = CounterBook(world.allocated, world.run.counter_cache).available(pool)
-    need: dict[tuple[str, str], Any] = {}
-    for d in devices:
-        for set_name, counters in d.consumes:
-            for name, value in counters.items():
-                need[(set_name, name)] = need.get((set_name, name), 0) + value
-    parts = []
-    for (set_name, name), value in sorted(need.items()):
-        left = available.get(set_name, {}).get(name)
-        declared = pool.counter_sets.get(set_name, {}).get(name)
-        if left is None or value <= left:
-            continue
-        held = f", {_amount(declared - left)} used by allocated devices" if declared is not None and \
-            declared != left else ""
-        parts.append(f"counter `{name}` of set `{set_name}` in pool {pool.label}: {_amount(value)} needed, "
-                     f"{_amount(max(left, 0))} left (of {_amount(declared) if declared is not None else '?'}"
-                     f"{held})")
-    return "; ".join(parts)
-
-
-def _amount(n: int) -> str:
-    """A quantity kept in nano-units, spelt as people write it (``90Gi``, not ``96636764160``)."""
-    return format_readable(Fraction(n, NANO))
 
 
 def _spread(per_node: np.ndarray, devices: int) -> str:
@@ -242,8 +75,8 @@ def absent_note(absent: dict[str, int]) -> str:
     if len(names) == 1:
         where = f"node {names[0]}, which has"
     else:
-        shown = ", ".join(f"{n} ({absent[n]})" for n in names[:_MAX_NAMED])
-        where = f"nodes {shown}{f' and {len(names) - _MAX_NAMED} more' if len(names) > _MAX_NAMED else ''}, which have"
+        shown = ", ".join(f"{n} ({absent[n]})" for n in names[:MAX_NAMED])
+        where = f"nodes {shown}{f' and {len(names) - MAX_NAMED} more' if len(names) > MAX_NAMED else ''}, which have"
     return (f"; {total} matching device{'s are' if total != 1 else ' is'} published for {where} no Node object "
             "(deleted, or never registered): the scheduler never places a pod there, so they count for nothing")
 
@@ -260,7 +93,7 @@ def _stage_text(st: Stages, pool_note: str) -> str:
     head = _describe(st.alt)
     if not cls.any():
         return f"{head}: the class matches no device in a usable pool{pool_note}"
-    named = ", ".join(st.survivors[:_MAX_NAMED]) + ("…" if len(st.survivors) > _MAX_NAMED else "")
+    named = ", ".join(st.survivors[:MAX_NAMED]) + ("…" if len(st.survivors) > MAX_NAMED else "")
     if st.need is None and sel.any():
         held = n_sel - n_free
         blocked = _blocked(st)
@@ -272,7 +105,7 @@ def _stage_text(st: Stages, pool_note: str) -> str:
         return f"{head}: the class matches {_spread(cls, n_cls)}; no node has {need}"
     if sel.max(initial=0) < need:
         left = f"the selector leaves {_spread(sel, n_sel)}" if sel.any() else "the selector leaves none"
-        if sel.any() and int(sel.sum()) <= _MAX_NAMED and named:
+        if sel.any() and int(sel.sum()) <= MAX_NAMED and named:
             left = f"the selector leaves {n_sel} ({named})"
         if len(st.alt.selectors) > 1:
             steps = [f"`{expr}` leaves {st.per_selector[i] or 'none'}" for i, expr in enumerate(st.alt.selectors)
@@ -290,19 +123,11 @@ def _stage_text(st: Stages, pool_note: str) -> str:
     return f"{head}: {_spread(free, n_free)} {verb} free, but {reasons}; no node has {need} usable"
 
 
-def _holder(claim: Any) -> str:
-    """A holding claim and the file it was read from; the webhook's live objects have no file
-    (their name, ``cluster:<resource>/<key>``, would only repeat the claim's)."""
-    file = claim.manifest.document.file
-    where = "" if file.startswith("cluster:") else f" in {file}"
-    return f"{claim.namespace or 'default'}/{claim.name}{where}"
-
-
 def _holders(st: Stages) -> str:
     """Which claims hold the devices (claims of --cluster or the live state), as a parenthesis."""
     if not st.holders:
         return ""
-    more = ", …" if len(st.holders) >= _MAX_NAMED else ""
+    more = ", …" if len(st.holders) >= MAX_NAMED else ""
     return f" ({', '.join(st.holders)}{more})"
 
 
@@ -326,27 +151,29 @@ def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
     its non-zero stage counts; nodes with none at any stage are left out."""
     if not st.counts:
         return {}
-    table = np.stack([c for _, c in st.counts])
     usable = st.counts[-1][1]
-    shown = np.nonzero(table.any(axis=0))[0]
+    # Each stage keeps a part of the one before: a node with a device at some stage has one at the first.
+    shown = np.flatnonzero(st.counts[0][1])
+    ranks = usable[shown]
     if len(shown) > _MAX_NODES:
         # Only the nodes that can make the cut are sorted by name: above the _MAX_NODES-th usable
         # count, and of those equal to it the first ones in node order (node order is name order,
         # but for the placeholder nodes, which are kept whatever their place).
-        cut = np.sort(usable[shown])[::-1][_MAX_NODES - 1]
-        above = shown[usable[shown] > cut]
-        ties = shown[usable[shown] == cut]
+        cut = -np.partition(-ranks, _MAX_NODES - 1)[_MAX_NODES - 1]
+        above = shown[ranks > cut]
+        ties = shown[ranks == cut]
         extra = []
         for i in ties[_MAX_NODES:][::-1]:     # placeholders come last in node order
             if not st.nodes[int(i)].placeholder:
                 break
             extra.append(i)
         shown = np.concatenate([above, ties[:_MAX_NODES], np.array(extra, np.int64)])
+        ranks = usable[shown]
     places = shown.tolist()      # plain ints: sorting and reading numpy scalars one by one is slow
-    rows = sorted(zip([-n for n in usable[shown].tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
-    values = table[:, [i for _, _, i in rows]].T.tolist()
-    stages = [stage for stage, _ in st.counts]
-    return {name: {stage: n for stage, n in zip(stages, row) if n} for (_, name, _), row in zip(rows, values)}
+    rows = sorted(zip([-n for n in ranks.tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
+    picked = [i for _, _, i in rows]
+    columns = [(stage, counts[picked].tolist()) for stage, counts in st.counts]
+    return {name: {stage: column[k] for stage, column in columns if column[k]} for k, (_, name, _) in enumerate(rows)}
 
 
 class Explainer:
@@ -358,51 +185,13 @@ class Explainer:
         self.counts = counts
         self.deadline = deadline      # the run's time budget also bounds explaining
         self.exhaustive = exhaustive
-        self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, _stages_bytes)
-        # See placed(): for which nodes and holds, from which entries, what.
-        self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        # See uids_unique(): for which entries, the answer.
-        self._unique: tuple[tuple, bool] | None = None
+        self._counter = StageCounter(world, counts)
         self._notes: dict[Any, str] = {}
         self._claims: dict[tuple, Explanation] = {}
 
     def stages(self, alt: Alternative, nodes: NodeSet) -> Stages:
-        world = self.world
-        # Keyed by what the class selects, not its name: classes that select alike (one per team,
-        # each with the same expression) give the same counts; the name is only in the message.
-        # A missing class matches nothing, whatever is asked.
-        cls = world.classes.get(alt.class_name)
-        asked = filter_key(alt, cls.selectors) if cls is not None else (alt.class_name,)
-        key = (asked, nodes.key, len(world.node_log), world.held_token, len(world.class_log))
-        st = self._stages.get(key)
-        if st is None:
-            st = self._stages.put(key, _stages(self, alt, nodes))
-        return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
-
-    def placed(self, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per entry of the fleet: its node's place in ``nodes`` (-1: not among them), whether it
-        counts there, and whether its device is held; the same for every request judged with
-        these nodes (the last asked is kept)."""
-        world = self.world
-        flat = self.counts.flat()
-        held = (world.held_token, len(world.hold_log))
-        have = self._placed
-        if have is None or have[0] != (nodes.key, held) or have[1] is not flat:
-            slot, uid, here = flat
-            place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
-            place[nodes.slots] = np.arange(len(nodes.nodes))
-            position = place[slot]
-            have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
-        return have[2]
-
-    def uids_unique(self) -> bool:
-        """No device has two entries in the fleet's entries (no slice reaches several nodes): the
-        entries a mask keeps are then as many as the distinct devices."""
-        flat = self.counts.flat()
-        if self._unique is None or self._unique[0] is not flat:
-            uid = flat[1]
-            self._unique = (flat, len(np.unique(uid)) == len(uid))
-        return self._unique[1]
+        """The stage counts of ``alt`` on ``nodes`` (see stages.py)."""
+        return self._counter.stages(alt, nodes)
 
     def absent_of(self, claims: list[ClaimSpec], nodes: NodeSet) -> dict[str, int]:
         """Per node without a Node object, the devices it publishes for the first request of ``claims``
@@ -426,7 +215,7 @@ class Explainer:
             for pool in world.pools(nodes.nodes[int(i)]):
                 if not pool.usable:
                     reasons[pool.label] = pool.invalid and f"is invalid: {pool.invalid}" or "is incomplete"
-        shown = "; ".join(f"resource pool {label} {why}" for label, why in sorted(reasons.items())[:_MAX_NAMED])
+        shown = "; ".join(f"resource pool {label} {why}" for label, why in sorted(reasons.items())[:MAX_NAMED])
         have = self._notes[nodes.key] = f" ({shown})" if shown else ""
         return have
 
@@ -529,6 +318,12 @@ def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
     would change nothing)."""
     counts = ex.counts
     f = ex.world.features
+    # Only devices with taints, counters or capacity can be refused by those checks: most fleets have
+    # none of some kind, and then no request's devices are looked at for it.
+    flags = [(check, devices) for check, on, which in (("taints", f.taints, counts.tainted),
+                                                        ("counters", f.partitionable, counts.consumers),
+                                                        ("capacity", f.consumable_capacity, counts.capacity_flags))
+             if on and (devices := which()).any()]
     out: set[str] = set()
     for claim in claims:
         for req in claim.requests:
@@ -536,14 +331,11 @@ def _relaxable(ex: Explainer, claims: list[ClaimSpec]) -> set[str]:
                 fc = counts.get(alt)
                 if fc is None:
                     continue
-                selected = fc.dev_sel == TRUE
-                if f.taints and (selected & counts.tainted()).any():
-                    out.add("taints")
-                if f.partitionable and (selected & counts.consumers()).any():
-                    out.add("counters")
-                if f.consumable_capacity and (alt.capacity or alt.has_capacity
-                                              or (selected & counts.capacity_flags()).any()):
+                if f.consumable_capacity and (alt.capacity or alt.has_capacity):
                     out.add("capacity")
+                if flags:
+                    selected = fc.dev_sel == TRUE
+                    out.update(check for check, devices in flags if (selected & devices).any())
     return out
 
 
@@ -553,9 +345,9 @@ def _taint_cause(ex: Explainer, picks: list[Pick]) -> str:
     if not tainted:
         return ""
     shown = ", ".join(f"{p.device.label} has `{t.key}={t.value}:{t.effect}` (request `{p.request}`)"
-                      for p, t in tainted[:_MAX_NAMED])
+                      for p, t in tainted[:MAX_NAMED])
     return (f"taints: the only devices that would fit carry taints their requests do not tolerate: {shown}"
-            f"{'…' if len(tainted) > _MAX_NAMED else ''}; add a toleration or pick other devices")
+            f"{'…' if len(tainted) > MAX_NAMED else ''}; add a toleration or pick other devices")
 
 
 def _counter_cause(ex: Explainer, picks: list[Pick]) -> str:
@@ -564,7 +356,7 @@ def _counter_cause(ex: Explainer, picks: list[Pick]) -> str:
     for p in picks:
         if p.device.consumes:
             by_pool.setdefault(id(p.candidate.pool), [p.candidate.pool, []])[1].append(p.device)
-    parts = [text for pool, devices in by_pool.values() if (text := _counter_shortfall(world, pool, devices))]
+    parts = [text for pool, devices in by_pool.values() if (text := counter_shortfall(world, pool, devices))]
     if not parts:
         return ""
     return f"shared counters: the devices that would fit need more than their pools have left: {'; '.join(parts)}"
@@ -584,11 +376,11 @@ def _capacity_cause(ex: Explainer, picks: list[Pick]) -> str:
             before = held.get(name, 0) + mine.get(name, 0)
             mine[name] = mine.get(name, 0) + value
             if before + value > cap.value:
-                parts.append(f"{d.label} `{name}`: request `{p.request}` needs {_amount(value)}, "
-                             f"{_amount(max(cap.value - before, 0))} of {_amount(cap.value)} left")
+                parts.append(f"{d.label} `{name}`: request `{p.request}` needs {amount(value)}, "
+                             f"{amount(max(cap.value - before, 0))} of {amount(cap.value)} left")
     if not parts:
         return ""
-    return f"capacity: the devices that would fit have too little left: {'; '.join(parts[:_MAX_NAMED])}"
+    return f"capacity: the devices that would fit have too little left: {'; '.join(parts[:MAX_NAMED])}"
 
 
 def explain_together(ex: Explainer, members: list[ClaimSpec], nodes: NodeSet) -> str:

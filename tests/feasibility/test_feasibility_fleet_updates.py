@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dralint.feasibility import FeasibilityOptions, Fleet, judge
-from dralint.feasibility.explain import Stages, _top_nodes
+from dralint.feasibility.explain import _top_nodes
 from dralint.feasibility.nodes import NodeView
+from dralint.feasibility.stages import Stages
 from dralint.feasibility.world import World
 from dralint.index import Index
 from dralint.kube.releases import Release

@@ -1,0 +1,129 @@
+"""The stage counts of an explanation are worked out from what the class matches (kept per class)
+and then from what the selectors leave: they must be the counts taken over the whole fleet, and
+the same whatever was asked before them."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+
+from dralint.feasibility.columns import TRUE
+from dralint.feasibility.model import Alternative, read_claim
+from dralint.feasibility.nodes import NodeSet
+from dralint.feasibility.stages import Stages, StageCounter
+from dralint.feasibility.world import World
+from dralint.index import Index
+from dralint.kube.releases import Release
+
+from test_feasibility_fleet import _objects, held_claim
+from test_feasibility_search import CLASS, _class, mini_cel
+
+BIG = 'device.attributes["gpu.example.com"].memory >= 80'
+SMALL = 'device.attributes["gpu.example.com"].memory < 90'
+
+
+def _slice(n: int, memories: list[int], **spec) -> str:
+    devices = [{"name": f"d{i}", "attributes": {"memory": {"int": m}}} for i, m in enumerate(memories)]
+    body = {"driver": "gpu.example.com", "pool": {"name": f"p{n}", "generation": 1, "resourceSliceCount": 1},
+            "devices": devices, **(spec or {"nodeName": f"node-{n}"})}
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                       "metadata": {"name": f"s{n}"}, "spec": body})
+
+
+def _node(n: int) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{n}"}})
+
+
+def _request(name: str, cls: str, selectors: tuple[str, ...] = (), admin: bool = False) -> dict:
+    exactly: dict = {"deviceClassName": cls, "count": 2}
+    if selectors:
+        exactly["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    if admin:
+        exactly["adminAccess"] = True
+    return {"name": name, "exactly": exactly}
+
+
+REQUESTS = [_request("any", "gpu"), _request("big", "gpu", (BIG,)), _request("mid", "gpu", (BIG, SMALL)),
+            _request("alike", "gpu-b", (BIG,)), _request("admin", "gpu", (BIG,), admin=True),
+            _request("none", "fpga"), _request("all-pass", "gpu", ('device.driver == "gpu.example.com"',))]
+
+
+def _world(shared: bool) -> tuple[World, list[Alternative]]:
+    cluster = [CLASS, _class("gpu-b", "gpu.example.com"), _class("fpga", "fpga.example.com"),
+               *(_node(n) for n in range(3)), _slice(0, [40, 80, 80]), _slice(1, [80, 96]), _slice(2, [40]),
+               held_claim([(0, 1), (1, 0)])]
+    if shared:   # one pool every node reaches: its devices have an entry on each node
+        cluster.append(_slice(9, [80, 85], allNodes=True))
+    claim = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                        "metadata": {"name": "c", "namespace": "default"},
+                        "spec": {"devices": {"requests": REQUESTS}}})
+    index = Index.build(_objects(cluster, True) + _objects([claim], False))
+    world = World.from_index(index, Release(37, {"DRAAdminAccess": True}), mini_cel, by_name=True)
+    spec = read_claim(index.claims[("default", "c")], "default/c")
+    return world, [alt for r in spec.requests for alt in r.alternatives]
+
+
+def _everywhere(world: World) -> NodeSet:
+    nodes = world.node_list()
+    return NodeSet(nodes, world.order, world.unusable_slots()[world.order], "everywhere", Counter())
+
+
+def _over_the_fleet(world: World, alt: Alternative, nodes: NodeSet) -> dict[str, list[int]]:
+    """The first three stages' counts per node, from masks over every entry of the fleet."""
+    slot, uid, here = world.counts.flat()
+    place = np.full(world.slot_count, -1, np.int64)
+    place[nodes.slots] = np.arange(len(nodes.nodes))
+    position = place[slot]
+    cls = (world.counts.selected(alt, ())[uid] == TRUE) & (position >= 0) & here
+    sel = cls & (world.counts.selected(alt, alt.selectors)[uid] == TRUE)
+    free = sel if alt.admin else sel & ~world.held[uid]
+    size = len(nodes.nodes)
+    return {name: np.bincount(position[mask], minlength=size).tolist()
+            for name, mask in (("class", cls), ("selectors", sel), ("free", free))}
+
+
+def _plain(st: Stages) -> tuple:
+    return ([(name, counts.tolist()) for name, counts in st.counts], st.distinct, st.survivors, st.blocked,
+            st.per_selector, st.holders, st.absent, st.counters_note, st.need)
+
+
+def test_stage_counts_are_those_of_the_whole_fleet_whatever_was_asked_before():
+    for shared in (False, True):
+        world, alts = _world(shared)
+        nodes = _everywhere(world)
+        assert world.held.any(), "a device must be held, or the free stage proves nothing"
+        kept = StageCounter(world, world.counts)
+        for alt in alts + alts[::-1]:      # the second time round, every class is known, and every filter
+            st = kept.stages(alt, nodes)
+            whole = _over_the_fleet(world, alt, nodes)
+            assert {name: counts.tolist() for name, counts in st.counts[:3]} == whole, alt.full_name
+            assert _plain(st) == _plain(StageCounter(world, world.counts).stages(alt, nodes)), alt.full_name
+            assert st.alt is alt
+
+
+def test_classes_that_select_differently_do_not_share_what_they_match():
+    world, alts = _world(False)
+    nodes = _everywhere(world)
+    counter = StageCounter(world, world.counts)
+    by_name = {alt.full_name: alt for alt in alts}
+    gpu = counter.stages(by_name["any"], nodes)
+    fpga = counter.stages(by_name["none"], nodes)
+    assert gpu.distinct["class"] == 6 and fpga.distinct["class"] == 0
+    # Alike classes share it; the devices the selectors leave are still the request's own.
+    big, alike = counter.stages(by_name["big"], nodes), counter.stages(by_name["alike"], nodes)
+    assert big.counts[0][1] is alike.counts[0][1] and alike.alt.class_name == "gpu-b"
+    assert big.distinct == {"class": 6, "selectors": 4, "free": 2, "usable": 2}
+    # Admin access takes held devices too: its free stage is the selectors' one.
+    admin = counter.stages(by_name["admin"], nodes)
+    assert admin.distinct["free"] == 4 and admin.counts[2][1] is admin.counts[1][1]
+
+
+def test_a_stage_that_leaves_everything_shares_the_counts_of_the_one_before():
+    world, alts = _world(False)
+    nodes = _everywhere(world)
+    counter = StageCounter(world, world.counts)
+    st = counter.stages(next(a for a in alts if a.full_name == "all-pass"), nodes)
+    assert st.counts[1][1] is st.counts[0][1]
+    assert st.counts[2][1] is not st.counts[1][1]     # two devices are held
+    assert st.distinct["free"] == 4
