@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
+import orjson
+
 from ..bounded_cache import bounded_cache
 from ..convert import Canonical
 from ..paths import FieldPath
@@ -443,7 +445,7 @@ def read_claim(obj: Canonical, display: str) -> ClaimSpec:
         spec = _dict(spec).get(seg)
     devices = _dict(_dict(spec).get("devices"))
     shape = _claim_shape(devices)
-    read = _read_alike(shape, spec_path) if isinstance(shape, str) else _read_devices(devices, spec_path)
+    read = _read_alike(shape, spec_path) if isinstance(shape, (bytes, str)) else _read_devices(devices, spec_path)
     requests, constraints, malformed = read
     return ClaimSpec(obj=obj, display=display, requests=requests, constraints=constraints,
                      spec_path=spec_path, malformed=malformed, shape=shape)
@@ -472,8 +474,8 @@ SHAPE_CACHE_BYTES = 32 << 20
 
 
 @bounded_cache(SHAPE_CACHE_BYTES, lambda shape, spec_path: 2 * sys.getsizeof(shape) + 2048)
-def _read_alike(shape: str, spec_path: FieldPath) -> tuple[tuple[Request, ...], tuple[Constraint, ...], tuple]:
-    return _read_devices(json.loads(shape), spec_path)
+def _read_alike(shape: bytes | str, spec_path: FieldPath) -> tuple[tuple[Request, ...], tuple[Constraint, ...], tuple]:
+    return _read_devices(orjson.loads(shape) if isinstance(shape, bytes) else json.loads(shape), spec_path)
 
 
 def _read_devices(devices: dict, spec_path: FieldPath) -> tuple[tuple[Request, ...], tuple[Constraint, ...], tuple]:
@@ -506,10 +508,21 @@ def _read_devices(devices: dict, spec_path: FieldPath) -> tuple[tuple[Request, .
 
 def _claim_shape(devices: dict) -> Any:
     """What makes two claims ask the same (the cache key of their judgement): the devices part as
-    canonical JSON (C-fast; it also tells 1 from 1.0 and true), or as nested tuples when it is not
-    plain JSON. Without ``config``: the allocator never reads it, and its opaque parameters (up to
-    32 of 10 KB in a valid claim) would make every key, and every cache keyed by it, that large."""
+    canonical JSON (it also tells 1 from 1.0 and true), or as nested tuples when it is not plain
+    JSON. Without ``config``: the allocator never reads it, and its opaque parameters (up to 32 of
+    10 KB in a valid claim) would make every key, and every cache keyed by it, that large."""
     asked = {k: v for k, v in devices.items() if k != "config"} if "config" in devices else devices
+    try:
+        # orjson writes a claim four times as fast as ``json``, but writes NaN and infinities as
+        # null: a text with a null goes the slower way, which keeps them apart. A value orjson
+        # refuses (a key that is no string, an integer past 64 bits) goes that way too. The two
+        # ways give bytes and str, never equal, so a claim's key does not depend on which it took.
+        shape = orjson.dumps(asked, option=orjson.OPT_SORT_KEYS)
+        if b"null" not in shape:
+            # A copy: orjson's bytes keep the buffer they were written in, about ten times their size.
+            return bytes(memoryview(shape))
+    except (TypeError, orjson.JSONEncodeError):
+        pass
     try:
         return json.dumps(asked, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
