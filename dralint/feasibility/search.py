@@ -86,6 +86,7 @@ class Attempt(Pruning):
         self._over_possible: list[bool] = []     # per claim: its picks could pass the claim limit
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
+        self._uids: list[int] | None = None      # the node's devices, for the selectors' answers
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -251,15 +252,18 @@ class Attempt(Pruning):
         allocated = self.run.allocated
         return key in allocated.shared or key in allocated.consumed or key in self.capacity.by_device
 
-    def _answers(self, data: RequestData) -> memoryview:
-        """The request's selector answers per device uid, looked up once per attempt."""
+    def _answers(self, data: RequestData) -> memoryview | dict[int, int]:
+        """The request's selector answers per device uid of this node (and past ``data.known``,
+        ERROR), looked up once per attempt."""
         if data.answers is None:
-            data.answers = self.run.selection.answers(data.cls, data.alt)
+            if self._uids is None:
+                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
+            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
         return data.answers
 
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
         answers = self._answers(data)
-        answer = answers[device.uid] if device.uid < len(answers) else ERROR
+        answer = answers[device.uid] if device.uid < data.known else ERROR
         if answer == FALSE or (answer == ERROR and not self.run.selection.matches(data.cls, data.alt, claim, device)):
             return False   # where a selector fails, ``matches`` raises the scheduler's error
         return not s.per_device or node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
@@ -375,7 +379,7 @@ class Attempt(Pruning):
         about each device before ``allocate`` (scalar matchAttribute covering the request; none
         under a trace, which reports each refusal where ``allocate`` meets it)."""
         answers = self._answers(data)
-        known = len(answers)
+        known = data.known
         everything = self.trace is not None
         held = () if data.admin or everything else self.run.allocated.dedicated
         alt = data.alt
