@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Callable, NoReturn
 
-from .capacity import Allocating, consumed_by, fits
+from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
 from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
@@ -34,6 +34,17 @@ class _Hopeless(Exception):
 
 
 Tracer = Callable[[str], None]
+# What ``allocate`` did that ``release`` undoes: shared (multiple allocations), the capacity
+# consumed, whether counters were taken.
+Kept = tuple[bool, "Consumed | None", bool]
+
+
+def _refused(gates: tuple[MatchAttribute, ...], device: Device) -> bool:
+    """Whether one of a request's matchAttribute constraints says no to ``device`` now."""
+    for gate in gates:
+        if gate.refuses(device):
+            return True
+    return False
 
 
 class Attempt(Pruning):
@@ -87,6 +98,7 @@ class Attempt(Pruning):
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
         self._uids: list[int] | None = None      # the node's devices, for the selectors' answers
+        self._devices: list[tuple[Device, Slice, Pool, tuple[int, int, int]]] | None = None   # _node_devices
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -257,7 +269,8 @@ class Attempt(Pruning):
         ERROR), looked up once per attempt."""
         if data.answers is None:
             if self._uids is None:
-                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
+                self._uids = [d.uid for d, _, _, _ in self._node_devices()] + [
+                    d.uid for pool in self.pools if not pool.usable for sl in pool.slices for d in sl.devices]
             data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
         return data.answers
 
@@ -317,12 +330,12 @@ class Attempt(Pruning):
             return FAIL
         if alt.mode == "All":
             cand = data.all_devices[d]
-            undo = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
-            if undo is None:
+            kept = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
+            if kept is None:
                 return FAIL
             res = self.one(c, r, s, d + 1, in_sub, 0)
             if res != DONE:
-                undo()
+                self.release(c, data, cand.device, cand.pool, kept)
             return res
         candidates = data.candidates if data.candidates is not None else self._candidates(c, data)
         if d > 0 and cut and not self.may_continue(c, r, s, d, candidates[start - 1][5]):
@@ -355,15 +368,15 @@ class Attempt(Pruning):
                 continue
             # A constraint that refuses a device which takes no counters leaves nothing behind:
             # ``allocate`` would say no at no cost but its own.
-            if gates and not device.consumes and any(g.refuses(device) for g in gates):
+            if gates and not device.consumes and _refused(gates, device):
                 continue
-            undo = self.allocate(c, data, device, sl, pool, must=False)
-            if undo is None:
+            kept = self.allocate(c, data, device, sl, pool, must=False)
+            if kept is None:
                 continue
             res = self.one(c, r, s, d + 1, in_sub, i + 1)
             if res == DONE:
                 return DONE
-            undo()
+            self.release(c, data, device, pool, kept)
             if res == OVER:
                 return OVER
         return FAIL
@@ -386,27 +399,31 @@ class Attempt(Pruning):
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
         out = []
-        for pi, pool in enumerate(self.pools):
-            if pool.incomplete or pool.invalid:
+        for device, sl, pool, after in self._node_devices():
+            uid = device.uid
+            answer = answers[uid] if uid < known else ERROR
+            if (answer == FALSE and not everything) or device.key in held:
                 continue
-            for si, sl in enumerate(pool.slices):
-                for di, device in enumerate(sl.devices):
-                    uid = device.uid
-                    answer = answers[uid] if uid < known else ERROR
-                    if (answer == FALSE and not everything) or device.key in held:
-                        continue
-                    out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                                capacity and (requested or device.has_policy or device.key in consumed),
-                                (pi, si, di + 1)))
+            out.append((device, sl, pool, answer != TRUE or sl.per_device,
+                        capacity and (requested or device.has_policy or device.key in consumed), after))
         data.candidates = out
         if not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
 
+    def _node_devices(self) -> list[tuple[Device, Slice, Pool, tuple[int, int, int]]]:
+        """The devices of the node's usable pools in search order, each with its place after it
+        (pool, slice, device indexes), listed once for every request of the attempt."""
+        if self._devices is None:
+            self._devices = [(device, sl, pool, (pi, si, di + 1)) for pi, pool in enumerate(self.pools) if pool.usable
+                             for si, sl in enumerate(pool.slices) for di, device in enumerate(sl.devices)]
+        return self._devices
+
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
-                 must: bool) -> Callable[[], None] | None:
-        """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused."""
+                 must: bool) -> Kept | None:
+        """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused,
+        else what ``release`` needs to undo it."""
         alt, f, admin = data.alt, self.f, data.admin
         claim = self.claims[c]
         key = device.key
@@ -485,24 +502,25 @@ class Attempt(Pruning):
             if multi:
                 consumed = consumed_by(alt, device)
                 self.capacity.insert(key, consumed)
-        picks = self._picked[c]
-        picks.append((data, device, sl, pool, multi, consumed))
+        self._picked[c].append((data, device, sl, pool, multi, consumed))
         if self.trace is not None:
             self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
+        return multi, consumed, took
 
-        def undo() -> None:
-            for t in trackers:
-                t.remove(base, sub, device)
-            self.allocating[key].discard(c)
-            if multi and consumed:
-                self.capacity.remove(key, consumed)
-            if took and (not multi or self.ideal):
-                self.counters.give_back(pool, device)
-            picks.pop()
-            if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
-
-        return undo
+    def release(self, c: int, data: RequestData, device: Device, pool: Pool, kept: Kept) -> None:
+        """Undo what ``allocate`` did for ``device`` (the last pick of claim ``c``)."""
+        multi, consumed, took = kept
+        base, sub, key = data.base, data.sub, device.key
+        for t in self.trackers[c]:
+            t.remove(base, sub, device)
+        self.allocating[key].discard(c)
+        if multi and consumed:
+            self.capacity.remove(key, consumed)
+        if took and (not multi or self.ideal):
+            self.counters.give_back(pool, device)
+        self._picked[c].pop()
+        if self.trace is not None:
+            self._say(f"{self.claims[c].display} {data.full_name}: backtrack, release {device.label}")
 
     def _say(self, line: str) -> None:
         if self.trace is not None:
