@@ -417,8 +417,8 @@ def _count(value: Any) -> int:
 def _alternative(raw: dict, parent: str, name: str, path: FieldPath) -> Alternative:
     selectors = []
     for sel in _list(raw.get("selectors")):
-        cel = _dict(sel).get("cel")
-        expr = _dict(cel).get("expression") if isinstance(cel, dict) else None
+        cel = sel.get("cel") if isinstance(sel, dict) else None
+        expr = cel.get("expression") if isinstance(cel, dict) else None
         selectors.append(expr if isinstance(expr, str) else None)
     mode = raw.get("allocationMode")
     mode = mode if isinstance(mode, str) and mode else "ExactCount"
@@ -427,14 +427,18 @@ def _alternative(raw: dict, parent: str, name: str, path: FieldPath) -> Alternat
         count = 1  # defaulted by the API server
     admin = raw.get("adminAccess")
     cap_field = raw.get("capacity")
-    requests = _dict(_dict(cap_field).get("requests"))
-    capacity = {str(k): q for k, q in ((k, nanos(v)) for k, v in requests.items()) if q is not None}
+    capacity = None
+    if isinstance(cap_field, dict):
+        requests = _dict(cap_field.get("requests"))
+        capacity = {str(k): q for k, q in ((k, nanos(v)) for k, v in requests.items()) if q is not None}
+    # Most requests tolerate nothing: no generator for them.
+    tolerations = raw.get("tolerations")
     return Alternative(name=name, parent=parent, class_name=_str(raw.get("deviceClassName")),
                        selectors=tuple(selectors), mode=mode, count=count,
                        admin_access=admin if isinstance(admin, bool) else None,
-                       tolerations=tuple(read_toleration(t) for t in _list(raw.get("tolerations"))),
-                       capacity=capacity if isinstance(cap_field, dict) else None,
-                       has_capacity=cap_field is not None, path=path)
+                       tolerations=tuple(read_toleration(t) for t in tolerations)
+                       if isinstance(tolerations, list) and tolerations else (),
+                       capacity=capacity, has_capacity=cap_field is not None, path=path)
 
 
 def read_claim(obj: Canonical, display: str) -> ClaimSpec:

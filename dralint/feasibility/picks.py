@@ -63,7 +63,7 @@ class RequestData:
     answers: memoryview | dict[int, int] | None = None
     known: int = 0
     # What the search offers it, worked out on first use (``Attempt._candidates``).
-    candidates: list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]] | None = None
+    candidates: list[tuple[Device, Slice, Pool, bool, bool]] | None = None
     # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
     gates: tuple[MatchAttribute, ...] = ()
     # What the search reads of ``alt`` at every device it tries, worked out once per attempt.

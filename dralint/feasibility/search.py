@@ -98,7 +98,6 @@ class Attempt(Pruning):
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
         self._uids: list[int] | None = None      # the node's devices, for the selectors' answers
-        self._devices: list[tuple[Device, Slice, Pool, tuple[int, int, int]]] | None = None   # _node_devices
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -269,8 +268,7 @@ class Attempt(Pruning):
         ERROR), looked up once per attempt."""
         if data.answers is None:
             if self._uids is None:
-                self._uids = [d.uid for d, _, _, _ in self._node_devices()] + [
-                    d.uid for pool in self.pools if not pool.usable for sl in pool.slices for d in sl.devices]
+                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
             data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
         return data.answers
 
@@ -338,17 +336,19 @@ class Attempt(Pruning):
                 self.release(c, data, cand.device, cand.pool, kept)
             return res
         candidates = data.candidates if data.candidates is not None else self._candidates(c, data)
-        if d > 0 and cut and not self.may_continue(c, r, s, d, candidates[start - 1][5]):
+        if d > 0 and cut and not self.may_continue(c, r, s, d, self._after(candidates[start - 1][0])):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: with the devices picked so far, the requests from here "
                           "on cannot all get distinct devices; step back")
             return FAIL
         # The loop below runs for every device of every step: what it looks at is bound once.
-        admin, allocating, dedicated, trace = data.admin, self.allocating, self.run.allocated.dedicated, self.trace
+        # ``or ()``: looking for a key in an empty tuple does not hash it, in an empty set it does.
+        admin, allocating, trace = data.admin, self.allocating, self.trace
+        dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
         gates = data.gates
         for i in range(start, len(candidates)):
-            device, sl, pool, check, sized, _ = candidates[i]
+            device, sl, pool, check, sized = candidates[i]
             key = device.key
             if admin:
                 if c in allocating.get(key, ()):
@@ -382,43 +382,45 @@ class Attempt(Pruning):
         return FAIL
 
     def _candidates(self, c: int, data: RequestData
-                    ) -> list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]]:
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool]]:
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
-        capacity must be checked even while this attempt shares none of it, and its place after it
-        (where the search goes on once it is picked). Devices that can never be taken here (the
-        selectors say no, another claim holds it) are left out, with nothing else to report: only
-        a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
+        capacity must be checked even while this attempt shares none of it. Devices that can never
+        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
+        to report: only a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
         about each device before ``allocate`` (scalar matchAttribute covering the request; none
         under a trace, which reports each refusal where ``allocate`` meets it)."""
         answers = self._answers(data)
         known = data.known
         everything = self.trace is not None
-        held = () if data.admin or everything else self.run.allocated.dedicated
+        held = () if data.admin or everything else self.run.allocated.dedicated or ()
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
         out = []
-        for device, sl, pool, after in self._node_devices():
-            uid = device.uid
-            answer = answers[uid] if uid < known else ERROR
-            if (answer == FALSE and not everything) or device.key in held:
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
                 continue
-            out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                        capacity and (requested or device.has_policy or device.key in consumed), after))
+            for sl in pool.slices:
+                for device in sl.devices:
+                    uid = device.uid
+                    answer = answers[uid] if uid < known else ERROR
+                    if (answer == FALSE and not everything) or device.key in held:
+                        continue
+                    out.append((device, sl, pool, answer != TRUE or sl.per_device,
+                                capacity and (requested or device.has_policy or device.key in consumed)))
         data.candidates = out
         if not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
 
-    def _node_devices(self) -> list[tuple[Device, Slice, Pool, tuple[int, int, int]]]:
-        """The devices of the node's usable pools in search order, each with its place after it
-        (pool, slice, device indexes), listed once for every request of the attempt."""
-        if self._devices is None:
-            self._devices = [(device, sl, pool, (pi, si, di + 1)) for pi, pool in enumerate(self.pools) if pool.usable
-                             for si, sl in enumerate(pool.slices) for di, device in enumerate(sl.devices)]
-        return self._devices
+    def _after(self, device: Device) -> tuple[int, int, int]:
+        """The place right after a device of a usable pool in the search order (where the search goes
+        on once it is picked); worked out only for the cuts, which few searches reach. A usable
+        pool's device names are unique (pools.py), so its key names its place."""
+        pi, si, di = self._device_positions()[device.key]
+        return pi, si, di + 1
 
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
                  must: bool) -> Kept | None:
