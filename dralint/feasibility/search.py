@@ -387,9 +387,10 @@ class Attempt(Pruning):
         selectors must still be asked (not known to match, or a per-device node), whether its
         capacity must be checked even while this attempt shares none of it. Devices that can never
         be taken here (the selectors say no, another claim holds it) are left out, with nothing else
-        to report: only a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
-        about each device before ``allocate`` (scalar matchAttribute covering the request; none
-        under a trace, which reports each refusal where ``allocate`` meets it)."""
+        to report: only a trace, which reports each one, walks them all. Also the claim's
+        constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
+        covering the request; none under a trace, which reports each refusal where ``allocate``
+        meets it)."""
         answers = self._answers(data)
         known = data.known
         everything = self.trace is not None
