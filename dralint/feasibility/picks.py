@@ -58,9 +58,12 @@ class RequestData:
     cls: DeviceClassInfo
     num: int
     all_devices: list[Candidate] = field(default_factory=list)
-    answers: memoryview | None = None   # per device uid, the selectors' answer (looked up once per attempt)
+    # Per device uid (of the node at least), the selectors' answer, looked up once per attempt; past
+    # ``known``, ERROR (``Selection.answers_among``).
+    answers: memoryview | dict[int, int] | None = None
+    known: int = 0
     # What the search offers it, worked out on first use (``Attempt._candidates``).
-    candidates: list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]] | None = None
+    candidates: list[tuple[Device, Slice, Pool, bool, bool]] | None = None
     # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
     gates: tuple[MatchAttribute, ...] = ()
     # What the search reads of ``alt`` at every device it tries, worked out once per attempt.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Callable, NoReturn
 
-from .capacity import Allocating, consumed_by, fits
+from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
 from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
@@ -34,6 +34,17 @@ class _Hopeless(Exception):
 
 
 Tracer = Callable[[str], None]
+# What ``allocate`` did that ``release`` undoes: shared (multiple allocations), the capacity
+# consumed, whether counters were taken.
+Kept = tuple[bool, "Consumed | None", bool]
+
+
+def _refused(gates: tuple[MatchAttribute, ...], device: Device) -> bool:
+    """Whether one of a request's matchAttribute constraints says no to ``device`` now."""
+    for gate in gates:
+        if gate.refuses(device):
+            return True
+    return False
 
 
 class Attempt(Pruning):
@@ -86,6 +97,7 @@ class Attempt(Pruning):
         self._over_possible: list[bool] = []     # per claim: its picks could pass the claim limit
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
+        self._uids: list[int] | None = None      # the node's devices, for the selectors' answers
 
     # ------------------------------------------------------------------ validation (§3)
 
@@ -251,15 +263,18 @@ class Attempt(Pruning):
         allocated = self.run.allocated
         return key in allocated.shared or key in allocated.consumed or key in self.capacity.by_device
 
-    def _answers(self, data: RequestData) -> memoryview:
-        """The request's selector answers per device uid, looked up once per attempt."""
+    def _answers(self, data: RequestData) -> memoryview | dict[int, int]:
+        """The request's selector answers per device uid of this node (and past ``data.known``,
+        ERROR), looked up once per attempt."""
         if data.answers is None:
-            data.answers = self.run.selection.answers(data.cls, data.alt)
+            if self._uids is None:
+                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
+            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
         return data.answers
 
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
         answers = self._answers(data)
-        answer = answers[device.uid] if device.uid < len(answers) else ERROR
+        answer = answers[device.uid] if device.uid < data.known else ERROR
         if answer == FALSE or (answer == ERROR and not self.run.selection.matches(data.cls, data.alt, claim, device)):
             return False   # where a selector fails, ``matches`` raises the scheduler's error
         return not s.per_device or node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
@@ -313,25 +328,27 @@ class Attempt(Pruning):
             return FAIL
         if alt.mode == "All":
             cand = data.all_devices[d]
-            undo = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
-            if undo is None:
+            kept = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
+            if kept is None:
                 return FAIL
             res = self.one(c, r, s, d + 1, in_sub, 0)
             if res != DONE:
-                undo()
+                self.release(c, data, cand.device, cand.pool, kept)
             return res
         candidates = data.candidates if data.candidates is not None else self._candidates(c, data)
-        if d > 0 and cut and not self.may_continue(c, r, s, d, candidates[start - 1][5]):
+        if d > 0 and cut and not self.may_continue(c, r, s, d, self._after(candidates[start - 1][0])):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: with the devices picked so far, the requests from here "
                           "on cannot all get distinct devices; step back")
             return FAIL
         # The loop below runs for every device of every step: what it looks at is bound once.
-        admin, allocating, dedicated, trace = data.admin, self.allocating, self.run.allocated.dedicated, self.trace
+        # ``or ()``: looking for a key in an empty tuple does not hash it, in an empty set it does.
+        admin, allocating, trace = data.admin, self.allocating, self.trace
+        dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
         gates = data.gates
         for i in range(start, len(candidates)):
-            device, sl, pool, check, sized, _ = candidates[i]
+            device, sl, pool, check, sized = candidates[i]
             key = device.key
             if admin:
                 if c in allocating.get(key, ()):
@@ -351,58 +368,65 @@ class Attempt(Pruning):
                 continue
             # A constraint that refuses a device which takes no counters leaves nothing behind:
             # ``allocate`` would say no at no cost but its own.
-            if gates and not device.consumes and any(g.refuses(device) for g in gates):
+            if gates and not device.consumes and _refused(gates, device):
                 continue
-            undo = self.allocate(c, data, device, sl, pool, must=False)
-            if undo is None:
+            kept = self.allocate(c, data, device, sl, pool, must=False)
+            if kept is None:
                 continue
             res = self.one(c, r, s, d + 1, in_sub, i + 1)
             if res == DONE:
                 return DONE
-            undo()
+            self.release(c, data, device, pool, kept)
             if res == OVER:
                 return OVER
         return FAIL
 
     def _candidates(self, c: int, data: RequestData
-                    ) -> list[tuple[Device, Slice, Pool, bool, bool, tuple[int, int, int]]]:
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool]]:
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
-        capacity must be checked even while this attempt shares none of it, and its place after it
-        (where the search goes on once it is picked). Devices that can never be taken here (the
-        selectors say no, another claim holds it) are left out, with nothing else to report: only
-        a trace, which reports each one, walks them all. Also the claim's constraints the loop asks
-        about each device before ``allocate`` (scalar matchAttribute covering the request; none
-        under a trace, which reports each refusal where ``allocate`` meets it)."""
+        capacity must be checked even while this attempt shares none of it. Devices that can never
+        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
+        to report: only a trace, which reports each one, walks them all. Also the claim's
+        constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
+        covering the request; none under a trace, which reports each refusal where ``allocate``
+        meets it)."""
         answers = self._answers(data)
-        known = len(answers)
+        known = data.known
         everything = self.trace is not None
-        held = () if data.admin or everything else self.run.allocated.dedicated
+        held = () if data.admin or everything else self.run.allocated.dedicated or ()
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
         out = []
-        for pi, pool in enumerate(self.pools):
+        for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for si, sl in enumerate(pool.slices):
-                for di, device in enumerate(sl.devices):
+            for sl in pool.slices:
+                for device in sl.devices:
                     uid = device.uid
                     answer = answers[uid] if uid < known else ERROR
                     if (answer == FALSE and not everything) or device.key in held:
                         continue
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                                capacity and (requested or device.has_policy or device.key in consumed),
-                                (pi, si, di + 1)))
+                                capacity and (requested or device.has_policy or device.key in consumed)))
         data.candidates = out
         if not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
 
+    def _after(self, device: Device) -> tuple[int, int, int]:
+        """The place right after a device of a usable pool in the search order (where the search goes
+        on once it is picked); worked out only for the cuts, which few searches reach. A usable
+        pool's device names are unique (pools.py), so its key names its place."""
+        pi, si, di = self._device_positions()[device.key]
+        return pi, si, di + 1
+
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
-                 must: bool) -> Callable[[], None] | None:
-        """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused."""
+                 must: bool) -> Kept | None:
+        """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused,
+        else what ``release`` needs to undo it."""
         alt, f, admin = data.alt, self.f, data.admin
         claim = self.claims[c]
         key = device.key
@@ -481,24 +505,25 @@ class Attempt(Pruning):
             if multi:
                 consumed = consumed_by(alt, device)
                 self.capacity.insert(key, consumed)
-        picks = self._picked[c]
-        picks.append((data, device, sl, pool, multi, consumed))
+        self._picked[c].append((data, device, sl, pool, multi, consumed))
         if self.trace is not None:
             self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
+        return multi, consumed, took
 
-        def undo() -> None:
-            for t in trackers:
-                t.remove(base, sub, device)
-            self.allocating[key].discard(c)
-            if multi and consumed:
-                self.capacity.remove(key, consumed)
-            if took and (not multi or self.ideal):
-                self.counters.give_back(pool, device)
-            picks.pop()
-            if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: backtrack, release {device.label}")
-
-        return undo
+    def release(self, c: int, data: RequestData, device: Device, pool: Pool, kept: Kept) -> None:
+        """Undo what ``allocate`` did for ``device`` (the last pick of claim ``c``)."""
+        multi, consumed, took = kept
+        base, sub, key = data.base, data.sub, device.key
+        for t in self.trackers[c]:
+            t.remove(base, sub, device)
+        self.allocating[key].discard(c)
+        if multi and consumed:
+            self.capacity.remove(key, consumed)
+        if took and (not multi or self.ideal):
+            self.counters.give_back(pool, device)
+        self._picked[c].pop()
+        if self.trace is not None:
+            self._say(f"{self.claims[c].display} {data.full_name}: backtrack, release {device.label}")
 
     def _say(self, line: str) -> None:
         if self.trace is not None:

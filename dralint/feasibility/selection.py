@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..convert import Canonical
 from ..paths import FieldPath
@@ -286,6 +286,34 @@ class Selection:
         ERROR), for a caller asking about many devices: one lookup, then plain indexing (a view
         answers one device without numpy's overhead)."""
         return self.combined(cls.selectors + alt.selectors).data   # memoryview(array), as numpy's stubs say
+
+    def answers_among(self, cls: DeviceClassInfo, alt: Alternative, uids: Iterable[int]
+                      ) -> tuple[memoryview | dict[int, int], int]:
+        """``answers`` for a caller that asks about the devices ``uids`` alone (one node's): the
+        cached answers over the fleet when there are, else those of ``uids`` only, read off the
+        selectors' columns as ``combined`` combines them (a pass over every device costs a search
+        more than all its steps). With them, the uids answered: past it, ERROR (unregistered)."""
+        expressions = cls.selectors + alt.selectors
+        columns = self.columns
+        n = len(columns.devices)
+        have = self._combined.get(expressions)
+        if have is not None and len(have) == n:
+            return have.data, n
+        cols = [columns.column(expr).data for expr in expressions if expr is not None]
+        alive, bound, binding = columns.alive, columns.bound, self._binding
+        out: dict[int, int] = {}
+        for uid in uids:
+            if uid >= n:
+                continue
+            answer = TRUE if binding or (alive[uid] and not bound[uid]) else FALSE
+            if answer == TRUE:
+                for col in cols:
+                    value = col[uid]
+                    if value != TRUE:
+                        answer = ERROR if value == ERROR else FALSE
+                        break
+            out[uid] = answer
+        return out, n
 
     def matches(self, cls: DeviceClassInfo, alt: Alternative, claim: ClaimSpec, device: Device) -> bool:
         """Class selectors, then request selectors, as ``isSelectable`` (without per-device node selection)."""

@@ -364,3 +364,28 @@ def test_an_undecided_search_names_the_budget_that_stopped_it(monkeypatch):
     monkeypatch.setattr(picks.Budget, "tick", out_of_time)
     by_time = messages(run(cluster, claims, max_seconds=60.0), "DRA709")
     assert by_time == [by_steps[0].replace("step budget (raise --max-steps", "time budget of 60 s (raise --max-seconds")]
+
+
+def test_the_place_after_a_device_is_the_next_one_in_search_order():
+    """The cuts in the middle of a request look at the devices after the last one picked: the place
+    ``_after`` gives is right after it (one further would let the bound skip a device it may use)."""
+    from dralint.feasibility.picks import Budget
+    from dralint.feasibility.search import Attempt
+
+    def network_slice(name: str, pool: str, devices: list[dict]) -> str:
+        return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                           "spec": {"driver": "gpu.example.com", "allNodes": True, "devices": devices,
+                                    "pool": {"name": pool, "generation": 1, "resourceSliceCount": 2}}})
+
+    cluster = [CLASS, node_slice("node-a", gpus(3)), network_slice("net-1", "net", gpus(2)),
+               network_slice("net-2", "net", [{"name": "nic-0"}, {"name": "nic-1"}])]
+    objs = [to_canonical(item) for doc in source.load_text("\n---\n".join(cluster), "x.yaml").documents
+            for item in identify(doc, from_cluster=True)]
+    world = World.from_index(Index.build(objs), Release(37, {}), mini_cel, by_name=True)
+    node = next(n for n in world.node_list() if n.name == "node-a")
+    pools = world.pools(node)
+    attempt = Attempt(world.run, node, pools, [], Budget(10, float("inf")))
+    places = [(attempt._after(d), (pi, si, di + 1)) for pi, pool in enumerate(pools) if pool.usable
+              for si, sl in enumerate(pool.slices) for di, d in enumerate(sl.devices)]
+    assert len(places) == 7 and len({p for p, _ in places}) == 7
+    assert all(got == want for got, want in places)
