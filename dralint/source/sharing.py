@@ -20,7 +20,7 @@ class DeviceEntries:
 
     def __init__(self) -> None:
         # Keyed with the scalar's type, so that ``{"int": 1}`` and ``{"int": true}`` stay apart.
-        self._first: dict[tuple[str, Any, type], dict] = {}
+        self._first: dict[tuple[str, Any, type], dict[str, Any]] = {}
 
     def share(self, value: Any) -> None:
         """Replace, in a ResourceSlice ``value``, each device entry equal to one met before by that one."""
@@ -39,11 +39,10 @@ class DeviceEntries:
                 if type(entries) is not dict:
                     continue
                 for name, entry in entries.items():
-                    if type(entry) is not dict or len(entry) != 1:
-                        continue
-                    (key, scalar), = entry.items()
-                    kind = type(scalar)
-                    if kind is str or kind is int or kind is bool:
-                        met = first.setdefault((key, scalar, kind), entry)
-                        if met is not entry:
-                            entries[name] = met
+                    if type(entry) is dict and len(entry) == 1:
+                        for key, scalar in entry.items():
+                            kind = type(scalar)
+                            if kind is str or kind is int or kind is bool:
+                                met = first.setdefault((key, scalar, kind), entry)
+                                if met is not entry:
+                                    entries[name] = met
