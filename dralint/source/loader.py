@@ -11,6 +11,7 @@ from .limits import MAX_FILE_BYTES
 from .positions import Chunk
 from .reader import decode_bytes, read_path, too_large
 from .records import SourceDocument, SourceFile, SourceProblem
+from .sharing import DeviceEntries
 from .splitter import split_chunks
 from .templates import HELM_TEMPLATE, is_template
 
@@ -71,6 +72,7 @@ def _load(text: str, name: str) -> SourceFile:
     # One rapidyaml pass over a whole file is fastest, but its tree takes about twelve times the
     # text: a large file is read a document at a time, and a large List an item batch at a time.
     whole = fastpath.fast_file(text, chunks) if len(text) < itemwise.BIG else None
+    entries = DeviceEntries()
     for number, chunk in enumerate(chunks):
         listed = itemwise.list_values(chunk.body) if whole is None else None
         values, items = listed if listed is not None else (
@@ -81,6 +83,7 @@ def _load(text: str, name: str) -> SourceFile:
         line = first_content_line(chunk)
         present = [v for v in values if v is not None]
         for sub, value in enumerate(present):
+            entries.share(value)
             loaded.documents.append(SourceDocument(
                 name, counter.take(), line, value,
                 Chunk(chunk.text, chunk.start, chunk.end, chunk.line_offset, sub), plain=len(present) == 1,
