@@ -67,10 +67,12 @@ _MAX_VALUES = 64   # per-value counts only for attributes with few values (pcieR
 # what the claim wrote (up to 32 selectors of 10 KB).
 MAX_FILTER_BYTES = 128 << 20     # each: up to five arrays per node (shared when equal), rarely one per device
 # Per (filter, attribute): nodes x values. Asked again soon or never: on the 17 MiB benchmark file
-# 99 % of the reuses come within 15 MB of more recent counts, and 64 MB kept 39 MB to no use.
-MAX_VALUE_COUNT_BYTES = 16 << 20
+# 99 % of the reuses come within 15 MB of more recent counts of 8 bytes each (64 MB kept 39 MB to no
+# use); counts of 2 bytes (see ``count_type``) reach as far back in a quarter of that.
+MAX_VALUE_COUNT_BYTES = 4 << 20
 MAX_VALUE_ID_BYTES = 16 << 20    # per attribute a claim's constraint names: one value id per device
 _PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
+_NARROW_MOST = int(np.iinfo(np.int16).max)   # the most entries a node may have for counts of 2 bytes
 
 
 # What a request alternative holds beside the selectors, tolerations and capacity of its key: its
@@ -178,6 +180,7 @@ class Counts:
         self._filters: Lru[FilterKey, FilterCounts] = Lru(MAX_FILTER_BYTES, lambda _, fc: fc.nbytes())
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._flat_pos = -1
+        self._count_type: type = np.int16
         self._flags = _DeviceFlags()
         self._capacity: tuple[tuple, np.ndarray] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
@@ -203,8 +206,8 @@ class Counts:
 
     def _no_errors(self, size: int) -> np.ndarray:
         """Read-only zero counts for ``size`` node slots, shared by the filters that fail nowhere."""
-        if len(self._zeros) != size:
-            self._zeros = np.zeros(size, np.int32)
+        if len(self._zeros) != size or self._zeros.dtype != self.count_type():
+            self._zeros = np.zeros(size, self.count_type())
             self._zeros.flags.writeable = False
         return self._zeros
 
@@ -216,11 +219,20 @@ class Counts:
         if self._flat is None or self._flat_pos != len(world.node_log) or world.nodes_changed():
             states = world.states()
             sizes = np.fromiter((len(st.dev) for st in states), np.int64, len(states))
+            most = int(sizes.max()) if len(sizes) else 0
+            self._count_type = np.int16 if most <= _NARROW_MOST else np.int32
             self._flat = (np.repeat(np.fromiter((st.slot for st in states), np.int64, len(states)), sizes),
                           np.concatenate([st.dev for st in states]) if states else np.zeros(0, np.int64),
                           np.concatenate([st.here for st in states]) if states else np.zeros(0, bool))
             self._flat_pos = len(world.node_log)
         return self._flat
+
+    def count_type(self) -> type:
+        """The integer type of counts per node: the narrowest that holds the most entries a node has
+        (int16 for any real node). The filters' counts are the largest part of the stage's memory, and
+        they are only compared, never summed."""
+        self.flat()
+        return self._count_type
 
     def entries(self, fc: FilterCounts) -> np.ndarray:
         """Positions in ``flat`` of the devices ``fc`` selects, on their node. A filter selects a
@@ -291,7 +303,8 @@ class Counts:
         if fc is None or fc.size != len(world.selection.columns.devices):
             return self._filters.put(key, self._build(key, alt))
         if fc.node_pos != len(world.node_log) or fc.hold_pos != len(world.hold_log) or len(fc.sel) < world.slot_count:
-            self._sync(fc)
+            if not self._sync(fc):
+                return self._filters.put(key, self._build(key, alt))
         return fc
 
     def by_value(self, alt: Alternative, attribute: str, relaxed: bool = False) -> np.ndarray | None:
@@ -329,7 +342,8 @@ class Counts:
             if not alt.admin:
                 keep &= ~world.held[uid[taken]]
             size, width = world.slot_count, max(nvals, 1)
-            counted = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width).reshape(size, width)
+            counted: np.ndarray = np.bincount(slot[taken[keep]] * width + value[keep],
+                                  minlength=size * width).astype(self.count_type()).reshape(size, width)
             have = self._by_value.put(key, (counted, counted.max(axis=1)))
         return have
 
@@ -367,23 +381,23 @@ class Counts:
         fc.size = len(dev_sel)
         fc.key_bytes = _key_bytes(key) + _ALT_BYTES + (deep_size(alt.capacity) if alt.capacity else 0)
         slot, uid, here = self.flat()
-        size = world.slot_count
+        size, kind = world.slot_count, self.count_type()
         held = world.held[uid] if not alt.admin and world.held.any() else None
         free = here if held is None else here & ~held
         counted = selectable[uid] & here
-        fc.sel = np.bincount(slot[counted], minlength=size).astype(np.int32)
-        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(np.int32) \
+        fc.sel = np.bincount(slot[counted], minlength=size).astype(kind)
+        fc.free = np.bincount(slot[counted & ~held], minlength=size).astype(kind) \
             if held is not None and held.any() else fc.sel
         if fc.usable_own is None:
             fc.usable = fc.free
         else:
-            fc.usable = np.bincount(slot[usable[uid] & free], minlength=size).astype(np.int32)
+            fc.usable = np.bincount(slot[usable[uid] & free], minlength=size).astype(kind)
         fc.has_errors = bool((dev_sel == ERROR).any())
         if fc.has_errors:
             failing = dev_sel[uid] == ERROR
             fc.err_search = np.bincount(slot[failing if held is None else failing & ~held],
-                                        minlength=size).astype(np.int32)
-            fc.err_all = np.bincount(slot[failing], minlength=size).astype(np.int32)
+                                        minlength=size).astype(kind)
+            fc.err_all = np.bincount(slot[failing], minlength=size).astype(kind)
         else:
             fc.err_search = fc.err_all = self._no_errors(size)
         fc.node_pos = len(world.node_log)
@@ -433,18 +447,22 @@ class Counts:
             self._capacity = (key, flags)
         return self._capacity[1]
 
-    def _sync(self, fc: FilterCounts) -> None:
-        """Apply the world's changes since ``fc`` was last in step."""
+    def _sync(self, fc: FilterCounts) -> bool:
+        """Apply the world's changes since ``fc`` was last in step; False when it must be counted
+        again instead (a node has come to hold more entries than its counts' type holds)."""
         world = self.world
         size = world.slot_count
         holds = fc.hold_pos < len(world.hold_log) and not fc.alt.admin
         if fc.node_pos == len(world.node_log) and not holds and len(fc.sel) >= size:
             fc.hold_pos = len(world.hold_log)
-            return
+            return True
+        if fc.sel.dtype != self.count_type():
+            return False
         fc.own()
         if len(fc.sel) < size:
             for name in _PER_NODE:
-                setattr(fc, name, np.concatenate([getattr(fc, name), np.zeros(size - len(getattr(fc, name)), np.int32)]))
+                counted = getattr(fc, name)
+                setattr(fc, name, np.concatenate([counted, np.zeros(size - len(counted), counted.dtype)]))
         dirty: set[int] = set()
         for slots in world.node_log[fc.node_pos:]:
             dirty |= slots
@@ -463,7 +481,7 @@ class Counts:
         fc.node_pos = len(world.node_log)
         self._filters.reweigh(fc.key)
         if not dirty:
-            return
+            return True
         changed_uids = {int(u) for slot in dirty if (st := world.state_at(slot)) is not None for u in st.dev}
         if changed_uids and world.features.consumable_capacity:
             fresh = self._usable(fc.alt, dev_sel == TRUE)
@@ -481,6 +499,7 @@ class Counts:
             fc.usable[slot] = np.count_nonzero(fc.dev_usable[uids] & on_node & ~held)
             fc.err_search[slot] = np.count_nonzero((sel == ERROR) & ~held)
             fc.err_all[slot] = np.count_nonzero(sel == ERROR)
+        return True
 
 
 

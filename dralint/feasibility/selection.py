@@ -26,8 +26,9 @@ from .model import Alternative, ClaimSpec, Device
 
 # Answers of selector lists, one byte per device each, with their keys; the filter counts read theirs
 # here too. Worked out again from the cached columns in a few numpy passes: on the 17 MiB benchmark
-# file 16 MB (not 128) missed 5,000 more of 38,000 asks at no CPU seen, and kept the peak 45 MB lower.
-MAX_COMBINED_BYTES = 16 << 20
+# file 16 MB (not 128) missed 5,000 more of 38,000 asks at no CPU seen, and kept the peak 45 MB lower;
+# 12 MB misses 356 more of 10,958 (the benchmark corpus: 343 more of 9,113) and keeps it 4 MB lower.
+MAX_COMBINED_BYTES = 12 << 20
 EXPRESSION_FACT_BYTES = 4 << 20  # per expression, the names it reads and the driver it requires
 
 

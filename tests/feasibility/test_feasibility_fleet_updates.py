@@ -153,3 +153,40 @@ def test_the_nodes_shown_are_those_a_full_sort_shows(real, placeholders, data):
     stages = Stages(alt=None, need=1, nodes=nodes,  # type: ignore[arg-type]
                     counts=[("class", free), ("selectors", free), ("free", free), ("usable", usable)])
     assert _top_nodes(stages) == _top_by_sorting(stages)
+
+
+
+def test_counts_kept_in_step_are_counted_again_when_a_node_outgrows_their_type(monkeypatch):
+    # Counts per node take the narrowest integer type that holds the most entries a node has (int16
+    # for real fleets). A node that comes to hold more (a label now matches a slice's node selector)
+    # has the counts kept so far counted again, in a wider type.
+    from dralint.feasibility import counts as counts_module
+    monkeypatch.setattr(counts_module, "_NARROW_MOST", 3)
+
+    def node(name: str, zone: str) -> str:
+        return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"zone": zone}}})
+
+    def gpus(name: str, count: int, where: dict) -> str:
+        devices = [{"name": f"{name}-{i}"} for i in range(count)]
+        return json.dumps({"apiVersion": RV, "kind": "ResourceSlice", "metadata": {"name": name},
+                           "spec": {"driver": "gpu.example.com", "devices": devices, **where,
+                                    "pool": {"name": name, "generation": 1, "resourceSliceCount": 1}}})
+
+    wants_four = json.dumps({"apiVersion": RV, "kind": "ResourceClaim", "metadata": {"name": "four", "namespace": "default"},
+                             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu",
+                                                                                         "count": 4}}]}}})
+    cls = json.dumps({"apiVersion": RV, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                      "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+    state = {("DeviceClass", "/gpu"): cls, ("Node", "/node-0"): node("node-0", "b"), ("Node", "/node-1"): node("node-1", "a"),
+             ("ResourceSlice", "/own"): gpus("own", 1, {"nodeName": "node-0"}),
+             ("ResourceSlice", "/zone-a"): gpus("zone-a", 3, {"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                 {"key": "zone", "operator": "In", "values": ["a"]}]}]}})}
+    kept = World.from_index(Index.build(_objects(list(state.values()), True)), RELEASE, mini_cel, by_name=True)
+    before = _judged(state, [wants_four], kept)
+    assert [rule for _, rule, *_ in before[0]] == ["DRA701"] and kept.counts.count_type() is np.int16
+    state[("Node", "/node-0")] = node("node-0", "a")
+    _apply(kept, "Node", "/node-0", state[("Node", "/node-0")])
+    after = _judged(state, [wants_four], kept)
+    assert after == _judged(state, [wants_four], None) and after[0] == [] and after[1]
+    assert kept.counts.count_type() is np.int32
+    assert {fc.sel.dtype for fc in kept.counts._filters._entries.values()} == {np.dtype(np.int32)}
