@@ -114,6 +114,11 @@ class Columns:
         self._groupings: Lru[tuple[str, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
             GROUPING_BYTES, lambda idents, value: deep_size(idents) + value[1].nbytes + value[2].nbytes)
 
+    @property
+    def version(self) -> int:
+        """Changes whenever a device is added or forgotten."""
+        return self._version
+
     def drop_caches(self) -> int:
         """Forget the columns, groupings and problems (worked out again when asked); the bytes they
         held, as estimated. The devices and their keys stay."""

@@ -29,6 +29,11 @@ from .model import Alternative, ClaimSpec, Device
 # file 16 MB (not 128) missed 5,000 more of 38,000 asks at no CPU seen, and kept the peak 45 MB lower;
 # 12 MB misses 356 more of 10,958 (the benchmark corpus: 343 more of 9,113) and keeps it 4 MB lower.
 MAX_COMBINED_BYTES = 12 << 20
+# Per start of a selector list, the devices its selectors all take and those where one fails first
+# (uids): a class's selectors start the list of every request for it, so a request's own selectors are
+# read on what the class keeps, not over the whole fleet. Kept are the starts that many lists share
+# (about 250 classes' on the benchmark corpus, of a few thousand uids each).
+MAX_KEPT_BYTES = 4 << 20
 EXPRESSION_FACT_BYTES = 4 << 20  # per expression, the names it reads and the driver it requires
 
 
@@ -216,6 +221,8 @@ class Selection:
         # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
         self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
             MAX_COMBINED_BYTES, lambda expressions, answers: deep_size(expressions) + answers.nbytes)
+        self._kept: Lru[tuple[str | None, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
+            MAX_KEPT_BYTES, lambda expressions, kept: deep_size(expressions) + kept[1].nbytes + kept[2].nbytes)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         have = self._names.get(expression)
@@ -234,7 +241,8 @@ class Selection:
     def drop_caches(self) -> int:
         """Forget every selector answer and fact about expressions (worked out again when asked);
         the bytes they held, as estimated."""
-        return self._combined.clear() + self._drivers.clear() + self._names.clear() + self.columns.drop_caches()
+        return (self._combined.clear() + self._kept.clear() + self._drivers.clear() + self._names.clear()
+                + self.columns.drop_caches())
 
     @property
     def evaluations(self) -> int:
@@ -265,22 +273,37 @@ class Selection:
         have = self._combined.get(expressions)
         if have is not None and len(have) == len(columns.devices):
             return have
-        n = len(columns.devices)
-        state = columns.alive & ~columns.bound if not self._binding else np.ones(n, bool)
-        err: np.ndarray | None = None      # most selector lists fail on no device
-        for expr in expressions:
-            if expr is None:
-                continue
-            col = columns.column(expr)
-            failed = state & (col == ERROR)
-            if failed.any():
-                err = failed if err is None else err | failed
-            state &= col == TRUE
-        out = np.where(state, np.int8(TRUE), np.int8(FALSE))
-        if err is not None:
-            out[err] = ERROR
+        kept, failed = self._survivors(expressions, remember=False)
+        out = np.zeros(len(columns.devices), np.int8)     # FALSE
+        out[kept] = TRUE
+        out[failed] = ERROR
         out.flags.writeable = False      # shared: the filter counts read it through this cache
         return self._combined.put(expressions, out)
+
+    def _survivors(self, expressions: tuple[str | None, ...], remember: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The uids every selector of ``expressions`` takes, in order, and those where one fails before
+        any says false (devices with binding conditions are taken by none while the feature is off).
+        Its starts are remembered; itself only when ``remember``."""
+        columns = self.columns
+        have = self._kept.get(expressions)
+        if have is not None and have[0] == columns.version:
+            return have[1], have[2]
+        if not expressions:
+            n = len(columns.devices)
+            everyone = np.arange(n) if self._binding else np.flatnonzero(columns.alive & ~columns.bound)
+            kept, failed = everyone.astype(np.int32), np.zeros(0, np.int32)
+        else:
+            kept, failed = self._survivors(expressions[:-1])
+            expr = expressions[-1]
+            if expr is not None:
+                answers = columns.column(expr)[kept]
+                fails = answers == ERROR
+                if fails.any():
+                    failed = np.concatenate([failed, kept[fails]])
+                kept = kept[answers == TRUE]
+        if remember:
+            self._kept.put(expressions, (columns.version, kept, failed))
+        return kept, failed
 
     def answers(self, cls: DeviceClassInfo, alt: Alternative) -> memoryview:
         """Per device uid, the answer of the class's then the request's selectors (TRUE, FALSE,
