@@ -219,19 +219,25 @@ def test_feasibility_in_processes_equals_one_process(tmp_path, monkeypatch):
         assert run("--format", fmt, "--max-seconds", "120", "--show-allocation", "-j", "2", str(tmp_path)) == serial
 
 
+def _files_worth_processes(folder: Path, monkeypatch, docs: list[str]) -> None:
+    """``docs`` one per file in ``folder``, each worth a worker, and a feasibility stage that forks for
+    a group per process: the main process builds the fleet view while the worker judges objects."""
+    judging = importlib.import_module("dralint.feasibility.judgement")
+    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    for i, doc in enumerate(docs):
+        (folder / f"doc-{i:02}.yaml").write_text(doc)
+
+
 @pytest.mark.parametrize("refused", [False, True])
 def test_the_fleet_view_built_beside_the_workers_is_used_for_its_own_index_alone(tmp_path, monkeypatch, refused):
     # Many files: the main process builds the feasibility stage's fleet view while the worker judges
     # objects, from the index as it stands then. When the API server would refuse a slice (a device
     # name it does not take), the stage's index leaves the slice out, and the view built before does
     # not serve: the stage builds its own.
-    judging = importlib.import_module("dralint.feasibility.judgement")
     world = importlib.import_module("dralint.feasibility.world")
-    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
-    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    for i, doc in enumerate(_feasibility_docs()):
-        (tmp_path / f"doc-{i:02}.yaml").write_text(doc.replace("name: gpu-3", "name: GPU_3") if refused and i == 1
-                                                   else doc)
+    _files_worth_processes(tmp_path, monkeypatch, [doc.replace("name: gpu-3", "name: GPU_3") if refused and i == 1
+                                                   else doc for i, doc in enumerate(_feasibility_docs())])
     serial = run("--format", "json", "--show-allocation", "-j", "1", str(tmp_path))
     assert "DRA701" in serial[1] and "node-0" in serial[1]
     builds: list[int] = []
@@ -262,13 +268,9 @@ def test_claims_judged_ahead_agree_with_one_process(tmp_path, monkeypatch, wrong
     # The feasibility stage starts on the fleet view while the worker still checks objects, as if
     # none had an error. When the pod turns out wrong (its container asks for a request its claim
     # lacks: DRA604), it is not judged, and its claim is judged on its own, not as ahead.
-    judging = importlib.import_module("dralint.feasibility.judgement")
     ahead = importlib.import_module("dralint.feasibility.ahead")
-    monkeypatch.setattr(judging, "MIN_GROUPS_PER_PROCESS", 1)
-    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    docs = _feasibility_docs() + [POD.format(request=", request: nope" if wrong else "")]
-    for i, doc in enumerate(docs):
-        (tmp_path / f"doc-{i:02}.yaml").write_text(doc)
+    _files_worth_processes(tmp_path, monkeypatch,
+                           _feasibility_docs() + [POD.format(request=", request: nope" if wrong else "")])
     serial = run("--format", "json", "--show-allocation", "-j", "1", str(tmp_path))
     assert ("DRA604" in serial[1]) == wrong and "Pod default/trainer" in serial[1]
     stood: list[int] = []
