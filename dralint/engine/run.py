@@ -303,9 +303,12 @@ def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: O
         except Exception:  # noqa: BLE001 - the stage builds the view again, and reports what fails there
             return
         judged = [_as_allocated(t, options.as_stored, True) for t in targets]
-        if _judged_index(index, targets, judged) is index:
-            early.ahead = feasibility.judge_ahead(early.prepared.world, index, _feasibility_options(options),
-                                                  {id(obj) for obj in judged})
+        try:
+            if _judged_index(index, targets, judged) is index:
+                early.ahead = feasibility.judge_ahead(early.prepared.world, index, _feasibility_options(options),
+                                                      {id(obj) for obj in judged})
+        except Exception:  # noqa: BLE001 - the stage judges every group itself, and reports what fails there
+            early.ahead = None
     return build
 
 

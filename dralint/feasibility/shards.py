@@ -60,15 +60,27 @@ class Shards(Generic[T]):
         if children < 1 or count < 1 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         context = multiprocessing.get_context("fork")
-        counter = new_counter()
-        skip = context.RawArray("b", count)
-        forked = []
-        for _ in range(children):
-            here, there = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(there, counter, skip, count, judge, encode), daemon=True)
-            process.start()
-            there.close()
-            forked.append((here, process))
+        forked: list[tuple[Any, Any]] = []
+        try:
+            counter = new_counter()
+            skip = context.RawArray("b", count)
+            for _ in range(children):
+                here, there = context.Pipe(duplex=False)
+                forked.append((here, there))
+                process = context.Process(target=_child, args=(there, counter, skip, count, judge, encode),
+                                          daemon=True)
+                process.start()
+                there.close()
+                forked[-1] = (here, process)
+        except OSError:  # no fork (a process or memory limit): the caller judges everything itself
+            for here, other in forked:
+                if isinstance(other, multiprocessing.process.BaseProcess):
+                    other.terminate()
+                    other.join()
+                else:
+                    other.close()
+                here.close()
+            return None
         return cls(count, judge, counter, skip, forked)
 
     def finish(self, wanted: Collection[int], decode: Callable[[Any], T] = lambda x: x) -> dict[int, T]:

@@ -278,3 +278,15 @@ def test_claims_judged_ahead_agree_with_one_process(tmp_path, monkeypatch, wrong
     monkeypatch.setattr(ahead.Ahead, "take", lambda self, *a: stood.append(len(r := take(self, *a))) or r)
     assert run("--format", "json", "--show-allocation", "-j", "2", str(tmp_path)) == serial
     assert stood == [39 if wrong else 40]   # 40 groups: the pod's, and the claims it does not use
+
+
+def test_a_failure_to_judge_ahead_leaves_the_stage_to_judge_everything(tmp_path, monkeypatch):
+    feasibility = importlib.import_module("dralint.feasibility")
+    _files_worth_processes(tmp_path, monkeypatch, _feasibility_docs())
+    serial = run("--format", "json", "--show-allocation", "-j", "1", str(tmp_path))
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("no processes to spare")
+
+    monkeypatch.setattr(feasibility, "judge_ahead", fails)
+    assert run("--format", "json", "--show-allocation", "-j", "2", str(tmp_path)) == serial

@@ -57,6 +57,28 @@ def test_results_a_child_names_wrongly_are_judged_again_here():
     assert sorted(judged_here) == list(range(40))
 
 
+@fork_only
+def test_when_forking_is_refused_everything_is_judged_here(monkeypatch):
+    # The second fork fails (a process limit): the child already started is stopped, and every item
+    # is judged in this process.
+    import multiprocessing
+    from multiprocessing.context import ForkProcess
+
+    start = ForkProcess.start
+    calls: list[int] = []
+
+    def refuse_the_second(process):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("fork: Resource temporarily unavailable")
+        start(process)
+
+    monkeypatch.setattr(ForkProcess, "start", refuse_the_second)
+    parent = os.getpid()
+    assert shards.judge_all(50, lambda i: (i * i, os.getpid() == parent), 3) == [(i * i, True) for i in range(50)]
+    assert len(calls) == 2 and not multiprocessing.active_children()
+
+
 def test_one_process_judges_here_without_forking():
     parent = os.getpid()
     assert shards.judge_all(5, lambda i: os.getpid() == parent, 1) == [True] * 5
