@@ -46,7 +46,8 @@ class Ahead:
     def take(self, groups: list[Group], linted: Callable[[Canonical], bool],
              by_id: dict[int, Canonical]) -> dict[int, FeasibilityReport | None]:
         """The judgements made ahead that stand for ``groups`` (the stage's, formed with ``linted``),
-        by position in ``groups``; the children stop, and skip the groups no longer wanted."""
+        by position in ``groups``. This process joins in judging the groups still wanted; the
+        children skip those no longer wanted, and are done when this returns."""
         if self.shards is None:
             return {}
         ahead = {_key(g): i for i, g in enumerate(self.groups)}

@@ -204,10 +204,11 @@ class Counts:
         bytes they held, as estimated. The fleet's entries and the devices' flags stay."""
         return self._filters.clear() + self._values.clear() + self._by_value.clear()
 
-    def _no_errors(self, size: int) -> np.ndarray:
-        """Read-only zero counts for ``size`` node slots, shared by the filters that fail nowhere."""
-        if len(self._zeros) != size or self._zeros.dtype != self.count_type():
-            self._zeros = np.zeros(size, self.count_type())
+    def _no_errors(self, size: int, kind: type) -> np.ndarray:
+        """Read-only zero counts of type ``kind`` for ``size`` node slots, shared by the filters that
+        fail nowhere."""
+        if len(self._zeros) != size or self._zeros.dtype != kind:
+            self._zeros = np.zeros(size, kind)
             self._zeros.flags.writeable = False
         return self._zeros
 
@@ -342,8 +343,8 @@ class Counts:
             if not alt.admin:
                 keep &= ~world.held[uid[taken]]
             size, width = world.slot_count, max(nvals, 1)
-            counted: np.ndarray = np.bincount(slot[taken[keep]] * width + value[keep],
-                                  minlength=size * width).astype(self.count_type()).reshape(size, width)
+            cells = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width)
+            counted: np.ndarray = cells.astype(self.count_type()).reshape(size, width)
             have = self._by_value.put(key, (counted, counted.max(axis=1)))
         return have
 
@@ -399,7 +400,7 @@ class Counts:
                                         minlength=size).astype(kind)
             fc.err_all = np.bincount(slot[failing], minlength=size).astype(kind)
         else:
-            fc.err_search = fc.err_all = self._no_errors(size)
+            fc.err_search = fc.err_all = self._no_errors(size, kind)
         fc.node_pos = len(world.node_log)
         fc.hold_pos = len(world.hold_log)
         return fc

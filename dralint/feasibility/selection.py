@@ -269,16 +269,20 @@ class Selection:
         """Per device uid, the answer of ``expressions`` in order (class selectors, then the
         request's): FALSE at the first false one, ERROR where one fails before that. Devices with
         binding conditions are FALSE without evaluating anything when the feature is off."""
-        columns = self.columns
-        have = self._combined.get(expressions)
-        if have is not None and len(have) == len(columns.devices):
+        have = self._cached(expressions)
+        if have is not None:
             return have
         kept, failed = self._survivors(expressions, remember=False)
-        out = np.zeros(len(columns.devices), np.int8)     # FALSE
+        out = np.zeros(len(self.columns.devices), np.int8)     # FALSE
         out[kept] = TRUE
         out[failed] = ERROR
         out.flags.writeable = False      # shared: the filter counts read it through this cache
         return self._combined.put(expressions, out)
+
+    def _cached(self, expressions: tuple[str | None, ...]) -> np.ndarray | None:
+        """The combined answers of ``expressions`` kept for every device registered now, if any."""
+        have = self._combined.get(expressions)
+        return have if have is not None and len(have) == len(self.columns.devices) else None
 
     def _survivors(self, expressions: tuple[str | None, ...], remember: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """The uids every selector of ``expressions`` takes, in order, and those where one fails before
@@ -320,8 +324,8 @@ class Selection:
         expressions = cls.selectors + alt.selectors
         columns = self.columns
         n = len(columns.devices)
-        have = self._combined.get(expressions)
-        if have is not None and len(have) == n:
+        have = self._cached(expressions)
+        if have is not None:
             return have.data, n
         cols = [columns.column(expr).data for expr in expressions if expr is not None]
         alive, bound, binding = columns.alive, columns.bound, self._binding

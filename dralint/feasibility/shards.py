@@ -60,28 +60,29 @@ class Shards(Generic[T]):
         if children < 1 or count < 1 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         context = multiprocessing.get_context("fork")
-        forked: list[tuple[Any, Any]] = []
+        # No fork (a process, file or memory limit): the caller judges everything itself.
         try:
-            counter = new_counter()
-            skip = context.RawArray("b", count)
-            for _ in range(children):
-                here, there = context.Pipe(duplex=False)
-                forked.append((here, there))
-                process = context.Process(target=_child, args=(there, counter, skip, count, judge, encode),
-                                          daemon=True)
-                process.start()
-                there.close()
-                forked[-1] = (here, process)
-        except OSError:  # no fork (a process or memory limit): the caller judges everything itself
-            for here, other in forked:
-                if isinstance(other, multiprocessing.process.BaseProcess):
-                    other.terminate()
-                    other.join()
-                else:
-                    other.close()
-                here.close()
+            shards = cls(count, judge, new_counter(), context.RawArray("b", count), [])
+        except OSError:
             return None
-        return cls(count, judge, counter, skip, forked)
+        for _ in range(children):
+            try:
+                here, there = context.Pipe(duplex=False)
+            except OSError:
+                shards.cancel()
+                return None
+            process = context.Process(target=_child, args=(there, shards._counter, shards._skip, count, judge,
+                                                            encode), daemon=True)
+            try:
+                process.start()
+            except OSError:
+                here.close()
+                shards.cancel()
+                return None
+            finally:
+                there.close()
+            shards._children.append((here, process))
+        return shards
 
     def finish(self, wanted: Collection[int], decode: Callable[[Any], T] = lambda x: x) -> dict[int, T]:
         """Judge here the ``wanted`` items no child has taken, then take the children's results:
