@@ -26,7 +26,7 @@ from ..source import SourceFile, SourceProblem
 from .emit import Emitter, internal_error, run_error, source_problem
 from .objects import Identity, Target, Work, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
 from .result import RunResult
-from .split import Split, judge_split
+from .split import Split, judge_split, runs_left
 
 if TYPE_CHECKING:  # the stage itself is imported only when it runs (heavy: CEL)
     from ..feasibility import Ahead, FeasibilityOptions, Fleet, Prepared
@@ -220,8 +220,8 @@ def _judge(emitter: Emitter, result: RunResult, linted: list[Manifest], olds: Ma
     try:
         if split is not None:
             judge_split(emitter, targets, work, split,
-                        _preparing(emitter, targets, work.index, options, early) if fleet is None and base is None
-                        else None)
+                        _preparing(emitter, targets, work.index, options, early, runs_left(split, targets))
+                        if fleet is None and base is None else None)
         else:
             for target in targets:
                 judge_one(emitter, target, work)
@@ -285,13 +285,14 @@ class _Early:
     ahead: Ahead | None = None
 
 
-def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: Options,
-               early: _Early) -> Callable[[], None] | None:
+def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: Options, early: _Early,
+               busy: Callable[[], bool]) -> Callable[[], None] | None:
     """What the main process of a split does before it takes objects to judge, when the run judges
     feasibility: build the stage's fleet view from ``index`` while the other processes judge
     objects, and start judging the claims on it as if no object had an error (into ``early``). The
     stage uses the view when its index is this one, as in a run where the API server would refuse
-    no object (else it builds its own), and each judgement made ahead that still stands."""
+    no object (else it builds its own), and each judgement made ahead that still stands. ``busy()``:
+    the other processes still have objects to judge (this one may do more before it joins them)."""
     if not (_feasibility_wanted(emitter) and index.slices and any(_allocatable(t) for t in targets)):
         return None
 
@@ -306,7 +307,7 @@ def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: O
         try:
             if _judged_index(index, targets, judged) is index:
                 early.ahead = feasibility.judge_ahead(early.prepared.world, index, _feasibility_options(options),
-                                                      {id(obj) for obj in judged})
+                                                      {id(obj) for obj in judged}, busy)
         except Exception:  # noqa: BLE001 - the stage judges every group itself, and reports what fails there
             early.ahead = None
     return build

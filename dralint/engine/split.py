@@ -68,6 +68,13 @@ def judge_split(emitter: Emitter, targets: list[Target], work: Work, split: Spli
             _judge_run(emitter, targets, work, run)
 
 
+def runs_left(split: Split, targets: list[Target]) -> Callable[[], bool]:
+    """Whether some run of ``targets`` is still to be taken by the processes of ``split`` (then they
+    all have objects to judge for a while yet)."""
+    runs = _runs(targets)
+    return lambda: split.counter.value < runs
+
+
 def _runs(targets: list[Target]) -> int:
     return -(-len(targets) // _SHARE_RUN)
 

@@ -119,3 +119,64 @@ def test_cancelled_judging_ahead_stops_its_processes():
     processes = [process for _, process in ahead.shards._children]
     ahead.cancel()
     assert ahead.shards is None and processes and not any(p.is_alive() for p in processes)
+
+
+def _lone_claim() -> str:
+    """A claim whose filter (its own selector) no other claim asks."""
+    selector = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "lone"'}}
+    return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                       "metadata": {"name": "lone", "namespace": "default"},
+                       "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                           "deviceClassName": "gpu", "selectors": [selector]}}]}}})
+
+
+def _counted(world, groups) -> dict[str, bool]:
+    """Per claim's first request, whether its filter is counted now."""
+    from dralint.feasibility.counts import filter_key
+    out = {}
+    for group in groups:
+        for member in group.members:
+            alt = member.spec.requests[0].alternatives[0]
+            out[member.display] = filter_key(alt, world.classes[alt.class_name].selectors) in world.counts._filters
+    return out
+
+
+def test_while_the_other_processes_are_busy_the_filters_several_groups_ask_are_counted_before_forking():
+    cluster, claims = _fleet(4)
+    objects = _objects(cluster + claims + [_lone_claim()], False)
+    index = Index.build(objects)
+    world = prepare(index, RELEASE, None).world
+    groups = ahead_module.build_groups(index, lambda obj: True)
+    ahead_module.share_first(world, groups, lambda: True)
+    counted = _counted(world, groups)
+    assert counted.pop("default/lone") is False          # asked by one group: left to whoever judges it
+    assert all(counted.values()) and len(counted) == 160
+
+
+def test_with_the_other_processes_done_nothing_is_read_or_counted_before_forking():
+    index, objects, _ = _index()
+    world = prepare(index, RELEASE, None).world
+    groups = ahead_module.build_groups(index, lambda obj: True)
+    ahead_module.share_first(world, groups, lambda: False)
+    assert not any("spec" in vars(m) for g in groups for m in g.members)
+    assert len(world.counts._filters) == 0
+
+
+def test_counting_before_forking_stops_once_the_other_processes_are_done():
+    index, objects, _ = _index()
+    world = prepare(index, RELEASE, None).world
+    groups = ahead_module.build_groups(index, lambda obj: True)
+    looks = iter([True] * 2)
+    ahead_module.share_first(world, groups, lambda: next(looks, False))
+    read = sum("spec" in vars(m) for g in groups for m in g.members)
+    assert read == 2 * ahead_module._READ_BETWEEN_LOOKS and len(world.counts._filters) == 0
+
+
+def test_judgements_made_ahead_after_counting_first_are_the_same(monkeypatch):
+    index, objects, _ = _index()
+    every = {id(o) for o in objects}
+    expected = _judged(index, every, None, monkeypatch)
+    share = ahead_module.share_first
+    monkeypatch.setattr(ahead_module, "share_first", lambda world, groups, busy: share(world, groups, lambda: True))
+    got = _judged(index, every, every, monkeypatch)
+    assert got == (expected[0], expected[1], 168)
