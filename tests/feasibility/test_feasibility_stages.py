@@ -127,3 +127,19 @@ def test_a_stage_that_leaves_everything_shares_the_counts_of_the_one_before():
     assert st.counts[1][1] is st.counts[0][1]
     assert st.counts[2][1] is not st.counts[1][1]     # two devices are held
     assert st.distinct["free"] == 4
+
+
+def test_alternatives_that_share_counts_share_what_their_details_say():
+    from dralint.feasibility.explain import _details, _top_nodes
+    world, alts = _world(False)
+    nodes = _everywhere(world)
+    counter = StageCounter(world, world.counts)
+    by_name = {alt.full_name: alt for alt in alts}
+    big, alike, plain = (counter.stages(by_name[n], nodes) for n in ("big", "alike", "any"))
+    assert big.told is alike.told and big.told is not plain.told
+    details = _details([big, alike, plain])
+    assert set(details) == {"big", "alike", "any"}
+    assert details["big"]["per_node"] == details["alike"]["per_node"] == _top_nodes(big)
+    assert details["any"]["per_node"] == _top_nodes(plain) != details["big"]["per_node"]
+    # Told again (kept counts, an alternative asked anew), the details are the same.
+    assert _details([counter.stages(by_name["big"], nodes)]) == {"big": details["big"]}
