@@ -134,11 +134,15 @@ def _holders(st: Stages) -> str:
 def _details(stages: list[Stages]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for st in stages:
+        told = st.told
+        if not told:
+            told["nodes_with_any"] = {stage: int(np.count_nonzero(c)) for stage, c in st.counts}
+            told["per_node"] = _top_nodes(st)
         out[st.alt.full_name] = {
             "needed": st.need if st.need is not None else "all",
             "totals": dict(st.distinct),
-            "nodes_with_any": {stage: int(np.count_nonzero(c)) for stage, c in st.counts},
-            "per_node": _top_nodes(st),
+            "nodes_with_any": told["nodes_with_any"],
+            "per_node": told["per_node"],
             "blocked": dict(st.blocked),
         }
         if st.absent:
@@ -154,26 +158,18 @@ def _top_nodes(st: Stages) -> dict[str, dict[str, int]]:
     usable = st.counts[-1][1]
     # Each stage keeps a part of the one before: a node with a device at some stage has one at the first.
     shown = np.flatnonzero(st.counts[0][1])
-    ranks = usable[shown]
+    ranks = st.name_ranks
+    # Most usable first, then by name, as one integer per node: numpy picks and sorts the few shown.
+    order = (int(usable.max(initial=0)) - usable[shown]).astype(np.int64) * len(ranks) + ranks[shown]
     if len(shown) > _MAX_NODES:
-        # Only the nodes that can make the cut are sorted by name: above the _MAX_NODES-th usable
-        # count, and of those equal to it the first ones in node order (node order is name order,
-        # but for the placeholder nodes, which are kept whatever their place).
-        cut = -np.partition(-ranks, _MAX_NODES - 1)[_MAX_NODES - 1]
-        above = shown[ranks > cut]
-        ties = shown[ranks == cut]
-        extra = []
-        for i in ties[_MAX_NODES:][::-1]:     # placeholders come last in node order
-            if not st.nodes[int(i)].placeholder:
-                break
-            extra.append(i)
-        shown = np.concatenate([above, ties[:_MAX_NODES], np.array(extra, np.int64)])
-        ranks = usable[shown]
-    places = shown.tolist()      # plain ints: sorting and reading numpy scalars one by one is slow
-    rows = sorted(zip([-n for n in ranks.tolist()], [st.nodes[i].name for i in places], places))[:_MAX_NODES]
-    picked = [i for _, _, i in rows]
-    columns = [(stage, counts[picked].tolist()) for stage, counts in st.counts]
-    return {name: {stage: column[k] for stage, column in columns if column[k]} for k, (_, name, _) in enumerate(rows)}
+        top = np.argpartition(order, _MAX_NODES - 1)[:_MAX_NODES]
+        shown, order = shown[top], order[top]
+    picked = shown[np.argsort(order)]
+    nodes = st.nodes
+    names = [nodes[i].name for i in picked.tolist()]
+    stages = [stage for stage, _ in st.counts]
+    rows = zip(*[counts[picked].tolist() for _, counts in st.counts])
+    return {name: {stage: n for stage, n in zip(stages, row) if n} for name, row in zip(names, rows)}
 
 
 class Explainer:

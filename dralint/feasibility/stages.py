@@ -9,7 +9,8 @@ the nodes, their counts) is worked out once per class, and the later stages on t
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from copy import copy
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,9 @@ MAX_NAMED = 3        # devices (and claims holding them) named in a message
 STAGES_BYTES = 4 << 20
 # What each class matches on the nodes asked: a few hundred classes on the corpus, each a few
 # arrays over its own entries (a small part of the fleet), reused by every request of the class.
-CLASS_BYTES = 64 << 20
+# Every class's match together weighs 5.0 MB on the 17 MiB benchmark file (250 classes), 4.1 MB on
+# the benchmark corpus (243): 8 MB keeps them all there.
+CLASS_BYTES = 8 << 20
 
 STAGE_NAMES = ("class", "selectors", "free", "usable")
 
@@ -59,6 +62,11 @@ class Stages:
     counters_note: str = ""                             # amounts, when shared counters block devices
     absent: dict[str, int] = field(default_factory=dict)  # node without a Node object -> devices the selectors leave
     holders: list[str] = field(default_factory=list)    # the first claims holding matching devices, and their files
+    # Per node, its place among ``nodes`` sorted by name (equal names in node order), for the details.
+    name_ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # What the explanation's details say of these counts, worked out once for all the alternatives
+    # that share them (each gets a copy of the kept counts); read only.
+    told: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def fits_somewhere(self) -> bool:
         usable = self.counts[-1][1]
@@ -115,9 +123,13 @@ class StageCounter:
         self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, _stages_bytes)
         self._classes: Lru[tuple, _ClassMatch] = Lru(CLASS_BYTES, _class_bytes)
         # See placed(): for which nodes and holds, from which entries, what.
-        self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray | None]] | None = None
         # See uids_unique(): for which entries, the answer.
         self._unique: tuple[tuple, bool] | None = None
+        # See name_ranks(): for which nodes, the answer.
+        self._ranks: tuple[list, np.ndarray] | None = None
+        # See consumers(): for which flags, the answer.
+        self._consumers: tuple[np.ndarray, np.ndarray | None] | None = None
 
     def stages(self, alt: Alternative, nodes: NodeSet) -> Stages:
         """The counts of ``alt`` on ``nodes``, with ``alt``'s own name, class and count."""
@@ -131,7 +143,10 @@ class StageCounter:
         st = self._stages.get(key)
         if st is None:
             st = self._stages.put(key, _stages(self, alt, nodes))
-        return replace(st, alt=alt, need=alt.count if alt.mode == "ExactCount" else None)
+        # A shallow copy (dataclasses.replace costs several times more, thousands of times a run).
+        mine = copy(st)
+        mine.alt, mine.need = alt, alt.count if alt.mode == "ExactCount" else None
+        return mine
 
     def class_match(self, alt: Alternative, nodes: NodeSet) -> _ClassMatch:
         """What the class of ``alt`` (which exists) matches on ``nodes``: the same for every request
@@ -149,10 +164,10 @@ class StageCounter:
                 _distinct(uid[entries], None, self.uids_unique())))
         return match
 
-    def placed(self, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def placed(self, nodes: NodeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Per entry of the fleet: its node's place in ``nodes`` (-1: not among them), whether it
-        counts there, and whether its device is held; the same for every request judged with
-        these nodes (the last asked is kept)."""
+        counts there, and whether its device is held (None: none is); the same for every request
+        judged with these nodes (the last asked is kept)."""
         world = self.world
         flat = self.counts.flat()
         held = (world.held_token, len(world.hold_log))
@@ -162,8 +177,25 @@ class StageCounter:
             place = np.full(world.slot_count, -1, np.int64)       # per slot, the node's place in ``nodes``
             place[nodes.slots] = np.arange(len(nodes.nodes))
             position = place[slot]
-            have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here, world.held[uid]))
+            held_entries = world.held[uid]
+            have = self._placed = ((nodes.key, held), flat, (position, (position >= 0) & here,
+                                                            held_entries if held_entries.any() else None))
         return have[2]
+
+    def consumers(self) -> np.ndarray | None:
+        """Per uid: the device consumes shared counters (None: no device does, as in most fleets)."""
+        flags = self.counts.consumers()
+        if self._consumers is None or self._consumers[0] is not flags:
+            self._consumers = (flags, flags if flags.any() else None)
+        return self._consumers[1]
+
+    def name_ranks(self, nodes: list) -> np.ndarray:
+        """Per node of ``nodes``, its place when they are sorted by name (equal names in their
+        order); the same for every request judged with these nodes (the last asked is kept)."""
+        have = self._ranks
+        if have is None or have[0] is not nodes:
+            have = self._ranks = (nodes, name_ranks(nodes))
+        return have[1]
 
     def uids_unique(self) -> bool:
         """No device has two entries in the fleet's entries (no slice reaches several nodes): the
@@ -175,10 +207,18 @@ class StageCounter:
         return self._unique[1]
 
 
+def name_ranks(nodes: list) -> np.ndarray:
+    """Per node of ``nodes``, its place when they are sorted by name (equal names in their order)."""
+    ranks = np.empty(len(nodes), np.int64)
+    ranks[sorted(range(len(nodes)), key=lambda i: nodes[i].name)] = np.arange(len(nodes))
+    return ranks
+
+
 def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     world, counts = sc.world, sc.counts
     st = Stages(alt, alt.count if alt.mode == "ExactCount" else None)
     st.nodes = nodes.nodes
+    st.name_ranks = sc.name_ranks(nodes.nodes)
     size = len(nodes.nodes)
     if world.classes.get(alt.class_name) is None or any(e is None for e in alt.selectors):
         st.counts = [(n, np.zeros(size, np.int32)) for n in STAGE_NAMES]
@@ -205,45 +245,54 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     position, _, held = sc.placed(nodes)
     position = position[kept]
     devices = world.selection.columns.devices
-    free = np.ones(len(kept), bool) if alt.admin else ~held[kept]
-    taken = ~free
-    if taken.any():
+    # Masks over ``kept``; None keeps every entry (nothing held, nothing blocked: the common case).
+    taken = None if alt.admin or held is None else held[kept]
+    if taken is not None and not taken.any():
+        taken = None
+    free = None if taken is None else ~taken
+    if taken is not None:
         keys = set()
         for u in np.unique(uid[taken])[:64]:
             taken_device = devices[int(u)]
             assert taken_device is not None
             keys.add(taken_device.key)
         st.holders = [_holder(c) for c in world.holders_of(keys, MAX_NAMED)]
-    for i in range(min(len(kept), MAX_NAMED + 1)):
-        node = nodes.nodes[int(position[i])]
-        d = devices[int(uid[i])]
+    for place, u in zip(position[:MAX_NAMED + 1].tolist(), uid[:MAX_NAMED + 1].tolist()):
+        node = nodes.nodes[place]
+        d = devices[u]
         assert d is not None
         st.survivors.append(f"{node.name}/{d.name}" if not node.placeholder else d.label)
-    usable = free.copy()
     fc = counts.get(alt)
-    consumes = counts.consumers()
+    consumes = sc.consumers()
     if fc is None:
-        suspects = free
+        suspects = np.ones(len(kept), bool) if free is None else free
     elif fc.usable_own is None:     # nothing static refuses a device the selectors leave
-        suspects = free & consumes[uid]
+        suspects = None if consumes is None else consumes[uid]
     else:
-        suspects = free & (~fc.usable_own[uid] | consumes[uid])
+        suspects = ~fc.usable_own[uid] if consumes is None else ~fc.usable_own[uid] | consumes[uid]
+    if suspects is not None and free is not None and fc is not None:
+        suspects &= free
+    refused: list[int] = []
     seen: set[int] = set()
     pools: dict[int, Any] = {}
-    for k in np.flatnonzero(suspects):
+    for k in () if suspects is None else np.flatnonzero(suspects):
         d = devices[int(uid[k])]
         assert d is not None
         why = _blocked_reason(world, alt, d, nodes.nodes[int(position[k])], st, pools)
         if why:
-            usable[k] = False
+            refused.append(int(k))
             if d.uid not in seen:
                 st.blocked[why] += 1
                 seen.add(d.uid)
+    usable = free
+    if refused:
+        usable = np.ones(len(kept), bool) if free is None else free.copy()
+        usable[refused] = False
     # A stage that leaves every entry of the one before has its counts: worked out once, kept once.
     unique = sc.uids_unique()
     per_node, distinct = match.per_node, match.distinct
     st.counts, st.distinct = [("class", per_node)], {"class": distinct}
-    for name, mask, same in (("selectors", None, everything), ("free", free, not taken.any()),
+    for name, mask, same in (("selectors", None, everything), ("free", free, free is None),
                              ("usable", usable, not st.blocked)):
         if not same:
             per_node, distinct = _per_node(position, mask, size), _distinct(uid, mask, unique)

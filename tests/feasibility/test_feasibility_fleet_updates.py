@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from dralint.feasibility import FeasibilityOptions, Fleet, judge
 from dralint.feasibility.explain import _top_nodes
 from dralint.feasibility.nodes import NodeView
-from dralint.feasibility.stages import Stages
+from dralint.feasibility.stages import Stages, name_ranks
 from dralint.feasibility.world import World
 from dralint.index import Index
 from dralint.kube.releases import Release
@@ -145,14 +145,19 @@ def test_the_nodes_shown_are_those_a_full_sort_shows(real, placeholders, data):
     nodes = [NodeView(f"node-{i:03d}") for i in range(real)]
     nodes += [NodeView(f"<a node matching selector {i + 1}>", assumed_selectors=frozenset({str(i)}))
               for i in range(placeholders)]
+    # Nodes out of name order, names that sort before or after a placeholder's: the order shown is
+    # still by name.
+    nodes = data.draw(st.permutations(nodes))
+    nodes += [NodeView(name) for name in data.draw(st.lists(st.sampled_from(["0-first", "a", "zz"]), unique=True))]
     if not nodes:
         return
     size = len(nodes)
     usable = np.array(data.draw(st.lists(st.integers(0, 2), min_size=size, max_size=size)), np.int64)
     free = usable + np.array(data.draw(st.lists(st.integers(0, 1), min_size=size, max_size=size)), np.int64)
-    stages = Stages(alt=None, need=1, nodes=nodes,  # type: ignore[arg-type]
+    stages = Stages(alt=None, need=1, nodes=nodes, name_ranks=name_ranks(nodes),  # type: ignore[arg-type]
                     counts=[("class", free), ("selectors", free), ("free", free), ("usable", usable)])
-    assert _top_nodes(stages) == _top_by_sorting(stages)
+    shown = _top_nodes(stages)
+    assert shown == _top_by_sorting(stages) and list(shown) == list(_top_by_sorting(stages))
 
 
 

@@ -127,3 +127,44 @@ def test_a_stage_that_leaves_everything_shares_the_counts_of_the_one_before():
     assert st.counts[1][1] is st.counts[0][1]
     assert st.counts[2][1] is not st.counts[1][1]     # two devices are held
     assert st.distinct["free"] == 4
+
+
+def test_alternatives_that_share_counts_share_what_their_details_say():
+    from dralint.feasibility.explain import _details, _top_nodes
+    world, alts = _world(False)
+    nodes = _everywhere(world)
+    counter = StageCounter(world, world.counts)
+    by_name = {alt.full_name: alt for alt in alts}
+    big, alike, plain = (counter.stages(by_name[n], nodes) for n in ("big", "alike", "any"))
+    assert big.told is alike.told and big.told is not plain.told
+    details = _details([big, alike, plain])
+    assert set(details) == {"big", "alike", "any"}
+    assert details["big"]["per_node"] == details["alike"]["per_node"] == _top_nodes(big)
+    assert details["any"]["per_node"] == _top_nodes(plain) != details["big"]["per_node"]
+    # Told again (kept counts, an alternative asked anew), the details are the same.
+    assert _details([counter.stages(by_name["big"], nodes)]) == {"big": details["big"]}
+
+
+def test_a_taint_refuses_devices_at_the_usable_stage_whether_or_not_any_is_held():
+    # Nothing held is the common case: the free stage is then the selectors' own; a refused device
+    # still leaves the usable stage, and a held one the free stage.
+    def tainted(n: int, count: int) -> str:
+        devices: list[dict] = [{"name": f"d{i}", "attributes": {"memory": {"int": 80}}} for i in range(count)]
+        devices[0]["taints"] = [{"key": "broken", "value": "yes", "effect": "NoSchedule"}]
+        return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"s{n}"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": f"node-{n}", "devices": devices,
+                                    "pool": {"name": f"p{n}", "generation": 1, "resourceSliceCount": 1}}})
+
+    claim = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                        "metadata": {"name": "c", "namespace": "default"},
+                        "spec": {"devices": {"requests": [_request("any", "gpu")]}}})
+    for held, free in (([], [3, 2]), ([(0, 2)], [2, 2])):
+        cluster = [CLASS, _node(0), _node(1), tainted(0, 3), tainted(1, 2), *([held_claim(held)] if held else [])]
+        index = Index.build(_objects(cluster, True) + _objects([claim], False))
+        world = World.from_index(index, Release(37, {"DRADeviceTaints": True}), mini_cel, by_name=True)
+        alt = read_claim(index.claims[("default", "c")], "default/c").requests[0].alternatives[0]
+        st = StageCounter(world, world.counts).stages(alt, _everywhere(world))
+        assert [(name, counts.tolist()) for name, counts in st.counts] == [
+            ("class", [3, 2]), ("selectors", [3, 2]), ("free", free), ("usable", [n - 1 for n in free])]
+        assert st.blocked == Counter({"have taint `broken=yes:NoSchedule` that the request does not tolerate": 2})
+        assert st.distinct["usable"] == sum(free) - 2
