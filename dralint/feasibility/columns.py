@@ -40,17 +40,18 @@ Evaluate = Callable[[str, Device], bool]
 EntryProblem = Callable[[str, str, Any], "str | None"]
 # Problems kept, per (table, name, value): a fleet has few distinct versions and capacities.
 PROBLEM_BYTES = 4 << 20
-# What registering one attribute or capacity value takes (see Columns._record), kept to be shared by
-# the devices added later: a fleet repeats the same few values (``model: a100`` on thousands of GPUs).
-# RECORD_WEIGHT is about what one weighs with its key and its place in the dict: a key holds one
+# Devices' entries (model.shape_entry) kept to be shared by the devices added later: a fleet repeats the
+# same few values (50 MB of entries for the 17 MiB benchmark file's 24,000 devices, most alike).
+# ENTRY_WEIGHT is about what one weighs with its key and its place in the dict: a key holds one
 # attribute's or capacity's name and scalar value, which the API server keeps short (a slice it would
 # refuse is not in the view). All are forgotten when they pass the budget; later devices make their own.
-RECORD_BYTES = 16 << 20
-RECORD_WEIGHT = 560
+ENTRY_BYTES = 16 << 20
+ENTRY_WEIGHT = 400
 
-# A record: (sort key, entry, what the base holds of it, attribute id, problem or None). The entry is
-# what CEL sees (model.shape_entry); the problem, (table, name, what is wrong), when a version or a
-# capacity does not convert.
+# What registering one attribute or capacity value takes (see Columns._record), kept by one ``add`` for
+# its devices (not longer: records weigh twice what their entries do): (sort key, entry, what the base
+# holds of it, attribute id, problem or None). The problem, (table, name, what is wrong), when a
+# version or a capacity does not convert.
 _Record = tuple[tuple[str, str], tuple[str, str, Any, str], tuple, str, "tuple[str, str, str] | None"]
 _SORT_KEY, _BASE_PART, _PROBLEM = itemgetter(0), itemgetter(2), itemgetter(4)
 # The last entry of every device: whether it allows several allocations (its value is in the columns,
@@ -80,7 +81,7 @@ class Columns:
         self._base = np.zeros(0, np.int64)
         self._driver = np.zeros(0, np.int64)
         self._named: list[dict[str, Any]] = []
-        self._records: dict[tuple, _Record] = {}
+        self._entries: dict[tuple, tuple] = {}
         self._interned: dict[Any, int] = {}
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
@@ -112,19 +113,19 @@ class Columns:
         freed += sum(a.nbytes for a in self._attr.values())
         self._errors.clear()
         self._attr.clear()
-        self._records.clear()
+        self._entries.clear()
         return freed
 
-    def _register(self, device: Device) -> tuple[tuple, dict[str, Any]]:
+    def _register(self, device: Device, known: dict[tuple, _Record]) -> tuple[tuple, dict[str, Any]]:
         """The base key of a device and, per attribute id, what an expression naming it sees: its one
         entry, or a tuple of its entries when the id has several (in different domains).
 
         Any evaluation on a device fails when one of its versions or capacities does not convert, so
         the base says which do not; without that knowledge (no ``entry_problem``) their values are
         part of it. The base holds of the other entries their domain and kind, in entry order.
+        ``known``: the records made so far, by what they were read from.
         """
         driver, raw = device.key[0], device.raw
-        known = self._records
         records: list[_Record] = []
         for table in _TABLES:
             values = raw.get(table)
@@ -140,10 +141,10 @@ class Columns:
                         key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
                         record = known.get(key)
                         if record is None:
-                            record = known[key] = self._record(driver, table, name, value)
+                            record = known[key] = self._record(driver, table, name, value, key)
                         records.append(record)
                         continue
-                records.append(self._record(driver, table, name, value))
+                records.append(self._record(driver, table, name, value, None))
         records.sort(key=_SORT_KEY)
         allow = ("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), "")
         named: dict[str, Any] = {record[3]: record[1] for record in records}
@@ -160,9 +161,14 @@ class Columns:
             return (driver, *map(_BASE_PART, records), _ALLOW_BASE), named
         return (driver, *map(_BASE_PART, records), _ALLOW_BASE, tuple(sorted(filter(None, map(_PROBLEM, records))))), named
 
-    def _record(self, driver: str, table: str, name: Any, value: Any) -> _Record:
-        """What registering the attribute or capacity ``name`` of a device of ``driver`` takes."""
-        entry = shape_entry(driver, table, name, value)
+    def _record(self, driver: str, table: str, name: Any, value: Any, key: tuple | None) -> _Record:
+        """What registering the attribute or capacity ``name`` of a device of ``driver`` takes; ``key``:
+        what its entry is kept by, if it can be shared."""
+        entry = self._entries.get(key) if key is not None else None
+        if entry is None:
+            entry = shape_entry(driver, table, name, value)
+            if key is not None:
+                self._entries[key] = entry
         checked = table == "capacity" or "version" in entry[3]
         problem = None
         if self._entry_problem is None:
@@ -196,12 +202,14 @@ class Columns:
         driver = np.resize(self._driver, size)
         self.alive = _grown(self.alive, size)
         self.bound = _grown(self.bound, size)
+        records: dict[tuple, _Record] = {}
         for d in new:
-            if len(self._records) * RECORD_WEIGHT > RECORD_BYTES:
-                self._records.clear()
+            if len(self._entries) * ENTRY_WEIGHT > ENTRY_BYTES:
+                self._entries.clear()
+                records.clear()
             self.alive[d.uid] = True
             self.bound[d.uid] = bool(d.binding_conditions)
-            key, named = self._register(d)
+            key, named = self._register(d, records)
             self.devices[d.uid] = d
             self._named[d.uid] = named
             base[d.uid] = self._intern(key)
