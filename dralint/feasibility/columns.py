@@ -31,6 +31,9 @@ COLUMN_BYTES = 64 << 20
 ERROR_ENTRY_BYTES = 100
 # Bytes of groupings of the whole fleet kept, one per set of attribute ids read: two int64 arrays.
 GROUPING_BYTES = 32 << 20
+# Values to number (see _ranks) spanning more than this many times their count are sorted instead (a
+# table of presence as long as their span would cost more).
+_RANKED_SPAN = 8
 
 # (expression, device) -> bool; raises an exception carrying the error (see selection.py).
 Evaluate = Callable[[str, Device], bool]
@@ -286,13 +289,12 @@ class Columns:
             if have is not None and have[0] == self._version:
                 return have[1], have[2]
         # One attribute at a time, each step numbering the distinct (group so far, value) pairs:
-        # sorting numbers is far cheaper than sorting rows.
-        _, code = np.unique(self._base[uids], return_inverse=True)
+        # numbering numbers is far cheaper than sorting rows.
+        inverse = _ranks(self._base[uids])
         for ident in idents:
-            values = self._attr_column(ident)[uids]
-            _, code = np.unique(code.reshape(-1) * (int(values.max(initial=0)) + 1) + values, return_inverse=True)
-        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+            values = _ranks(self._attr_column(ident)[uids])
+            inverse = _ranks(inverse * (int(values.max(initial=0)) + 1) + values)
+        first = _firsts(inverse)
         if whole:
             self._groupings.put(idents, (self._version, first, inverse))
         return first, inverse
@@ -341,6 +343,26 @@ class Columns:
         except self._error_type as exc:
             self._errors.setdefault(expr, {})[uid] = exc
             return ERROR
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Per item of ``values`` (integers, none negative) its rank among the distinct values: what
+    ``np.unique(values, return_inverse=True)`` numbers them, without its sort when they span a range
+    of at most a few times their count (interned codes, ranks combined)."""
+    top = int(values.max(initial=0))
+    if top > _RANKED_SPAN * len(values) + 1024:
+        return np.unique(values, return_inverse=True)[1].reshape(-1)
+    present = np.zeros(top + 1, bool)
+    present[values] = True
+    return (np.cumsum(present) - 1)[values]
+
+
+def _firsts(ranks: np.ndarray) -> np.ndarray:
+    """Per rank of ``ranks`` (from ``_ranks``: every rank up to the largest occurs), the place of its
+    first item: what ``np.unique(ranks, return_index=True)`` gives, without its sort."""
+    first = np.full(int(ranks.max(initial=-1)) + 1, len(ranks), np.int64)
+    np.minimum.at(first, ranks, np.arange(len(ranks)))
+    return first
 
 
 def _grown(flags: np.ndarray, size: int) -> np.ndarray:
