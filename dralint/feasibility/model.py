@@ -355,11 +355,20 @@ def shape_entry(driver: str, table: str, name: Any, value: Any) -> tuple[str, st
     value is frozen as nested tuples; the kind is the value's keys for an attribute (``string``,
     ``version``), the table for a capacity.
     """
-    typed = ",".join(map(str, value)) if isinstance(value, dict) else table
-    domain, sep, ident = str(name).partition("/")
-    if not sep:
-        domain, ident = driver, str(name)
-    return (f"{table}:{domain}", ident, _frozen(value), typed if table == "attributes" else table)
+    if type(value) is dict and len(value) == 1 and type(next(iter(value.values()))) in _SCALARS:
+        # The common case, one typed value ({"string": "a100"}): what _frozen makes of it, made directly.
+        ((k, v),) = value.items()
+        frozen, typed = ((str(k), v),), str(k)
+    else:
+        frozen = _frozen(value)
+        typed = ",".join(map(str, value)) if isinstance(value, dict) else table
+    if type(name) is str and "/" not in name:
+        domain, ident = driver, name
+    else:
+        domain, sep, ident = str(name).partition("/")
+        if not sep:
+            domain, ident = driver, str(name)
+    return (f"{table}:{domain}", ident, frozen, typed if table == "attributes" else table)
 
 
 def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, tuple[Taint, ...]],
