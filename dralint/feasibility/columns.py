@@ -206,21 +206,30 @@ class Columns:
         self.alive = _grown(self.alive, size)
         self.bound = _grown(self.bound, size)
         records: dict[tuple, _Record] = {}
+        bases: list[int] = []
+        drivers: list[int] = []
+        codes: dict[str, int] = {}     # per driver, its code (interned where its first device is)
         for d in new:
             if len(self._entries) * ENTRY_WEIGHT > ENTRY_BYTES:
                 self._entries.clear()
                 records.clear()
-            self.alive[d.uid] = True
-            self.bound[d.uid] = bool(d.binding_conditions)
             key, named = self._register(d, records)
             self.devices[d.uid] = d
             self._named[d.uid] = named
-            base[d.uid] = self._intern(key)
-            driver[d.uid] = self._intern(("driver", d.key[0]))
+            bases.append(self._intern(key))
+            code = codes.get(d.key[0])
+            if code is None:
+                code = codes[d.key[0]] = self._intern(("driver", d.key[0]))
+            drivers.append(code)
             self._idents.update(named)
+        uids = [d.uid for d in new]
+        base[uids] = bases
+        driver[uids] = drivers
+        self.alive[uids] = True
+        self.bound[uids] = [bool(d.binding_conditions) for d in new]
         self._base, self._driver = base, driver
         for ident in list(self._attr):
-            self._attr[ident] = self._fill_attr(ident, self._attr[ident], size, [d.uid for d in new])
+            self._attr[ident] = self._fill_attr(ident, self._attr[ident], size, uids)
         self._version += 1
         # Columns are extended to the new devices when next asked (see column).
 
