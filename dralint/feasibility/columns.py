@@ -15,13 +15,14 @@ kept; a column that left is worked out again when asked.
 from __future__ import annotations
 
 import sys
+from operator import itemgetter
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ..sizes import deep_size
 from .lru import Lru
-from .model import Device, EntryKey, device_shape
+from .model import Device, shape_entry
 
 FALSE, TRUE, ERROR = 0, 1, 2
 # Bytes of columns kept: one int8 per device each (40 KB for 40,000 devices), with the expression
@@ -30,6 +31,9 @@ COLUMN_BYTES = 64 << 20
 ERROR_ENTRY_BYTES = 100
 # Bytes of groupings of the whole fleet kept, one per set of attribute ids read: two int64 arrays.
 GROUPING_BYTES = 32 << 20
+# Values to number (see _ranks) spanning more than this many times their count are sorted instead (a
+# table of presence as long as their span would cost more).
+_RANKED_SPAN = 8
 
 # (expression, device) -> bool; raises an exception carrying the error (see selection.py).
 Evaluate = Callable[[str, Device], bool]
@@ -39,42 +43,28 @@ Evaluate = Callable[[str, Device], bool]
 EntryProblem = Callable[[str, str, Any], "str | None"]
 # Problems kept, per (table, name, value): a fleet has few distinct versions and capacities.
 PROBLEM_BYTES = 4 << 20
-# Devices' entries (model.device_shape) kept to be shared by the devices added later: a fleet repeats
-# the same few values (50 MB of entries for the 17 MiB benchmark file's 24,000 devices, most alike).
+# Devices' entries (model.shape_entry) kept to be shared by the devices added later: a fleet repeats the
+# same few values (50 MB of entries for the 17 MiB benchmark file's 24,000 devices, most alike).
 # ENTRY_WEIGHT is about what one weighs with its key and its place in the dict: a key holds one
 # attribute's or capacity's name and scalar value, which the API server keeps short (a slice it would
 # refuse is not in the view). All are forgotten when they pass the budget; later devices make their own.
 ENTRY_BYTES = 16 << 20
 ENTRY_WEIGHT = 400
 
-
-def _base_and_columns(device: Device, problems: Callable[[Device], tuple] | None,
-                      entries: dict[EntryKey, tuple]) -> tuple[tuple, dict[str, Any]]:
-    """The base key of a device and, per attribute id, what an expression naming it sees: its one
-    entry, or a tuple of its entries when the id has several (in different domains).
-
-    Any evaluation on a device fails when one of its versions or capacities does not convert, so
-    the base says which do not (``problems``); without that knowledge their values are part of it.
-    """
-    base: list[Any] = [device.key[0]]
-    named: dict[str, Any] = {}
-    for entry in device_shape(device.key[0], device.raw, entries):
-        table, ident, _, kind = entry
-        if problems is None and (table.startswith("capacity:") or "version" in kind):
-            base.append(entry)
-        else:
-            base.append((table, "", None, kind))
-        # Mostly one entry per id: the entry itself, shared by the devices that have it, not a tuple
-        # of it per device (an entry is a 4-tuple of a string and more, never a tuple of entries).
-        have = named.get(ident)
-        named[ident] = entry if have is None else (have, entry) if _single(have) else have + (entry,)
-    if problems is not None:
-        base.append(problems(device))
-    return tuple(base), named
+# What registering one attribute or capacity value takes (see Columns._record), kept by one ``add`` for
+# its devices (not longer: records weigh twice what their entries do): (sort key, entry, what the base
+# holds of it, attribute id, problem or None). The problem, (table, name, what is wrong), when a
+# version or a capacity does not convert.
+_Record = tuple[tuple[str, str], tuple[str, str, Any, str], tuple, str, "tuple[str, str, str] | None"]
+_SORT_KEY, _BASE_PART, _PROBLEM = itemgetter(0), itemgetter(2), itemgetter(4)
+# The last entry of every device: whether it allows several allocations (its value is in the columns,
+# not in the base).
+_ALLOW_BASE = ("allowMultipleAllocations", "", None, "")
+_TABLES = ("attributes", "capacity")
 
 
 def _single(named: Any) -> bool:
-    """Whether a value of ``_base_and_columns``'s ``named`` is one entry (not a tuple of entries)."""
+    """Whether a value of ``Columns._register``'s ``named`` is one entry (not a tuple of entries)."""
     return isinstance(named[0], str)
 
 
@@ -94,7 +84,7 @@ class Columns:
         self._base = np.zeros(0, np.int64)
         self._driver = np.zeros(0, np.int64)
         self._named: list[dict[str, Any]] = []
-        self._entries: dict[EntryKey, tuple] = {}
+        self._entries: dict[tuple, tuple] = {}
         self._interned: dict[Any, int] = {}
         self._attr: dict[str, np.ndarray] = {}
         self._idents: set[str] = set()
@@ -129,23 +119,73 @@ class Columns:
         self._entries.clear()
         return freed
 
-    def _device_problems(self, device: Device) -> tuple:
-        """The versions and capacities of ``device`` that do not convert, with what is wrong."""
-        assert self._entry_problem is not None
-        out = []
-        for table in ("attributes", "capacity"):
-            entries = device.raw.get(table)
-            attributes = table == "attributes"
-            for name, value in entries.items() if isinstance(entries, dict) else ():
-                if attributes and not _versioned(value):
-                    continue
+    def _register(self, device: Device, known: dict[tuple, _Record]) -> tuple[tuple, dict[str, Any]]:
+        """The base key of a device and, per attribute id, what an expression naming it sees: its one
+        entry, or a tuple of its entries when the id has several (in different domains).
+
+        Any evaluation on a device fails when one of its versions or capacities does not convert, so
+        the base says which do not; without that knowledge (no ``entry_problem``) their values are
+        part of it. The base holds of the other entries their domain and kind, in entry order.
+        ``known``: the records made so far, by what they were read from.
+        """
+        driver, raw = device.key[0], device.raw
+        records: list[_Record] = []
+        for table in _TABLES:
+            values = raw.get(table)
+            if not isinstance(values, dict):
+                continue
+            for name, value in values.items():
+                if type(value) is dict and len(value) == 1:
+                    # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}); the key
+                    # holds the scalar's type, so 1, True and 1.0 stay apart.
+                    ((k, v),) = value.items()
+                    kind = type(v)
+                    if kind in _SCALARS:
+                        key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
+                        record = known.get(key)
+                        if record is None:
+                            record = known[key] = self._record(driver, table, name, value, key)
+                        records.append(record)
+                        continue
+                records.append(self._record(driver, table, name, value, None))
+        records.sort(key=_SORT_KEY)
+        allow = ("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), "")
+        named: dict[str, Any] = {record[3]: record[1] for record in records}
+        if len(named) < len(records) or "" in named:
+            # Mostly one entry per id: the entry itself, shared by the devices that have it, not a tuple
+            # of it per device (an entry is a 4-tuple of a string and more, never a tuple of entries).
+            named = {}
+            for ident, entry in [(record[3], record[1]) for record in records] + [("", allow)]:
+                have = named.get(ident)
+                named[ident] = entry if have is None else (have, entry) if _single(have) else have + (entry,)
+        else:
+            named[""] = allow
+        if self._entry_problem is None:
+            return (driver, *map(_BASE_PART, records), _ALLOW_BASE), named
+        return (driver, *map(_BASE_PART, records), _ALLOW_BASE, tuple(sorted(filter(None, map(_PROBLEM, records))))), named
+
+    def _record(self, driver: str, table: str, name: Any, value: Any, key: tuple | None) -> _Record:
+        """What registering the attribute or capacity ``name`` of a device of ``driver`` takes; ``key``:
+        what its entry is kept by, if it can be shared."""
+        entry = self._entries.get(key) if key is not None else None
+        if entry is None:
+            entry = shape_entry(driver, table, name, value)
+            if key is not None:
+                self._entries[key] = entry
+        checked = table == "capacity" or "version" in entry[3]
+        problem = None
+        if self._entry_problem is None:
+            base = entry if checked else (entry[0], "", None, entry[3])
+        else:
+            base = (entry[0], "", None, entry[3])
+            if checked:
                 key = (table, name, _hashable(value))
                 have = self._problems.get(key)
                 if have is None:
                     have = self._problems.put(key, (self._entry_problem(table, str(name), value),))
                 if have[0] is not None:
-                    out.append((table, str(name), have[0]))
-        return tuple(sorted(out))
+                    problem = (table, str(name), have[0])
+        return (entry[0], entry[1]), entry, base, entry[1], problem
 
     def _intern(self, value: Any) -> int:
         have = self._interned.get(value)
@@ -165,20 +205,31 @@ class Columns:
         driver = np.resize(self._driver, size)
         self.alive = _grown(self.alive, size)
         self.bound = _grown(self.bound, size)
+        records: dict[tuple, _Record] = {}
+        bases: list[int] = []
+        drivers: list[int] = []
+        codes: dict[str, int] = {}     # per driver, its code (interned where its first device is)
         for d in new:
             if len(self._entries) * ENTRY_WEIGHT > ENTRY_BYTES:
                 self._entries.clear()
-            self.alive[d.uid] = True
-            self.bound[d.uid] = bool(d.binding_conditions)
-            key, named = _base_and_columns(d, self._device_problems if self._entry_problem else None, self._entries)
+                records.clear()
+            key, named = self._register(d, records)
             self.devices[d.uid] = d
             self._named[d.uid] = named
-            base[d.uid] = self._intern(key)
-            driver[d.uid] = self._intern(("driver", d.key[0]))
+            bases.append(self._intern(key))
+            code = codes.get(d.key[0])
+            if code is None:
+                code = codes[d.key[0]] = self._intern(("driver", d.key[0]))
+            drivers.append(code)
             self._idents.update(named)
+        uids = [d.uid for d in new]
+        base[uids] = bases
+        driver[uids] = drivers
+        self.alive[uids] = True
+        self.bound[uids] = [bool(d.binding_conditions) for d in new]
         self._base, self._driver = base, driver
         for ident in list(self._attr):
-            self._attr[ident] = self._fill_attr(ident, self._attr[ident], size, [d.uid for d in new])
+            self._attr[ident] = self._fill_attr(ident, self._attr[ident], size, uids)
         self._version += 1
         # Columns are extended to the new devices when next asked (see column).
 
@@ -247,13 +298,12 @@ class Columns:
             if have is not None and have[0] == self._version:
                 return have[1], have[2]
         # One attribute at a time, each step numbering the distinct (group so far, value) pairs:
-        # sorting numbers is far cheaper than sorting rows.
-        _, code = np.unique(self._base[uids], return_inverse=True)
+        # numbering numbers is far cheaper than sorting rows.
+        inverse = _ranks(self._base[uids])
         for ident in idents:
-            values = self._attr_column(ident)[uids]
-            _, code = np.unique(code.reshape(-1) * (int(values.max(initial=0)) + 1) + values, return_inverse=True)
-        _, first, inverse = np.unique(code.reshape(-1), return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+            values = _ranks(self._attr_column(ident)[uids])
+            inverse = _ranks(inverse * (int(values.max(initial=0)) + 1) + values)
+        first = _firsts(inverse)
         if whole:
             self._groupings.put(idents, (self._version, first, inverse))
         return first, inverse
@@ -304,12 +354,24 @@ class Columns:
             return ERROR
 
 
-def _versioned(value: Any) -> bool:
-    """Whether an attribute's value has a version (``{"version": "1.2.3"}``)."""
-    if type(value) is dict and len(value) == 1:
-        # The common case, one typed value: its one key, without a generator.
-        return "version" in str(next(iter(value)))
-    return isinstance(value, dict) and any("version" in str(k) for k in value)
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Per item of ``values`` (integers, none negative) its rank among the distinct values: what
+    ``np.unique(values, return_inverse=True)`` numbers them, without its sort when they span a range
+    of at most a few times their count (interned codes, ranks combined)."""
+    top = int(values.max(initial=0))
+    if top > _RANKED_SPAN * len(values) + 1024:
+        return np.unique(values, return_inverse=True)[1].reshape(-1)
+    present = np.zeros(top + 1, bool)
+    present[values] = True
+    return (np.cumsum(present) - 1)[values]
+
+
+def _firsts(ranks: np.ndarray) -> np.ndarray:
+    """Per rank of ``ranks`` (from ``_ranks``: every rank up to the largest occurs), the place of its
+    first item: what ``np.unique(ranks, return_index=True)`` gives, without its sort."""
+    first = np.full(int(ranks.max(initial=-1)) + 1, len(ranks), np.int64)
+    np.minimum.at(first, ranks, np.arange(len(ranks)))
+    return first
 
 
 def _grown(flags: np.ndarray, size: int) -> np.ndarray:

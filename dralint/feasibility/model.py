@@ -286,18 +286,23 @@ def _policy(raw: Any) -> CapacityPolicy | None:
 
 
 def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple[Taint, ...],
-                capacity_names_either_way: bool = False,
-                alike: dict[DeviceCapacity, DeviceCapacity] | None = None) -> Device:
+                capacity_names_either_way: bool = False, alike: dict[Any, DeviceCapacity] | None = None) -> Device:
     """One device of a slice; ``alike``: capacities read before, which an equal one shares (a slice's
-    devices mostly publish the same ones)."""
+    devices mostly publish the same ones), also by the quantity they were read from (a string)."""
     alike = {} if alike is None else alike
     caps: dict[str, DeviceCapacity] = {}
     aliases: dict[str, str] = {}
     for name, cap in _dict(raw.get("capacity")).items():
-        value = nanos(_dict(cap).get("value"))
-        policy = _policy(_dict(cap).get("requestPolicy"))
-        read = DeviceCapacity(value if value is not None else 0, policy)
-        caps[str(name)] = alike.setdefault(read, read)
+        # The common case, a quantity without a request policy ({"value": "80Gi"}): read once per slice.
+        quantity = cap.get("value") if type(cap) is dict and len(cap) == 1 else None
+        read = alike.get(quantity) if type(quantity) is str else None
+        if read is None:
+            value = nanos(_dict(cap).get("value"))
+            read = DeviceCapacity(value if value is not None else 0, _policy(_dict(cap).get("requestPolicy")))
+            read = alike.setdefault(read, read)
+            if type(quantity) is str:
+                alike[quantity] = read
+        caps[str(name)] = read
         if capacity_names_either_way:
             domain, sep, ident = str(name).partition("/")
             if not sep:
@@ -309,16 +314,23 @@ def read_device(uid: int, driver: str, pool: str, raw: dict, extra_taints: tuple
         e = _dict(entry)
         counters = {str(k): nanos(_dict(v).get("value")) or 0 for k, v in _dict(e.get("counters")).items()}
         consumes.append((_str(e.get("counterSet")), counters))
-    taints = tuple(t for t in (read_taint(x) for x in _list(raw.get("taints"))) if t) + extra_taints
+    taints = raw.get("taints")
+    if taints:
+        extra_taints = tuple(t for t in (read_taint(x) for x in _list(taints)) if t) + extra_taints
     selector = raw.get("nodeSelector")
     return Device(uid=uid, key=(driver, pool, _str(raw.get("name"))), raw=raw,
-                  attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=taints,
-                  binding_conditions=tuple(str(c) for c in _list(raw.get("bindingConditions"))),
-                  binding_failure_conditions=tuple(str(c) for c in _list(raw.get("bindingFailureConditions"))),
+                  attributes=_dict(raw.get("attributes")), capacity=caps, consumes=tuple(consumes), taints=extra_taints,
+                  binding_conditions=_strings(raw.get("bindingConditions")),
+                  binding_failure_conditions=_strings(raw.get("bindingFailureConditions")),
                   binds_to_node=raw.get("bindsToNode") is True,
                   allow_multiple=raw.get("allowMultipleAllocations") is True,
                   node_name=_str(raw.get("nodeName")), all_nodes=raw.get("allNodes") is True,
                   node_selector=selector if isinstance(selector, dict) else None, capacity_aliases=aliases)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A list's items as strings; () for anything else (most devices have no such list)."""
+    return tuple(str(c) for c in value) if value and isinstance(value, list) else ()
 
 
 _SCALARS = frozenset({bool, int, float, str, type(None)})
@@ -336,46 +348,26 @@ def _frozen(value: Any) -> Any:
     return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
 
 
-# What one typed attribute or capacity value is read from: (table, driver, name, value key, value), and
-# the value's type where that is not a string (1, 1.0 and True are equal keys, different values to CEL).
-EntryKey = tuple
+def shape_entry(driver: str, table: str, name: Any, value: Any) -> tuple[str, str, Any, str]:
+    """What CEL can see of one attribute or capacity (``table``) of a device: (domain, id, value, kind).
 
-
-def device_shape(driver: str, raw: dict, entries: dict[EntryKey, tuple]) -> tuple[tuple[str, str, Any, str], ...]:
-    """What CEL can see of a device, one entry per attribute/capacity: (domain, id, value, kind).
-
-    Selector results are shared between devices that agree on the entries an expression can read.
-    ``entries`` holds the entries of one typed value already made, by what they were read from: a
-    fleet repeats the same few (``model: a100`` on thousands of GPUs), and the caller keeps each once.
+    Selector results are shared between devices that agree on the entries an expression can read. The
+    value is frozen as nested tuples; the kind is the value's keys for an attribute (``string``,
+    ``version``), the table for a capacity.
     """
-    out = []
-    for table in ("attributes", "capacity"):
-        for name, value in _dict(raw.get(table)).items():
-            if type(value) is dict and len(value) == 1:
-                # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}).
-                ((k, v),) = value.items()
-                kind = type(v)
-                if kind in _SCALARS:
-                    key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
-                    entry = entries.get(key)
-                    if entry is None:
-                        entry = entries[key] = _entry(driver, table, name, ((str(k), v),), str(k))
-                    out.append(entry)
-                    continue
-                frozen, typed = _frozen(value), str(k)
-            else:
-                frozen = _frozen(value)
-                typed = ",".join(map(str, value)) if isinstance(value, dict) else table
-            out.append(_entry(driver, table, name, frozen, typed))
-    out.sort(key=lambda e: (e[0], e[1]))
-    out.append(("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), ""))
-    return tuple(out)
-
-
-def _entry(driver: str, table: str, name: Any, frozen: Any, typed: str) -> tuple[str, str, Any, str]:
-    domain, sep, ident = str(name).partition("/")
-    if not sep:
-        domain, ident = driver, str(name)
+    if type(value) is dict and len(value) == 1 and type(next(iter(value.values()))) in _SCALARS:
+        # The common case, one typed value ({"string": "a100"}): what _frozen makes of it, made directly.
+        ((k, v),) = value.items()
+        frozen, typed = ((str(k), v),), str(k)
+    else:
+        frozen = _frozen(value)
+        typed = ",".join(map(str, value)) if isinstance(value, dict) else table
+    if type(name) is str and "/" not in name:
+        domain, ident = driver, name
+    else:
+        domain, sep, ident = str(name).partition("/")
+        if not sep:
+            domain, ident = driver, str(name)
     return (f"{table}:{domain}", ident, frozen, typed if table == "attributes" else table)
 
 
@@ -387,11 +379,11 @@ def read_slice(obj: Canonical, first_uid: int, rule_taints: Mapping[DeviceKey, t
     pool = _dict(spec.get("pool"))
     driver, pool_name = _str(spec.get("driver")), _str(pool.get("name"))
     devices: list[Device] = []
-    alike: dict[DeviceCapacity, DeviceCapacity] = {}
+    alike: dict[Any, DeviceCapacity] = {}
     for raw in _list(spec.get("devices")):
         if isinstance(raw, dict):
-            key = (driver, pool_name, _str(raw.get("name")))
-            devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, rule_taints.get(key, ()),
+            taints = rule_taints.get((driver, pool_name, _str(raw.get("name"))), ()) if rule_taints else ()
+            devices.append(read_device(first_uid + len(devices), driver, pool_name, raw, taints,
                                        capacity_names_either_way, alike))
     counter_sets = []
     for cs in _list(spec.get("sharedCounters")):

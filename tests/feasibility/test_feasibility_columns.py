@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import numpy as np
 
-from dralint.feasibility.columns import ERROR, FALSE, TRUE
+from dralint.feasibility.columns import ERROR, FALSE, TRUE, _firsts, _ranks
 from dralint.feasibility.model import read_device
 from dralint.feasibility.selection import (Selection, SelectorError, cel_entry_problem, cel_evaluator,
                                            cel_required_driver, names_read)
@@ -74,3 +75,14 @@ def test_columns_answer_like_each_device_alone(drivers, data):
 def test_a_literal_key_test_reads_that_key_only():
     assert names_read('"tier" in device.attributes["d"]') >= {"tier", "d"}
     assert names_read('x in device.attributes["d"]') is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3000), max_size=300), st.sampled_from([1, 10**6]))
+def test_numbering_without_a_sort_numbers_as_np_unique(values, scale):
+    # Values spanning little (a table of presence) and much (np.unique itself) alike.
+    array = np.array(values, np.int64) * scale
+    _, first, inverse = np.unique(array, return_index=True, return_inverse=True)
+    ranks = _ranks(array)
+    assert ranks.tolist() == inverse.reshape(-1).tolist()
+    assert _firsts(ranks).tolist() == first.tolist()
