@@ -168,6 +168,8 @@ class _DeviceFlags:
     consumers: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))   # consumes shared counters
     policy: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))      # a capacity request policy
     multi: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))       # may be allocated many times
+    some_counters: bool = False     # counters.any(), tainted.any(): most fleets have neither
+    some_tainted: bool = False
 
 
 class Counts:
@@ -188,7 +190,7 @@ class Counts:
         self._everywhere: np.ndarray | None = None   # the last ``slots`` found to be every slot in order
         self._count_type: type = np.int16
         self._flags = _DeviceFlags()
-        self._capacity: tuple[tuple, np.ndarray] | None = None
+        self._capacity: tuple[tuple, np.ndarray, bool] | None = None
         self._values: Lru[str, tuple[np.ndarray, int]] = Lru(
             MAX_VALUE_ID_BYTES, lambda attribute, value: sys.getsizeof(attribute) + value[0].nbytes)
         # Per (filter, attribute): the counts per node and value, and per node the most of one value.
@@ -257,26 +259,30 @@ class Counts:
         return True
 
     def entries(self, fc: FilterCounts) -> np.ndarray:
-        """Positions in ``flat`` of the devices ``fc`` selects, on their node. A filter selects a
-        small part of the fleet: what is asked about its devices is cheaper on these than on every
-        entry. (Not kept: one pass over the entries, against the weight of one more array per filter.)"""
-        return self.entries_where(fc.dev_sel == TRUE)
+        """Positions in ``flat`` of the devices ``fc`` selects, on their node, in no particular order.
+        A filter selects a small part of the fleet: what is asked about its devices is cheaper on these
+        than on every entry. (Not kept: one pass over the devices, against the weight of one more array
+        per filter.)"""
+        return self._entries_of(np.flatnonzero(fc.dev_sel == TRUE))
 
-    def entries_where(self, chosen: np.ndarray) -> np.ndarray:
-        """Positions in ``flat``, in order, of the entries on their node of the devices ``chosen``
-        (bool per uid) marks. Where every device has one entry at most (a device on one node), read
-        off the devices' homes: the cost follows the devices chosen, not the fleet's entries."""
+    def _entries_of(self, uids: np.ndarray) -> np.ndarray:
+        """Positions in ``flat``, in no particular order, of the entries on their node of the devices
+        ``uids`` (ascending). Where every device is an entry once at most (a device on one node), read
+        off the devices' homes: the cost follows the devices, not the fleet's entries."""
         _, uid, here = self.flat()
         home = self._home
         if home is None:
+            chosen = np.zeros(max(len(self.world.selection.columns.devices), int(uids[-1]) + 1 if len(uids) else 0),
+                              bool)
+            chosen[uids] = True
             return np.flatnonzero(chosen[uid] & here)
-        at = home.entry[np.flatnonzero(chosen[:len(home.entry)])]
+        if len(uids) and uids[-1] >= len(home.entry):       # devices on no node yet
+            uids = uids[:np.searchsorted(uids, len(home.entry))]
+        at = home.entry[uids]
         if home.gaps:
             at = at[at >= 0]
         if not home.all_here:
             at = at[here[at]]
-        if not home.in_order:
-            at.sort()
         return at
 
     def entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -313,6 +319,7 @@ class Counts:
             multi = np.fromiter((f.consumable_capacity and d is not None and d.allow_multiple for d in new), bool,
                                 len(new))
             flags.multi = np.concatenate([flags.multi, multi])
+            flags.some_counters, flags.some_tainted = bool(flags.counters.any()), bool(flags.tainted.any())
         return flags
 
     def tainted(self) -> np.ndarray:
@@ -411,7 +418,7 @@ class Counts:
         # that cannot change the counts (nothing held, nothing refused beyond the selectors) are skipped.
         world = self.world
         expressions = key[0] + alt.selectors
-        dev_sel = world.selection.combined(expressions)
+        dev_sel, taken, failing = world.selection.selected(expressions)
         selectable = dev_sel == TRUE
         usable = self._usable(alt, selectable)
         fc = FilterCounts(key, alt, world.selection, expressions,
@@ -423,7 +430,7 @@ class Counts:
         held = not alt.admin and bool(world.held.any())
         # The entries of the selected devices on their node, then those of them not held, then
         # usable: each a part of the one before.
-        mine = self.entries_where(selectable)
+        mine = self._entries_of(taken)
         fc.sel = np.bincount(slot[mine], minlength=size).astype(kind)
         if held:
             mine = mine[~world.held[uid[mine]]]
@@ -434,12 +441,12 @@ class Counts:
             fc.usable = fc.free
         else:
             fc.usable = np.bincount(slot[mine[usable[uid[mine]]]], minlength=size).astype(kind)
-        fc.has_errors = bool((dev_sel == ERROR).any())
+        fc.has_errors = len(failing) > 0
         if fc.has_errors:
-            failing = dev_sel[uid] == ERROR
-            fc.err_search = np.bincount(slot[failing & ~world.held[uid] if held else failing],
+            failed = dev_sel[uid] == ERROR
+            fc.err_search = np.bincount(slot[failed & ~world.held[uid] if held else failed],
                                         minlength=size).astype(kind)
-            fc.err_all = np.bincount(slot[failing], minlength=size).astype(kind)
+            fc.err_all = np.bincount(slot[failed], minlength=size).astype(kind)
         else:
             fc.err_search = fc.err_all = self._no_errors(size, kind)
         fc.node_pos = len(world.node_log)
@@ -454,11 +461,10 @@ class Counts:
         f = world.features
         flags = self._device_flags()
         n = len(selectable)
-        counters, tainted = flags.counters[:n], flags.tainted[:n]
-        usable = selectable & ~counters if counters.any() else selectable
+        usable = selectable & ~flags.counters[:n] if flags.some_counters else selectable
         devices = world.selection.columns.devices
-        check_taints = tainted & usable
-        if check_taints.any():
+        check_taints = flags.tainted[:n] & usable if flags.some_tainted else None
+        if check_taints is not None and check_taints.any():
             if alt.tolerations:
                 usable = usable.copy() if usable is selectable else usable
                 for uid in np.nonzero(check_taints)[0]:
@@ -466,8 +472,14 @@ class Counts:
                     usable[uid] = d is not None and blocking_taint(d, alt) is None
             else:
                 usable = usable & ~check_taints
+        check: np.ndarray | None = None
         if f.consumable_capacity:
-            check = usable if (alt.capacity or alt.has_capacity) else usable & self.capacity_flags()[:n]
+            if alt.capacity or alt.has_capacity:
+                check = usable
+            else:
+                refusing, some = self._capacity_flags()
+                check = usable & refusing[:n] if some else None
+        if check is not None:
             uids = np.nonzero(check)[0]
             if len(uids):
                 usable = usable.copy() if usable is selectable else usable
@@ -479,6 +491,11 @@ class Counts:
 
     def capacity_flags(self) -> np.ndarray:
         """Per uid: the capacity check can refuse even without requests (policies, shares held)."""
+        return self._capacity_flags()[0]
+
+    def _capacity_flags(self) -> tuple[np.ndarray, bool]:
+        """``capacity_flags``, and whether any is set (when none is, a request without capacity
+        requests leaves the capacity check out)."""
         world = self.world
         policy = self._device_flags().policy
         key = (len(policy), world.held_token, len(world.hold_log), len(world.node_log))
@@ -486,8 +503,8 @@ class Counts:
             flags = policy.copy()
             for device_key in world.allocated.consumed:
                 flags[world.uids_of(device_key)] = True
-            self._capacity = (key, flags)
-        return self._capacity[1]
+            self._capacity = (key, flags, bool(flags.any()))
+        return self._capacity[1], self._capacity[2]
 
     def _sync(self, fc: FilterCounts) -> bool:
         """Apply the world's changes since ``fc`` was last in step; False when it must be counted
@@ -554,7 +571,6 @@ class _Homes:
     entry: np.ndarray      # per uid, the position of its entry (-1: none)
     gaps: bool             # some uid has no entry
     all_here: bool         # every entry is on its device's node
-    in_order: bool         # positions grow with the uid
 
     @staticmethod
     def of(slot: np.ndarray, uid: np.ndarray, here: np.ndarray) -> _Homes | None:
@@ -564,8 +580,7 @@ class _Homes:
             return None
         entry = np.full(size, -1, np.int64)
         entry[uid] = np.arange(len(uid))
-        known = entry[entry >= 0]
-        return _Homes(entry, len(known) < size, bool(here.all()), bool((known[1:] > known[:-1]).all()))
+        return _Homes(entry, len(uid) < size, bool(here.all()))
 
 
 def _blocking_effect(device: Device) -> bool:
