@@ -285,16 +285,19 @@ class Counts:
             at = at[here[at]]
         return at
 
-    def entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The entries of the nodes at ``slots`` (``flat`` itself when they are a good part of the
-        fleet): what is counted for a few nodes costs as much as the few nodes."""
+    def entries_selected(self, fcs: list[FilterCounts], slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries (slot, uid, here), on their node and in no particular order, of the nodes at
+        ``slots`` and the devices some filter of ``fcs`` selects: what can count for their requests."""
+        chosen = fcs[0].dev_sel == TRUE
+        for fc in fcs[1:]:
+            chosen |= fc.dev_sel == TRUE
+        at = self._entries_of(np.flatnonzero(chosen))
         slot, uid, here = self.flat()
-        if 4 * len(slots) >= self.world.slot_count:
-            return slot, uid, here
-        wanted = np.zeros(self.world.slot_count, bool)
-        wanted[slots] = True
-        keep = wanted[slot]
-        return slot[keep], uid[keep], here[keep]
+        if not self.everywhere(slots):
+            wanted = np.zeros(self.world.slot_count, bool)
+            wanted[slots] = True
+            at = at[wanted[slot[at]]]
+        return slot[at], uid[at], here[at]
 
     def warm(self) -> None:
         """Work out the fleet's entries and the devices' flags before the first filter asks."""
@@ -353,9 +356,11 @@ class Counts:
         return fc
 
     def by_value(self, alt: Alternative, attribute: str, relaxed: bool = False) -> np.ndarray | None:
-        """Per node slot and value of ``attribute``, how many devices ``alt`` could take that have it
-        (``relaxed``: ignoring taints and capacity). None when values cannot be told apart this way
-        (list-type attributes, too many values)."""
+        """Per value of ``attribute`` (rows) and node slot (columns), how many devices ``alt`` could
+        take that have it (``relaxed``: ignoring taints and capacity). None when values cannot be told
+        apart this way (list-type attributes, too many values). Values first: what is asked of every
+        node at once (the most of one value, some value enough) runs along whole rows, ten times as
+        fast as along rows of a few values."""
         have = self._by_value_and_most(alt, attribute, relaxed)
         return None if have is None else have[0]
 
@@ -387,9 +392,9 @@ class Counts:
             if not alt.admin:
                 keep &= ~world.held[uid[taken]]
             size, width = world.slot_count, max(nvals, 1)
-            cells = np.bincount(slot[taken[keep]] * width + value[keep], minlength=size * width)
-            counted: np.ndarray = cells.astype(self.count_type()).reshape(size, width)
-            have = self._by_value.put(key, (counted, counted.max(axis=1)))
+            cells = np.bincount(value[keep] * size + slot[taken[keep]], minlength=size * width)
+            counted: np.ndarray = cells.astype(self.count_type()).reshape(width, size)
+            have = self._by_value.put(key, (counted, counted.max(axis=0)))
         return have
 
     def value_ids(self, attribute: str) -> tuple[np.ndarray, int]:

@@ -147,6 +147,10 @@ class _Nodes:
         order (so the answer is only read, never changed in place)."""
         return per_slot if self._slots is None else per_slot[self._slots]
 
+    def columns(self, per_slot: np.ndarray) -> np.ndarray:
+        """``at`` for a table with a column per node slot."""
+        return per_slot if self._slots is None else per_slot[:, self._slots]
+
 
 def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, fc: FilterCounts, nodes: _Nodes,
               relaxed: bool) -> np.ndarray:
@@ -226,10 +230,10 @@ def _one_value(counts: Counts, claim: ClaimSpec, nodes: _Nodes, relaxed: bool) -
                 per_value = counts.by_value(alt, con.match_attribute, relaxed)
                 if per_value is None:
                     return out
-                here = nodes.at(per_value) >= alt.count
+                here = nodes.columns(per_value) >= alt.count
                 fits = here if fits is None else fits | here
             if fits is not None:
                 rows = fits if rows is None else rows & fits
         if rows is not None:
-            out &= rows.any(axis=1)
+            out &= rows.any(axis=0)
     return out
