@@ -285,19 +285,16 @@ class Counts:
             at = at[here[at]]
         return at
 
-    def entries_selected(self, fcs: list[FilterCounts], slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The entries (slot, uid, here), on their node and in no particular order, of the nodes at
-        ``slots`` and the devices some filter of ``fcs`` selects: what can count for their requests."""
-        chosen = fcs[0].dev_sel == TRUE
-        for fc in fcs[1:]:
-            chosen |= fc.dev_sel == TRUE
-        at = self._entries_of(np.flatnonzero(chosen))
+    def entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of the nodes at ``slots`` (``flat`` itself when they are a good part of the
+        fleet): what is counted for a few nodes costs as much as the few nodes."""
         slot, uid, here = self.flat()
-        if not self.everywhere(slots):
-            wanted = np.zeros(self.world.slot_count, bool)
-            wanted[slots] = True
-            at = at[wanted[slot[at]]]
-        return slot[at], uid[at], here[at]
+        if 4 * len(slots) >= self.world.slot_count:
+            return slot, uid, here
+        wanted = np.zeros(self.world.slot_count, bool)
+        wanted[slots] = True
+        keep = wanted[slot]
+        return slot[keep], uid[keep], here[keep]
 
     def warm(self) -> None:
         """Work out the fleet's entries and the devices' flags before the first filter asks."""

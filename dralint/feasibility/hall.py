@@ -60,12 +60,8 @@ def distinct_devices(counts: "Counts", claims: list[ClaimSpec], slots: np.ndarra
     if choices > MAX_CHOICES:
         return np.ones(n, bool)
     out = np.zeros(n, bool)
-    # The nodes' entries, and which devices are free or shared, are the same for every choice. Only
-    # a device some alternative selects can count for a request: the entries of the others are left out.
-    fcs = [counts.get(o[1]) for opts in options for o in opts if o is not None]
-    if None in fcs:
-        return np.ones(n, bool)
-    slot, uid, present = counts.entries_selected([fc for fc in fcs if fc is not None], slots)
+    # The nodes' entries, and which devices are free or shared, are the same for every choice.
+    slot, uid, present = counts.entries_of(slots)
     multi = counts.multi()[uid]
     free = present & ~counts.world.held[uid]
     for choice in product(*options):
