@@ -173,7 +173,7 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, fc: Fi
             continue
         if not con.match_attribute:
             return np.zeros(n, bool)
-        ids, nvals = counts.value_ids(con.match_attribute)
+        ids, _ = counts.value_ids(con.match_attribute)
         # Only the entries the requests select can hold a value: look at those alone.
         mine = counts.entries(fc)
         value = ids[uid[mine]]
@@ -195,14 +195,15 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, fc: Fi
                     if not other.admin:
                         picked = picked[~counts.world.held[uid[picked]]]
                 seen.append(picked[ids[uid[picked]] >= 0])
-        # One value at most per node: count the distinct (node, value) pairs present (sorted, as
-        # numpy's hashing unique takes ten times as long on these arrays).
+        # One value at most per node: every entry has the value some entry of its node wrote (which
+        # one does not matter), without sorting the (node, value) pairs.
         both = np.concatenate(seen)
-        width = max(nvals, 1)
-        pairs = np.sort(slot[both] * width + ids[uid[both]])
-        first = np.ones(len(pairs), bool)
-        first[1:] = pairs[1:] != pairs[:-1]
-        out &= nodes.at(np.bincount(pairs[first] // width, minlength=size)) <= 1
+        where, value = slot[both], ids[uid[both]]
+        one = np.full(size, -1, value.dtype)
+        one[where] = value
+        mixed = np.zeros(size, bool)
+        mixed[where[value != one[where]]] = True
+        out &= ~nodes.at(mixed)
     return out
 
 
