@@ -580,7 +580,7 @@ class _Homes:
         size = int(uid.max()) + 1 if len(uid) else 0
         if len(uid) and np.bincount(uid, minlength=size).max() > 1:
             return None
-        entry = np.full(size, -1, np.int64)
+        entry = np.full(size, -1, np.int32)
         entry[uid] = np.arange(len(uid))
         return _Homes(entry, len(uid) < size, bool(here.all()))
 
