@@ -80,6 +80,10 @@ _NARROW_MOST = int(np.iinfo(np.int16).max)   # the most entries a node may have 
 _ALT_BYTES = 2048
 
 
+# What ``deep_size`` finds in a key without tolerations and capacity requests (nearly every key).
+_BARE_REST = deep_size(((), None))
+
+
 def _key_bytes(key: FilterKey) -> int:
     """Estimated bytes of a filter key: the selectors' text (up to 32 of 10 KB each) and the rest.
     Summed, not walked by ``deep_size``: asked for every filter counted, thousands per run."""
@@ -87,10 +91,6 @@ def _key_bytes(key: FilterKey) -> int:
     texts = sum(sys.getsizeof(text) for text in class_selectors + selectors)   # a None counts its 16 bytes
     rest = deep_size((tolerations, capacity)) if tolerations or capacity else _BARE_REST
     return sys.getsizeof(key) + sys.getsizeof(class_selectors) + sys.getsizeof(selectors) + texts + rest
-
-
-# What ``deep_size`` finds in a key without tolerations and capacity requests (nearly every key).
-_BARE_REST = deep_size(((), None))
 
 
 def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
@@ -272,8 +272,7 @@ class Counts:
         _, uid, here = self.flat()
         home = self._home
         if home is None:
-            chosen = np.zeros(max(len(self.world.selection.columns.devices), int(uids[-1]) + 1 if len(uids) else 0),
-                              bool)
+            chosen = np.zeros(len(self.world.selection.columns.devices), bool)
             chosen[uids] = True
             return np.flatnonzero(chosen[uid] & here)
         if len(uids) and uids[-1] >= len(home.entry):       # devices on no node yet
