@@ -49,6 +49,8 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
     need: dict[tuple, list[int]] = {}  # per filter: the counts of the requests asking only it
     alone: dict[tuple, FilterCounts] = {}
     f = counts.world.features
+    nodes = _Nodes(counts, slots)
+    at = nodes.at
     for claim in claims:
         fixed = 0                      # the fewest devices the claim takes: these requests' part ...
         varying: np.ndarray | None = None   # ... and, per node, the part of the "all" requests
@@ -63,26 +65,26 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                 size: np.ndarray | int
                 if alt.mode == "All":
                     has_all = True
-                    sel = fc.sel[slots]
+                    sel = at(fc.sel)
                     if fc.has_errors:
-                        must |= fc.err_all[slots] > 0                 # met while validating, on every node
+                        must |= at(fc.err_all) > 0                 # met while validating, on every node
                     if claim.constraints:
                         # A constraint broken inside "all" is an error.
-                        must |= (sel > 0) & ~blocked & ~_no_break(counts, claim, r, alt, slots, relaxed)
+                        must |= (sel > 0) & ~blocked & ~_no_break(counts, claim, r, alt, fc, nodes, relaxed)
                     if f.consumable_capacity or relaxed:
                         ok = sel > 0
                     else:
-                        ok = (sel > 0) & (usable[slots] == sel)
+                        ok = (sel > 0) & (at(usable) == sel)
                     size = sel.astype(np.int64)
                 else:
                     if fc.has_errors:
-                        must |= (fc.err_search[slots] > 0) & ~blocked
-                    ok = usable[slots] >= alt.count
+                        must |= (at(fc.err_search) > 0) & ~blocked
+                    ok = at(usable) >= alt.count
                     if claim.constraints and not (risky_only or quick):
                         for attribute in _matched(claim, alt):
                             most = counts.most_of_one_value(alt, attribute, relaxed)
                             if most is not None:
-                                ok &= most[slots] >= alt.count
+                                ok &= at(most) >= alt.count
                     size = alt.count
                     if len(req.alternatives) == 1 and not alt.admin:
                         need.setdefault(fc.key, []).append(alt.count)
@@ -102,7 +104,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
         elif fixed > MAX_DEVICES_PER_CLAIM:
             must[:] = True
         if claim.constraints and not (risky_only or quick):
-            one = _one_value(counts, claim, slots, relaxed)
+            one = _one_value(counts, claim, nodes, relaxed)
             cross = one if cross is None else cross & one
     if has_all:
         must |= unusable
@@ -113,7 +115,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
         # Requests asking the same compete for the same devices (one request alone was checked above).
         for key, wanted in need.items():
             if len(wanted) > 1:
-                ok &= (alone[key].free if relaxed else alone[key].usable)[slots] >= sum(wanted)
+                ok &= at(alone[key].free if relaxed else alone[key].usable) >= sum(wanted)
     if ok.any() and not quick:
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
@@ -133,15 +135,33 @@ def can_fail(counts: Counts, claims: list[ClaimSpec]) -> bool:
     return False
 
 
-def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots: np.ndarray,
+class _Nodes:
+    """The nodes asked about (``slots``): how many, and what an array per node slot holds for them."""
+
+    def __init__(self, counts: Counts, slots: np.ndarray) -> None:
+        self.n = len(slots)
+        self._slots = None if counts.everywhere(slots) else slots
+
+    def at(self, per_slot: np.ndarray) -> np.ndarray:
+        """``per_slot`` at the nodes, in their order: the array itself when they are every slot in
+        order (so the answer is only read, never changed in place)."""
+        return per_slot if self._slots is None else per_slot[self._slots]
+
+    def columns(self, per_slot: np.ndarray) -> np.ndarray:
+        """``at`` for a table with a column per node slot."""
+        return per_slot if self._slots is None else per_slot[:, self._slots]
+
+
+def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, fc: FilterCounts, nodes: _Nodes,
               relaxed: bool) -> np.ndarray:
-    """Per node: no device of the ``All`` request ``alt`` (of request ``r``) can break a constraint.
+    """Per node of ``nodes``: no device of the ``All`` request ``alt`` (of request ``r``, counted
+    by ``fc``) can break a constraint.
 
     True where every matchAttribute constraint over it sees one value only: its devices there and
     the devices the requests before it in the constraint may pick all have the same value, and
     none of its own devices lacks it. (Later requests are refused quietly by a device it took.)
     """
-    n = len(slots)
+    n = nodes.n
     out = np.ones(n, bool)
     if counts.world.features.list_attributes:
         return np.zeros(n, bool)
@@ -153,16 +173,13 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
             continue
         if not con.match_attribute:
             return np.zeros(n, bool)
-        fc = counts.get(alt)
-        if fc is None:
-            return np.zeros(n, bool)
-        ids, nvals = counts.value_ids(con.match_attribute)
+        ids, _ = counts.value_ids(con.match_attribute)
         # Only the entries the requests select can hold a value: look at those alone.
         mine = counts.entries(fc)
         value = ids[uid[mine]]
         lacking = np.zeros(size, bool)
         lacking[slot[mine[value < 0]]] = True
-        out &= ~lacking[slots]
+        out &= ~nodes.at(lacking)
         seen = [mine[value >= 0]]
         for earlier in claim.requests[:r]:
             for other in earlier.alternatives:
@@ -178,14 +195,15 @@ def _no_break(counts: Counts, claim: ClaimSpec, r: int, alt: Alternative, slots:
                     if not other.admin:
                         picked = picked[~counts.world.held[uid[picked]]]
                 seen.append(picked[ids[uid[picked]] >= 0])
-        # One value at most per node: count the distinct (node, value) pairs present (sorted, as
-        # numpy's hashing unique takes ten times as long on these arrays).
+        # One value at most per node: every entry has the value some entry of its node wrote (which
+        # one does not matter), without sorting the (node, value) pairs.
         both = np.concatenate(seen)
-        width = max(nvals, 1)
-        pairs = np.sort(slot[both] * width + ids[uid[both]])
-        first = np.ones(len(pairs), bool)
-        first[1:] = pairs[1:] != pairs[:-1]
-        out &= np.bincount(pairs[first] // width, minlength=size)[slots] <= 1
+        where, value = slot[both], ids[uid[both]]
+        one = np.full(size, -1, value.dtype)
+        one[where] = value
+        mixed = np.zeros(size, bool)
+        mixed[where[value != one[where]]] = True
+        out &= ~nodes.at(mixed)
     return out
 
 
@@ -195,11 +213,10 @@ def _matched(claim: ClaimSpec, alt: Alternative) -> list[str]:
     return [c.match_attribute for c in claim.constraints if c.match_attribute and applies(c.requests, base, sub)]
 
 
-def _one_value(counts: Counts, claim: ClaimSpec, slots: np.ndarray, relaxed: bool) -> np.ndarray:
-    """Per node: for every matchAttribute constraint, some value gives each request it covers enough
+def _one_value(counts: Counts, claim: ClaimSpec, nodes: _Nodes, relaxed: bool) -> np.ndarray:
+    """Per node of ``nodes``: for every matchAttribute constraint, some value gives each request it covers enough
     devices (requests asking for all devices, or naming subrequests, are not looked at)."""
-    n = len(slots)
-    out = np.ones(n, bool)
+    out = np.ones(nodes.n, bool)
     for con in claim.constraints:
         if not con.match_attribute or any("/" in name for name in con.requests):
             continue
@@ -214,10 +231,10 @@ def _one_value(counts: Counts, claim: ClaimSpec, slots: np.ndarray, relaxed: boo
                 per_value = counts.by_value(alt, con.match_attribute, relaxed)
                 if per_value is None:
                     return out
-                here = per_value[slots] >= alt.count
+                here = nodes.columns(per_value) >= alt.count
                 fits = here if fits is None else fits | here
             if fits is not None:
                 rows = fits if rows is None else rows & fits
         if rows is not None:
-            out &= rows.any(axis=1)
+            out &= rows.any(axis=0)
     return out

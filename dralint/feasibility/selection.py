@@ -8,6 +8,7 @@ only for devices the scheduler actually evaluates.
 from __future__ import annotations
 
 import re
+import sys
 import weakref
 from dataclasses import dataclass
 
@@ -192,6 +193,12 @@ def _alive(method: "weakref.WeakMethod[Any]") -> Callable[..., Any]:
     return method()  # type: ignore[return-value]
 
 
+def _expressions_bytes(expressions: tuple[str | None, ...]) -> int:
+    """Bytes of a selector list, as ``deep_size`` finds them for distinct expressions; summed, not
+    walked: weighed for every selector list combined, thousands per run."""
+    return sys.getsizeof(expressions) + sum(sys.getsizeof(expr) for expr in expressions)
+
+
 def _fact_bytes(expression: str, fact: tuple) -> int:
     return deep_size((expression, fact))
 
@@ -220,7 +227,7 @@ class Selection:
                                entry_problem)
         # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
         self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
-            MAX_COMBINED_BYTES, lambda expressions, answers: deep_size(expressions) + answers.nbytes)
+            MAX_COMBINED_BYTES, lambda expressions, answers: _expressions_bytes(expressions) + answers.nbytes)
         self._kept: Lru[tuple[str | None, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
             MAX_KEPT_BYTES, lambda expressions, kept: deep_size(expressions) + kept[1].nbytes + kept[2].nbytes)
 
@@ -272,7 +279,18 @@ class Selection:
         have = self._cached(expressions)
         if have is not None:
             return have
+        return self._combine(expressions, *self._survivors(expressions, remember=False))
+
+    def selected(self, expressions: tuple[str | None, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``combined``'s answers, with the uids where they are TRUE and those where they are ERROR (in
+        no particular order): for the filter counts, which count those devices alone."""
+        have = self._cached(expressions)
+        if have is not None:
+            return have, np.flatnonzero(have == TRUE), np.flatnonzero(have == ERROR)
         kept, failed = self._survivors(expressions, remember=False)
+        return self._combine(expressions, kept, failed), kept, failed
+
+    def _combine(self, expressions: tuple[str | None, ...], kept: np.ndarray, failed: np.ndarray) -> np.ndarray:
         out = np.zeros(len(self.columns.devices), np.int8)     # FALSE
         out[kept] = TRUE
         out[failed] = ERROR
