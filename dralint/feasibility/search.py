@@ -8,12 +8,13 @@ alternatives.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterable, NoReturn
 
 from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
+from .constraints import MISSING, DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -374,8 +375,17 @@ class Attempt(Pruning):
         admin, allocating, trace = data.admin, self.allocating, self.trace
         dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
-        gates = data.gates
-        for i in range(start, len(candidates)):
+        gates, gate = data.gates, data.gate
+        order: Iterable[int] = range(start, len(candidates))
+        if gate is not None and gate.count:
+            # A constraint that refuses a device which takes no counters leaves nothing behind
+            # (``allocate`` would say no at no cost but its own): only its value's devices are offered.
+            assert data.runs is not None
+            run = data.runs.get(gate.first) if gate.first is not None else None
+            if run is None:
+                run = data.runs[None]
+            order = run[bisect_left(run, start):]
+        for i in order:
             device, sl, pool, check, sized = candidates[i]
             key = device.key
             if admin:
@@ -394,8 +404,6 @@ class Attempt(Pruning):
                 if trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                 continue
-            # A constraint that refuses a device which takes no counters leaves nothing behind:
-            # ``allocate`` would say no at no cost but its own.
             if gates and not device.consumes and _refused(gates, device):
                 continue
             kept = self.allocate(c, data, device, sl, pool, must=False)
@@ -414,11 +422,12 @@ class Attempt(Pruning):
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
         capacity must be checked even while this attempt shares none of it. Devices that can never
-        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
-        to report: only a trace, which reports each one, walks them all. Also the claim's
-        constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
-        covering the request; none under a trace, which reports each refusal where ``allocate``
-        meets it)."""
+        be taken here (the selectors say no, another claim holds it, the one constraint the loop asks
+        says no whatever is picked) are left out, with nothing else to report: only a trace, which
+        reports each one, walks them all. Also the claim's constraints the loop asks about each
+        device before ``allocate`` (scalar matchAttribute covering the request; none under a trace,
+        which reports each refusal where ``allocate`` meets it): one alone as ``data.gate``, with the
+        devices of each of its values (``data.runs``)."""
         answers = self._answers(data)
         known = data.known
         everything = self.trace is not None
@@ -426,7 +435,11 @@ class Attempt(Pruning):
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
-        out = []
+        gates = () if everything else tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute)
+                                            and not t.lists and applies(t.constraint.requests, data.base, data.sub))
+        gate = gates[0] if len(gates) == 1 else None
+        runs: dict[Any, list[int]] = {None: []}
+        out: list[tuple[Device, Slice, Pool, bool, bool]] = []
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -436,12 +449,26 @@ class Attempt(Pruning):
                     answer = answers[uid] if uid < known else ERROR
                     if (answer == FALSE and not everything) or device.key in held:
                         continue
+                    if gate is not None:
+                        if device.consumes:
+                            for run in runs.values():
+                                run.append(len(out))
+                        else:
+                            mine = gate.scalar(device)
+                            if mine is MISSING:
+                                continue     # the constraint refuses it whatever is picked
+                            if mine is not None:
+                                same = runs.get(mine)
+                                if same is None:
+                                    same = runs[mine] = runs[None].copy()
+                                same.append(len(out))
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
                                 capacity and (requested or device.has_policy or device.key in consumed)))
         data.candidates = out
-        if not everything:
-            data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
-                               and applies(t.constraint.requests, data.base, data.sub))
+        if gate is None:
+            data.gates = gates
+        else:
+            data.gate, data.runs = gate, runs
         return out
 
     def _after(self, device: Device) -> tuple[int, int, int]:

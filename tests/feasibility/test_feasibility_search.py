@@ -389,3 +389,42 @@ def test_the_place_after_a_device_is_the_next_one_in_search_order():
               for si, sl in enumerate(pool.slices) for di, d in enumerate(sl.devices)]
     assert len(places) == 7 and len({p for p, _ in places}) == 7
     assert all(got == want for got, want in places)
+
+
+def _root(i: int) -> dict:
+    """A device attribute ``root`` that varies: two values, a list (no scalar value) or none at all."""
+    return [{"root": {"string": "a"}}, {"root": {"string": "b"}}, {"root": {"strings": ["a"]}}, {}][i % 4]
+
+
+def test_devices_of_a_constraint_value_are_offered_as_a_trace_walks_them():
+    """Without a trace, a request that one matchAttribute constraint covers is offered only the devices
+    of the value it holds (and those that take counters, which ``allocate`` refuses after taking them);
+    with several constraints each device is asked. A trace walks every device: the same picks, the
+    same steps."""
+    devices = [{"name": f"gpu-{i}", "attributes": {**_root(i), "model": {"string": "xy"[i % 5 == 1]}},
+                **({"consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "10Gi"}}}]}
+                   if i % 6 == 5 else {})} for i in range(14)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
+    cluster = [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+    model = ('device.attributes["gpu.example.com"].model == "x"',)
+    shapes = [
+        [{"matchAttribute": "gpu.example.com/root"}],
+        [{"requests": ["two"], "matchAttribute": "gpu.example.com/root"}],
+        [{"matchAttribute": "gpu.example.com/root"}, {"requests": ["one"], "matchAttribute": "gpu.example.com/model"}],
+    ]
+    for n, constraints in enumerate(shapes):
+        linted = [claim("c", [req("one", 2, model), req("two", 3)], constraints)]
+        picked = [run(cluster, linted, show_allocation=True, trace=trace).allocations
+                  for trace in (frozenset(), frozenset({"c"}))]
+        assert picked[0] == picked[1], n
+        for steps in range(1, 60):
+            undecided = [messages(run(cluster, linted, max_steps=steps, trace=trace), "DRA709")
+                         for trace in (frozenset(), frozenset({"c"}))]
+            assert undecided[0] == undecided[1], (n, steps)
+            if not undecided[0]:
+                break
+        else:
+            raise AssertionError("never decided")
