@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from .model import Constraint, Device
 
 _SCALARS = ("int", "bool", "string", "version")
-MISSING = object()   # the device lacks the attribute: a matchAttribute constraint never takes it
+_MISSING = object()   # the device lacks the attribute
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
@@ -74,7 +74,7 @@ class MatchAttribute:
         self.first: tuple[str, Any] | None = None       # scalar mode: type and value of the first device
         self.stack: list[tuple[str, frozenset]] = []   # list mode: intersections
         self.count = 0
-        # Scalar mode: per device uid, its scalar value (``MISSING``: it lacks the attribute); the
+        # Scalar mode: per device uid, its scalar value (``_MISSING``: it lacks the attribute); the
         # search tries the same devices again and again as it steps back.
         self._scalars: dict[int, Any] = {}
 
@@ -84,8 +84,9 @@ class MatchAttribute:
         if not self.lists:
             mine = self._scalars.get(device.uid, self)
             if mine is self:
-                mine = self.scalar(device)
-            if mine is MISSING:
+                found = lookup_attribute(device, self.attribute)
+                mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+            if mine is _MISSING:
                 return False
             if self.count == 0:
                 self.first = mine
@@ -106,20 +107,14 @@ class MatchAttribute:
         self.count += 1
         return True
 
-    def scalar(self, device: Device) -> Any:
-        """The device's value as the constraint compares it in scalar mode (``scalar_value``; None
-        when it has no scalar value, ``MISSING`` when the device lacks the attribute)."""
-        mine = self._scalars.get(device.uid, self)
-        if mine is self:
-            found = lookup_attribute(device, self.attribute)
-            mine = self._scalars[device.uid] = MISSING if found is None else scalar_value(found)
-        return mine
-
     def refuses(self, device: Device) -> bool:
         """Whether ``add`` says no to ``device`` now, for a request the constraint covers (scalar
         mode only: list values are not remembered per device)."""
-        mine = self.scalar(device)
-        return mine is MISSING or (self.count > 0 and (mine is None or self.first is None or mine != self.first))
+        mine = self._scalars.get(device.uid, self)
+        if mine is self:
+            found = lookup_attribute(device, self.attribute)
+            mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+        return mine is _MISSING or (self.count > 0 and (mine is None or self.first is None or mine != self.first))
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):

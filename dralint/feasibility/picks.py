@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 from .constraints import MatchAttribute
 from .counters import CounterSets
@@ -66,14 +66,8 @@ class RequestData:
     known: int = 0
     # What the search offers it, worked out on first use (``Attempt._candidates``).
     candidates: list[tuple[Device, Slice, Pool, bool, bool]] | None = None
-    # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``),
-    # when there are several. One alone is ``gate``, which picks the devices to offer instead: once it
-    # holds a value, the positions in ``candidates`` that ``runs`` keeps under that value, in order;
-    # under None, those offered whatever it holds (the devices that take counters, which are in every
-    # run too: ``allocate`` refuses them only after taking the counters).
+    # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
     gates: tuple[MatchAttribute, ...] = ()
-    gate: MatchAttribute | None = None
-    runs: dict[Any, list[int]] | None = None
     # What the search reads of ``alt`` at every device it tries, worked out once per attempt.
     admin: bool = field(init=False)
     base: str = field(init=False)       # the request and subrequest names, as constraints name them

@@ -8,13 +8,12 @@ alternatives.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import defaultdict
-from typing import Any, Callable, Iterable, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import MISSING, DistinctAttribute, MatchAttribute, applies, trackers
+from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -198,12 +197,16 @@ class Attempt(Pruning):
             raise FatalError("malformed", f"claim {claim.display}, request {alt.name}: unsupported count mode "
                              f"{alt.mode}", claim.obj, alt.path.child("allocationMode"))
         data = RequestData(alt, cls, 0)
+        answers = self._answers(data) if self.pools else ()
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 self._unusable_pool(claim, alt, pool)
             for s in pool.slices:
                 for device in s.devices:
-                    if not self.selectable(claim, data, s, device):
+                    # ``selectable`` asked only where the answer alone does not say (as ``_candidates``).
+                    answer = answers[device.uid] if device.uid < data.known else ERROR
+                    if answer == FALSE or ((answer == ERROR or s.per_device)
+                                           and not self.selectable(claim, data, s, device)):
                         continue
                     if self.f.consumable_capacity and not fits(alt, device, None, None):
                         continue
@@ -296,10 +299,15 @@ class Attempt(Pruning):
         """The request's selector answers per device uid of this node (and past ``data.known``,
         ERROR), looked up once per attempt."""
         if data.answers is None:
-            if self._uids is None:
-                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
-            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
+            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._node_uids())
         return data.answers
+
+    def _node_uids(self) -> Iterator[int]:
+        """The node's device uids, listed once per attempt when first read: most requests' answers
+        are cached over the fleet, which never reads them."""
+        if self._uids is None:
+            self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
+        yield from self._uids
 
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
         answers = self._answers(data)
@@ -375,17 +383,8 @@ class Attempt(Pruning):
         admin, allocating, trace = data.admin, self.allocating, self.trace
         dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
-        gates, gate = data.gates, data.gate
-        order: Iterable[int] = range(start, len(candidates))
-        if gate is not None and gate.count:
-            # A constraint that refuses a device which takes no counters leaves nothing behind
-            # (``allocate`` would say no at no cost but its own): only its value's devices are offered.
-            assert data.runs is not None
-            run = data.runs.get(gate.first) if gate.first is not None else None
-            if run is None:
-                run = data.runs[None]
-            order = run[bisect_left(run, start):]
-        for i in order:
+        gates = data.gates
+        for i in range(start, len(candidates)):
             device, sl, pool, check, sized = candidates[i]
             key = device.key
             if admin:
@@ -404,6 +403,8 @@ class Attempt(Pruning):
                 if trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                 continue
+            # A constraint that refuses a device which takes no counters leaves nothing behind:
+            # ``allocate`` would say no at no cost but its own.
             if gates and not device.consumes and _refused(gates, device):
                 continue
             kept = self.allocate(c, data, device, sl, pool, must=False)
@@ -422,12 +423,11 @@ class Attempt(Pruning):
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
         capacity must be checked even while this attempt shares none of it. Devices that can never
-        be taken here (the selectors say no, another claim holds it, the one constraint the loop asks
-        says no whatever is picked) are left out, with nothing else to report: only a trace, which
-        reports each one, walks them all. Also the claim's constraints the loop asks about each
-        device before ``allocate`` (scalar matchAttribute covering the request; none under a trace,
-        which reports each refusal where ``allocate`` meets it): one alone as ``data.gate``, with the
-        devices of each of its values (``data.runs``)."""
+        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
+        to report: only a trace, which reports each one, walks them all. Also the claim's
+        constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
+        covering the request; none under a trace, which reports each refusal where ``allocate``
+        meets it)."""
         answers = self._answers(data)
         known = data.known
         everything = self.trace is not None
@@ -435,11 +435,7 @@ class Attempt(Pruning):
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
-        gates = () if everything else tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute)
-                                            and not t.lists and applies(t.constraint.requests, data.base, data.sub))
-        gate = gates[0] if len(gates) == 1 else None
-        runs: dict[Any, list[int]] = {None: []}
-        out: list[tuple[Device, Slice, Pool, bool, bool]] = []
+        out = []
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -449,26 +445,12 @@ class Attempt(Pruning):
                     answer = answers[uid] if uid < known else ERROR
                     if (answer == FALSE and not everything) or device.key in held:
                         continue
-                    if gate is not None:
-                        if device.consumes:
-                            for run in runs.values():
-                                run.append(len(out))
-                        else:
-                            mine = gate.scalar(device)
-                            if mine is MISSING:
-                                continue     # the constraint refuses it whatever is picked
-                            if mine is not None:
-                                same = runs.get(mine)
-                                if same is None:
-                                    same = runs[mine] = runs[None].copy()
-                                same.append(len(out))
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
                                 capacity and (requested or device.has_policy or device.key in consumed)))
         data.candidates = out
-        if gate is None:
-            data.gates = gates
-        else:
-            data.gate, data.runs = gate, runs
+        if not everything:
+            data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
+                               and applies(t.constraint.requests, data.base, data.sub))
         return out
 
     def _after(self, device: Device) -> tuple[int, int, int]:

@@ -396,11 +396,11 @@ def _root(i: int) -> dict:
     return [{"root": {"string": "a"}}, {"root": {"string": "b"}}, {"root": {"strings": ["a"]}}, {}][i % 4]
 
 
-def test_devices_of_a_constraint_value_are_offered_as_a_trace_walks_them():
-    """Without a trace, a request that one matchAttribute constraint covers is offered only the devices
-    of the value it holds (and those that take counters, which ``allocate`` refuses after taking them);
-    with several constraints each device is asked. A trace walks every device: the same picks, the
-    same steps."""
+def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
+    """Without a trace, the search passes over the devices the matchAttribute constraints refuse
+    before trying them, except those that take counters (``allocate`` refuses them after taking the
+    counters, which stay taken). A trace walks every device: the same picks after the same steps, with
+    values, lists, missing attributes and one constraint or two."""
     devices = [{"name": f"gpu-{i}", "attributes": {**_root(i), "model": {"string": "xy"[i % 5 == 1]}},
                 **({"consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "10Gi"}}}]}
                    if i % 6 == 5 else {})} for i in range(14)]
