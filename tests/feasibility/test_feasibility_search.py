@@ -428,3 +428,19 @@ def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
                 break
         else:
             raise AssertionError("never decided")
+
+
+def test_a_node_search_takes_over_validation_only_for_claims_that_count_their_devices():
+    """Each node's search takes over the validation made on no node for a claim that only counts its
+    devices; an ``allocationMode: All`` claim is checked on the node, where its devices, and so the
+    claim limit, are known (the other claim before it validated first, as the allocator does)."""
+    every = {"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}
+    for n, limit in ((40, True), (20, False)):
+        linted = [claim("a", [req("one", 1)]), claim("b", [every]), pod("p", ["a", "b"])]
+        report = run([CLASS, node_slice("node-a", gpus(n))], linted)
+        errors = messages(report, "DRA705")
+        assert errors == (["claim default/b: number of requested devices 40 exceeds the claim limit of 32"]
+                          if limit else []), n
+        if not limit:   # searched: the All request wants the device the first claim took
+            assert messages(report) == ["Pod default/p cannot get its devices: claims `default/a`, `default/b` each "
+                                        "fit on some node, but no node can take all of them at once"]
