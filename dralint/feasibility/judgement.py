@@ -100,9 +100,11 @@ class Judge:
         """Try the claims together on each node until one takes them."""
         world = self.world
         out = Outcome(tried=len(nodes.nodes), refused=nodes.refused)
+        # Node-independent input errors first, exactly as the allocator validates; each node's
+        # search takes over what this finds rather than checking it again.
+        checked = Attempt(world.run, NodeView("<validation>"), [], claims, budget)
         try:
-            # Node-independent input errors first, exactly as the allocator validates.
-            Attempt(world.run, NodeView("<validation>"), [], claims, budget).validate()
+            checked.validate()
         except FatalError as exc:
             out.fatal = _kept(exc)
             return out
@@ -117,9 +119,9 @@ class Judge:
                 return out
             attempt = Attempt(world.run, node, world.pools(node), claims, budget, trace, prune=not self.exhaustive)
             try:
-                if attempt.run_search():
+                if attempt.run_search(checked):
                     out.node, out.picks = node, attempt.results
-                    out.fatal = self._errors_elsewhere(claims, nodes, i + 1, budget)
+                    out.fatal = self._errors_elsewhere(claims, nodes, i + 1, budget, checked)
                     return out
                 searched[node.name] = ""
             except NodeFailure as exc:
@@ -157,9 +159,11 @@ class Judge:
             return {}
         return {n.name: searched.get(n.name) or self.world.plain_failure(n) for n in nodes.nodes if n.name in failing}
 
-    def _errors_elsewhere(self, claims: list[ClaimSpec], nodes: NodeSet, start: int, budget: Budget) -> FatalError | None:
+    def _errors_elsewhere(self, claims: list[ClaimSpec], nodes: NodeSet, start: int, budget: Budget,
+                          checked: Attempt) -> FatalError | None:
         """The scheduler filters every node: an error on a later node still aborts the pod. Only
-        nodes where something could fail need a look."""
+        nodes where something could fail need a look. ``checked``: the claims' validation
+        (``Attempt.validate``)."""
         rest = nodes.nodes[start:]
         if not rest or not (self.exhaustive or self.world.has_multi_term_selectors() or can_fail(self.counts, claims)):
             return None
@@ -170,7 +174,7 @@ class Judge:
         for i in np.nonzero(risky)[0]:
             node = rest[int(i)]
             try:
-                Attempt(self.world.run, node, self.world.pools(node), claims, budget).run_search()
+                Attempt(self.world.run, node, self.world.pools(node), claims, budget).run_search(checked)
             except FatalError as exc:
                 return _kept(exc)
             except (NodeFailure, BudgetExceeded):

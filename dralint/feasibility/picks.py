@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from .constraints import MatchAttribute
 from .counters import CounterSets
@@ -30,15 +30,17 @@ class BudgetExceeded(Exception):
     """The search ran past its step or time budget."""
 
 
-@dataclass(frozen=True)
-class Candidate:
+# Records made per device picked and per device of a node's view: named tuples, which are
+# made several times faster than frozen dataclasses and are as immutable.
+class Candidate(NamedTuple):
+    """A device with the slice and pool it is offered from."""
+
     device: Device
     slice: Slice
     pool: Pool
 
 
-@dataclass(frozen=True)
-class Pick:
+class Pick(NamedTuple):
     """One device in an allocation result."""
 
     request: str             # ``req`` or ``req/sub``

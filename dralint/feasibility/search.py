@@ -9,7 +9,7 @@ alternatives.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
@@ -98,55 +98,82 @@ class Attempt(Pruning):
         self._positions: dict[DeviceKey, tuple[int, int, int]] | None = None
         self._values: dict[str, dict[DeviceKey, Any]] = {}
         self._uids: list[int] | None = None      # the node's devices, for the selectors' answers
+        self._exact: list[bool] = []             # per claim validated: its requests all ExactCount
 
     # ------------------------------------------------------------------ validation (§3)
 
-    def validate(self) -> None:
-        """Check every claim before searching; raises FatalError or NodeFailure."""
+    def validate(self, checked: Attempt | None = None) -> None:
+        """Check every claim before searching; raises FatalError or NodeFailure. ``checked``: the
+        same claims validated already on no node (``Judge.decide``), from which a claim that only
+        counts its devices is taken over: nothing of its checks depends on the node. A claim with
+        an ``allocationMode: All`` request, whose devices and limit are the node's, is checked here."""
         for c, claim in enumerate(self.claims):
-            if claim.malformed:
-                path, why = claim.malformed[0]
-                raise FatalError("malformed", f"claim {claim.display}: {why}", claim.obj, path)
-            minimum = most = 0
-            for r, req in enumerate(claim.requests):
-                if req.first_available:
-                    if not self.f.prioritized_list:
-                        raise FatalError("gate", f"claim {claim.display}, request {req.name}: has subrequests, but the "
-                                         "DRAPrioritizedList feature is disabled", claim.obj,
-                                         req.path.child("firstAvailable"))
-                    if not self.f.consumable_capacity:
-                        for sub in req.first_available:
-                            if sub.has_capacity:
-                                raise FatalError("gate", f"claim {claim.display}, subrequest {sub.name}: has capacity "
-                                                 "requests, but the DRAConsumableCapacity feature is disabled",
-                                                 claim.obj, sub.path.child("capacity"))
-                    least, most_here = None, 0
-                    for s, sub in enumerate(req.first_available):
-                        data = self._request_data(claim, sub)
-                        self.data[(c, r, s)] = data
-                        least = data.num if least is None else min(least, data.num)
-                        most_here = max(most_here, data.num)
-                    minimum += least or 0
-                    most += most_here
-                elif req.exactly is not None:
-                    if not self.f.consumable_capacity and req.exactly.has_capacity:
-                        raise FatalError("gate", f"claim {claim.display}, request {req.name}: has capacity requests, "
-                                         "but the DRAConsumableCapacity feature is disabled", claim.obj,
-                                         req.exactly.path.child("capacity"))
-                    data = self._request_data(claim, req.exactly)
-                    self.data[(c, r, 0)] = data
-                    minimum += data.num
-                    most += data.num
-            self._over_possible.append(most > MAX_DEVICES_PER_CLAIM)
-            if minimum > MAX_DEVICES_PER_CLAIM:
-                raise FatalError("limit", f"claim {claim.display}: number of requested devices {minimum} exceeds the "
-                                 f"claim limit of {MAX_DEVICES_PER_CLAIM}", claim.obj,
-                                 claim.devices_path.child("requests"))
-            for con in claim.constraints:
-                if not con.match_attribute and not con.distinct_attribute:
-                    raise FatalError("malformed", f"claim {claim.display}, constraint #{con.index}: empty constraint "
-                                     "(neither matchAttribute nor distinctAttribute)", claim.obj, con.path)
-            self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
+            if checked is not None and checked._exact[c]:
+                self._take_over(c, claim, checked)
+            else:
+                self._validate_claim(c, claim)
+
+    def _validate_claim(self, c: int, claim: ClaimSpec) -> None:
+        if claim.malformed:
+            path, why = claim.malformed[0]
+            raise FatalError("malformed", f"claim {claim.display}: {why}", claim.obj, path)
+        minimum = most = 0
+        exact = True
+        for r, req in enumerate(claim.requests):
+            if req.first_available:
+                if not self.f.prioritized_list:
+                    raise FatalError("gate", f"claim {claim.display}, request {req.name}: has subrequests, but the "
+                                     "DRAPrioritizedList feature is disabled", claim.obj,
+                                     req.path.child("firstAvailable"))
+                if not self.f.consumable_capacity:
+                    for sub in req.first_available:
+                        if sub.has_capacity:
+                            raise FatalError("gate", f"claim {claim.display}, subrequest {sub.name}: has capacity "
+                                             "requests, but the DRAConsumableCapacity feature is disabled",
+                                             claim.obj, sub.path.child("capacity"))
+                least, most_here = None, 0
+                for s, sub in enumerate(req.first_available):
+                    data = self._request_data(claim, sub)
+                    self.data[(c, r, s)] = data
+                    exact = exact and sub.mode == "ExactCount"
+                    least = data.num if least is None else min(least, data.num)
+                    most_here = max(most_here, data.num)
+                minimum += least or 0
+                most += most_here
+            elif req.exactly is not None:
+                if not self.f.consumable_capacity and req.exactly.has_capacity:
+                    raise FatalError("gate", f"claim {claim.display}, request {req.name}: has capacity requests, "
+                                     "but the DRAConsumableCapacity feature is disabled", claim.obj,
+                                     req.exactly.path.child("capacity"))
+                data = self._request_data(claim, req.exactly)
+                self.data[(c, r, 0)] = data
+                exact = exact and req.exactly.mode == "ExactCount"
+                minimum += data.num
+                most += data.num
+        self._over_possible.append(most > MAX_DEVICES_PER_CLAIM)
+        if minimum > MAX_DEVICES_PER_CLAIM:
+            raise FatalError("limit", f"claim {claim.display}: number of requested devices {minimum} exceeds the "
+                             f"claim limit of {MAX_DEVICES_PER_CLAIM}", claim.obj,
+                             claim.devices_path.child("requests"))
+        for con in claim.constraints:
+            if not con.match_attribute and not con.distinct_attribute:
+                raise FatalError("malformed", f"claim {claim.display}, constraint #{con.index}: empty constraint "
+                                 "(neither matchAttribute nor distinctAttribute)", claim.obj, con.path)
+        self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
+        self._exact.append(exact)
+
+    def _take_over(self, c: int, claim: ClaimSpec, checked: Attempt) -> None:
+        """What ``_validate_claim`` finds for claim ``c``, whose requests all count their devices,
+        read off ``checked``, which validated it already (each request's data made anew: the
+        search keeps per-attempt answers in it)."""
+        data, theirs = self.data, checked.data
+        for r, req in enumerate(claim.requests):
+            for s in range(len(req.alternatives)):
+                was = theirs[(c, r, s)]
+                data[(c, r, s)] = RequestData(was.alt, was.cls, was.num)
+        self._over_possible.append(checked._over_possible[c])
+        self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
+        self._exact.append(True)
 
     def _request_data(self, claim: ClaimSpec, alt: Alternative) -> RequestData:
         for i, expr in enumerate(alt.selectors):
@@ -170,12 +197,16 @@ class Attempt(Pruning):
             raise FatalError("malformed", f"claim {claim.display}, request {alt.name}: unsupported count mode "
                              f"{alt.mode}", claim.obj, alt.path.child("allocationMode"))
         data = RequestData(alt, cls, 0)
+        answers = self._answers(data) if self.pools else ()
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 self._unusable_pool(claim, alt, pool)
             for s in pool.slices:
                 for device in s.devices:
-                    if not self.selectable(claim, data, s, device):
+                    # ``selectable`` asked only where the answer alone does not say (as ``_candidates``).
+                    answer = answers[device.uid] if device.uid < data.known else ERROR
+                    if answer == FALSE or ((answer == ERROR or s.per_device)
+                                           and not self.selectable(claim, data, s, device)):
                         continue
                     if self.f.consumable_capacity and not fits(alt, device, None, None):
                         continue
@@ -196,9 +227,10 @@ class Attempt(Pruning):
 
     # ------------------------------------------------------------------ search (§4)
 
-    def run_search(self) -> bool:
-        """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded."""
-        self.validate()
+    def run_search(self, checked: Attempt | None = None) -> bool:
+        """True when every claim got its devices; raises FatalError, NodeFailure or BudgetExceeded.
+        ``checked``: as for ``validate``."""
+        self.validate(checked)
         if self._search_done():
             self.results = [[Pick(data.full_name, data.alt, Candidate(device, sl, pool), multi, consumed)
                              for data, device, sl, pool, multi, consumed in picked] for picked in self._picked]
@@ -267,10 +299,15 @@ class Attempt(Pruning):
         """The request's selector answers per device uid of this node (and past ``data.known``,
         ERROR), looked up once per attempt."""
         if data.answers is None:
-            if self._uids is None:
-                self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
-            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._uids)
+            data.answers, data.known = self.run.selection.answers_among(data.cls, data.alt, self._node_uids())
         return data.answers
+
+    def _node_uids(self) -> Iterator[int]:
+        """The node's device uids, listed once per attempt when first read: most requests' answers
+        are cached over the fleet, which never reads them."""
+        if self._uids is None:
+            self._uids = [d.uid for pool in self.pools for sl in pool.slices for d in sl.devices]
+        yield from self._uids
 
     def selectable(self, claim: ClaimSpec, data: RequestData, s: Slice, device: Device) -> bool:
         answers = self._answers(data)

@@ -389,3 +389,58 @@ def test_the_place_after_a_device_is_the_next_one_in_search_order():
               for si, sl in enumerate(pool.slices) for di, d in enumerate(sl.devices)]
     assert len(places) == 7 and len({p for p, _ in places}) == 7
     assert all(got == want for got, want in places)
+
+
+def _root(i: int) -> dict:
+    """A device attribute ``root`` that varies: two values, a list (no scalar value) or none at all."""
+    return [{"root": {"string": "a"}}, {"root": {"string": "b"}}, {"root": {"strings": ["a"]}}, {}][i % 4]
+
+
+def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
+    """Without a trace, the search passes over the devices the matchAttribute constraints refuse
+    before trying them, except those that take counters (``allocate`` refuses them after taking the
+    counters, which stay taken). A trace walks every device: the same picks after the same steps, with
+    values, lists, missing attributes and one constraint or two."""
+    devices = [{"name": f"gpu-{i}", "attributes": {**_root(i), "model": {"string": "xy"[i % 5 == 1]}},
+                **({"consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "10Gi"}}}]}
+                   if i % 6 == 5 else {})} for i in range(14)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
+    cluster = [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+    model = ('device.attributes["gpu.example.com"].model == "x"',)
+    shapes = [
+        [{"matchAttribute": "gpu.example.com/root"}],
+        [{"requests": ["two"], "matchAttribute": "gpu.example.com/root"}],
+        [{"matchAttribute": "gpu.example.com/root"}, {"requests": ["one"], "matchAttribute": "gpu.example.com/model"}],
+    ]
+    for n, constraints in enumerate(shapes):
+        linted = [claim("c", [req("one", 2, model), req("two", 3)], constraints)]
+        picked = [run(cluster, linted, show_allocation=True, trace=trace).allocations
+                  for trace in (frozenset(), frozenset({"c"}))]
+        assert picked[0] == picked[1], n
+        for steps in range(1, 60):
+            undecided = [messages(run(cluster, linted, max_steps=steps, trace=trace), "DRA709")
+                         for trace in (frozenset(), frozenset({"c"}))]
+            assert undecided[0] == undecided[1], (n, steps)
+            if not undecided[0]:
+                break
+        else:
+            raise AssertionError("never decided")
+
+
+def test_a_node_search_takes_over_validation_only_for_claims_that_count_their_devices():
+    """Each node's search takes over the validation made on no node for a claim that only counts its
+    devices; an ``allocationMode: All`` claim is checked on the node, where its devices, and so the
+    claim limit, are known (the other claim before it validated first, as the allocator does)."""
+    every = {"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}
+    for n, limit in ((40, True), (20, False)):
+        linted = [claim("a", [req("one", 1)]), claim("b", [every]), pod("p", ["a", "b"])]
+        report = run([CLASS, node_slice("node-a", gpus(n))], linted)
+        errors = messages(report, "DRA705")
+        assert errors == (["claim default/b: number of requested devices 40 exceeds the claim limit of 32"]
+                          if limit else []), n
+        if not limit:   # searched: the All request wants the device the first claim took
+            assert messages(report) == ["Pod default/p cannot get its devices: claims `default/a`, `default/b` each "
+                                        "fit on some node, but no node can take all of them at once"]
