@@ -124,7 +124,7 @@ def share_first(world: World, groups: list[Group], busy: Callable[[], bool]) -> 
     asked: Counter[FilterKey] = Counter()
     first: dict[FilterKey, Alternative] = {}
     for group in groups:
-        keys = {}
+        keys: dict[FilterKey, Alternative] = {}
         for member in group.members:
             for request in member.spec.requests:
                 for alt in request.alternatives:
