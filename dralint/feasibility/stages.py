@@ -12,6 +12,7 @@ from collections import Counter
 from copy import copy
 from dataclasses import dataclass, field
 from fractions import Fraction
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,6 +84,9 @@ class _ClassMatch:
     entries: np.ndarray        # positions in ``flat``, as int32: kept by bytes, and read again cheaply
     per_node: np.ndarray       # per node, how many entries
     distinct: int              # how many distinct devices the entries are
+    # What the details say of the stage counts of a request whose every stage keeps all the class
+    # matches (see Stages.told): the same for every such request of the class, worked out once.
+    told: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _per_node(position: np.ndarray, mask: np.ndarray | None, size: int) -> np.ndarray:
@@ -101,15 +105,29 @@ def _distinct(uid: np.ndarray, mask: np.ndarray | None, unique: bool) -> int:
     return int(np.count_nonzero(seen))
 
 
-def _stages_bytes(key: tuple, st: Stages) -> int:
-    """What one kept entry of the stage counts weighs: its arrays (a stage that leaves as many as the
-    one before shares its array), its key (the claim's selectors)."""
-    return sum({id(counts): counts.nbytes for _, counts in st.counts}.values()) + deep_size(key)
+# What the details of one kept entry may say (``told``, filled after it is weighed): the 20 nodes
+# shown, each with its name and counts (about 1.9 KB by ``deep_size`` on the benchmark corpus).
+_TOLD_BYTES = 4096
 
 
-def _class_bytes(key: tuple, match: _ClassMatch) -> int:
-    """What one kept class match weighs: its arrays and its key (the class's selectors)."""
-    return match.entries.nbytes + match.per_node.nbytes + deep_size(key)
+def _texts_bytes(texts: tuple) -> int:
+    """Bytes of a tuple of selector texts (a None counts its 16 bytes): summed, not walked by
+    ``deep_size``, since keys are weighed thousands of times a run."""
+    return sys.getsizeof(texts) + sum(sys.getsizeof(text) for text in texts)
+
+
+# What ``deep_size`` finds in the rest of a filter key without tolerations and capacity requests
+# (nearly every key).
+_BARE_REST = deep_size((False, (), None, False))
+
+
+def _asked_bytes(asked: tuple) -> int:
+    """Bytes of what a stage key says is asked: a filter key (``filter_key``), or a missing class's name."""
+    if len(asked) == 1:
+        return deep_size(asked)
+    class_selectors, selectors, admin, tolerations, capacity, has_capacity = asked
+    rest = deep_size((admin, tolerations, capacity, has_capacity)) if tolerations or capacity else _BARE_REST
+    return sys.getsizeof(asked) + _texts_bytes(class_selectors) + _texts_bytes(selectors) + rest
 
 
 class StageCounter:
@@ -120,8 +138,10 @@ class StageCounter:
         """``counts``: the world's counts as the judgement took them."""
         self.world = world
         self.counts = counts
-        self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, _stages_bytes)
-        self._classes: Lru[tuple, _ClassMatch] = Lru(CLASS_BYTES, _class_bytes)
+        self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, self._stages_bytes)
+        self._classes: Lru[tuple, _ClassMatch] = Lru(CLASS_BYTES, self._class_bytes)
+        # See nodes_key_bytes(): for which key, the answer.
+        self._nodes_key: tuple[Any, int] | None = None
         # See placed(): for which nodes and holds, from which entries, what.
         self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray | None]] | None = None
         # See uids_unique(): for which entries, the answer.
@@ -147,6 +167,28 @@ class StageCounter:
         mine = copy(st)
         mine.alt, mine.need = alt, alt.count if alt.mode == "ExactCount" else None
         return mine
+
+    def _stages_bytes(self, key: tuple, st: Stages) -> int:
+        """What one kept entry of the stage counts weighs: its arrays (a stage that leaves as many as
+        the one before shares its array), its details, its key (the claim's selectors, the nodes')."""
+        asked, nodes_key, *counters = key
+        arrays = sum({id(counts): counts.nbytes for _, counts in st.counts}.values())
+        return arrays + _TOLD_BYTES + sys.getsizeof(key) + _asked_bytes(asked) + self.nodes_key_bytes(nodes_key) + \
+            sum(sys.getsizeof(n) for n in counters)
+
+    def _class_bytes(self, key: tuple, match: _ClassMatch) -> int:
+        """What one kept class match weighs: its arrays, its details, its key (the class's selectors)."""
+        selectors, nodes_key, *counters = key
+        return match.entries.nbytes + match.per_node.nbytes + _TOLD_BYTES + sys.getsizeof(key) + \
+            _texts_bytes(selectors) + self.nodes_key_bytes(nodes_key) + sum(sys.getsizeof(n) for n in counters)
+
+    def nodes_key_bytes(self, nodes_key: Any) -> int:
+        """What ``deep_size`` finds in a node set's key (a pod's placement, pins): the same for every
+        request judged with these nodes (the last asked is kept)."""
+        have = self._nodes_key
+        if have is None or have[0] is not nodes_key:
+            have = self._nodes_key = (nodes_key, deep_size(nodes_key))
+        return have[1]
 
     def class_match(self, alt: Alternative, nodes: NodeSet) -> _ClassMatch:
         """What the class of ``alt`` (which exists) matches on ``nodes``: the same for every request
@@ -292,6 +334,9 @@ def _stages(sc: StageCounter, alt: Alternative, nodes: NodeSet) -> Stages:
     unique = sc.uids_unique()
     per_node, distinct = match.per_node, match.distinct
     st.counts, st.distinct = [("class", per_node)], {"class": distinct}
+    if everything and free is None and not st.blocked:
+        # Every stage is the class's: so is what the details say of them (same nodes, same ranks).
+        st.told = match.told
     for name, mask, same in (("selectors", None, everything), ("free", free, free is None),
                              ("usable", usable, not st.blocked)):
         if not same:

@@ -49,10 +49,10 @@ REQUESTS = [_request("any", "gpu"), _request("big", "gpu", (BIG,)), _request("mi
             _request("none", "fpga"), _request("all-pass", "gpu", ('device.driver == "gpu.example.com"',))]
 
 
-def _world(shared: bool) -> tuple[World, list[Alternative]]:
+def _world(shared: bool, held: bool = True) -> tuple[World, list[Alternative]]:
     cluster = [CLASS, _class("gpu-b", "gpu.example.com"), _class("fpga", "fpga.example.com"),
                *(_node(n) for n in range(3)), _slice(0, [40, 80, 80]), _slice(1, [80, 96]), _slice(2, [40]),
-               held_claim([(0, 1), (1, 0)])]
+               *([held_claim([(0, 1), (1, 0)])] if held else [])]
     if shared:   # one pool every node reaches: its devices have an entry on each node
         cluster.append(_slice(9, [80, 85], allNodes=True))
     claim = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -168,3 +168,46 @@ def test_a_taint_refuses_devices_at_the_usable_stage_whether_or_not_any_is_held(
             ("class", [3, 2]), ("selectors", [3, 2]), ("free", free), ("usable", [n - 1 for n in free])]
         assert st.blocked == Counter({"have taint `broken=yes:NoSchedule` that the request does not tolerate": 2})
         assert st.distinct["usable"] == sum(free) - 2
+
+
+def test_kept_counts_weigh_at_least_what_deep_size_finds_in_their_keys():
+    # The keys are weighed by summing their parts, not walked: the sum must not fall below the walk,
+    # with long selectors, tolerations and capacity requests as with none.
+    from dralint.feasibility.counts import filter_key
+    from dralint.sizes import deep_size
+    world, alts = _world(False)
+    nodes = _everywhere(world)
+    counter = StageCounter(world, world.counts)
+    long_alt = Alternative(**{**alts[1].__dict__, "selectors": ("x" * 10_000,) * 3})
+    heavy = Alternative(**{**alts[1].__dict__, "tolerations": ({"key": "k" * 500, "operator": "Exists"},),
+                           "capacity": {"memory": 10 ** 12}})
+    for alt in (alts[0], alts[1], long_alt, heavy):
+        asked = filter_key(alt, world.classes[alt.class_name].selectors)
+        key = (asked, nodes.key, 1, 123456789, 0)
+        st = counter.stages(alts[0], nodes)
+        arrays = sum({id(c): c.nbytes for _, c in st.counts}.values())
+        assert counter._stages_bytes(key, st) >= arrays + deep_size(key), alt.full_name
+    match = counter.class_match(alts[1], nodes)
+    key = (("y" * 5_000,) * 4, nodes.key, 1, 0)
+    assert counter._class_bytes(key, match) >= match.entries.nbytes + match.per_node.nbytes + deep_size(key)
+
+
+def test_requests_whose_every_stage_is_the_class_s_share_what_the_details_say():
+    from dralint.feasibility.explain import _details
+    for held in (True, False):
+        world, alts = _world(True, held)
+        nodes = _everywhere(world)
+        counter = StageCounter(world, world.counts)
+        by_name = {alt.full_name: alt for alt in alts}
+        for name in ("any", "all-pass", "big"):
+            st = counter.stages(by_name[name], nodes)
+            everything = all(counts is st.counts[0][1] for _, counts in st.counts)
+            # Held devices leave the free stage, a selector the selectors' one: then the details are the request's.
+            assert everything == (not held and name != "big"), (held, name)
+            assert (st.told is counter.class_match(by_name[name], nodes).told) == everything
+            details = _details([st])
+            # The same as worked out on counts kept apart from the class's.
+            alone = counter.stages(by_name[name], nodes)
+            alone.told = {}
+            alone.counts = [(stage, counts.copy()) for stage, counts in alone.counts]
+            assert details == _details([alone]), (held, name)
