@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .findings import Severity
+from .findings import Position, Severity
 from .paths import FieldPath
 
 
@@ -25,3 +25,6 @@ class Problem:
     scalar_offset: int | None = None       # a position inside the string at ``path`` (CEL errors)
     user_path: FieldPath | None = None     # already in the user's spelling (e.g. a field the server drops)
     at: FieldPath | None = None            # where to point, when not at ``path`` (canonical): a bad key of a map
+    # Where the finding starts and ends in its file, when the stage worked it out already (``engine.emit.placed``:
+    # the feasibility stage's processes do, beside one another, instead of the main process after them).
+    place: tuple[Position, Position] | None = None

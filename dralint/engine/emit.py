@@ -3,6 +3,7 @@ findings the engine itself makes (input problems of the source stage, internal e
 from __future__ import annotations
 
 import traceback
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from ..catalog import Catalog
@@ -63,14 +64,13 @@ class Emitter:
 
     def place(self, rule_id: str, message: str, manifest: Manifest, user: FieldPath, *, at: FieldPath | None = None,
               scalar_offset: int | None = None, severity: Severity | None = None,
-              details: Mapping[str, Any] | None = None) -> None:
+              details: Mapping[str, Any] | None = None, placed: tuple[Position, Position] | None = None) -> None:
         """A finding on ``manifest`` at the user's path ``user``, placed at user path ``at`` when
-        given (at character ``scalar_offset`` of the string there when given)."""
-        doc = manifest.document
-        full = FieldPath(tuple(manifest.base) + tuple(user if at is None else at))
-        pos = doc.locate_in_scalar(full, scalar_offset) if scalar_offset is not None else doc.locate(full)
-        finding = self.emit(rule_id, message, file=doc.file, line=pos.line, column=pos.column, obj=manifest.display,
-                            field_path=user, end=doc.end_of(pos), severity=severity, details=details)
+        given (at character ``scalar_offset`` of the string there when given); ``placed``: where
+        that is, worked out already (:func:`placed`)."""
+        pos, end = placed if placed is not None else _place(manifest, user if at is None else at, scalar_offset)
+        finding = self.emit(rule_id, message, file=manifest.document.file, line=pos.line, column=pos.column,
+                            obj=manifest.display, field_path=user, end=end, severity=severity, details=details)
         if finding is not None and self.catalog.rules[rule_id].autofix is not None:
             self.subjects[finding] = Subject(manifest, user)
 
@@ -79,7 +79,25 @@ class Emitter:
         user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
         self.place(problem.rule, problem.message, target.manifest, user,
                    at=None if problem.at is None else target.to_user(problem.at),
-                   scalar_offset=problem.scalar_offset, severity=problem.severity, details=problem.details)
+                   scalar_offset=problem.scalar_offset, severity=problem.severity, details=problem.details,
+                   placed=problem.place)
+
+
+def placed(target: Canonical, problem: Problem) -> Problem:
+    """``problem`` with the place in its file that :meth:`Emitter.problem` would work out for it (for a
+    stage that judges in several processes: each works out the places of its own problems, beside
+    the others, instead of the main process for all of them once they are done)."""
+    user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
+    at = None if problem.at is None else target.to_user(problem.at)
+    return replace(problem, place=_place(target.manifest, user if at is None else at, problem.scalar_offset))
+
+
+def _place(manifest: Manifest, user: FieldPath, scalar_offset: int | None) -> tuple[Position, Position]:
+    """Where a finding at the user's path ``user`` of ``manifest`` starts and ends in its file."""
+    doc = manifest.document
+    full = FieldPath(tuple(manifest.base) + tuple(user))
+    pos = doc.locate_in_scalar(full, scalar_offset) if scalar_offset is not None else doc.locate(full)
+    return pos, doc.end_of(pos)
 
 
 def refused(emitter: Emitter, refusal: Refusal) -> None:

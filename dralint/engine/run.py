@@ -23,7 +23,7 @@ from ..options import Options
 from ..paths import FieldPath
 from ..rule_filter import RuleFilter
 from ..source import SourceFile, SourceProblem
-from .emit import Emitter, internal_error, run_error, source_problem
+from .emit import Emitter, internal_error, placed, run_error, source_problem
 from .objects import Identity, Target, Work, identity, judge_one, read_manifests, read_targets, run_manifests, single_file
 from .result import RunResult
 from .split import Split, judge_split, runs_left
@@ -307,7 +307,7 @@ def _preparing(emitter: Emitter, targets: list[Target], index: Index, options: O
         try:
             if _judged_index(index, targets, judged) is index:
                 early.ahead = feasibility.judge_ahead(early.prepared.world, index, _feasibility_options(options),
-                                                      {id(obj) for obj in judged}, busy)
+                                                      {id(obj) for obj in judged}, busy, placed)
         except Exception:  # noqa: BLE001 - the stage judges every group itself, and reports what fails there
             early.ahead = None
     return build
@@ -420,7 +420,7 @@ def _feasibility(emitter: Emitter, result: RunResult, index: Index, release: Rel
     try:
         report = feasibility.judge(index, release, _feasibility_options(options), lambda obj: id(obj) in linted_ids,
                                    fleet=fleet, candidates=candidates, prepared=early.prepared if early else None,
-                                   ahead=early.ahead if early else None)
+                                   ahead=early.ahead if early else None, locate=placed)
     except feasibility.UnknownNode:
         raise  # a usage error (exit 2), not a finding
     except Exception as exc:  # same promise as for checks: report, do not crash

@@ -22,7 +22,7 @@ from .counts import FilterKey, filter_key
 from .groups import Group, build_groups
 from .model import Alternative
 from . import judgement
-from .judgement import Judge
+from .judgement import Judge, Locate
 from .report import FeasibilityOptions, FeasibilityReport, decode, encode
 from .shards import Shards
 from .world import World
@@ -82,13 +82,14 @@ class Ahead:
 
 
 def judge_ahead(world: World, index: Index, options: FeasibilityOptions, linted_ids: Collection[int],
-                busy: Callable[[], bool] = lambda: False) -> Ahead | None:
+                busy: Callable[[], bool] = lambda: False, locate: Locate | None = None) -> Ahead | None:
     """Start judging ``index``'s groups in ``options.processes - 1`` forked processes, taking the objects
     of ``linted_ids`` as linted; None when the stage would judge in one process, or when a verdict
     could depend on when it is made (``--max-seconds``) or on the other groups (``--together``).
 
     While ``busy()`` (the other processes of the run still have objects to check), this process first
-    does the work every judging process would do for itself: see :func:`share_first`."""
+    does the work every judging process would do for itself: see :func:`share_first`. ``locate``: as
+    for ``judge``."""
     if options.processes <= 1 or options.together or options.max_seconds is not None:
         return None
     ids = frozenset(linted_ids)
@@ -96,7 +97,7 @@ def judge_ahead(world: World, index: Index, options: FeasibilityOptions, linted_
     if len(groups) < 2 * judgement.MIN_GROUPS_PER_PROCESS:   # the stage's own rule for forking
         return None
     share_first(world, groups, busy)
-    ahead = Ahead(world, index, options, Judge(world, options, math.inf), groups, ids)
+    ahead = Ahead(world, index, options, Judge(world, options, math.inf, locate=locate), groups, ids)
     ahead.shards = Shards.start(len(groups), ahead._judge, options.processes - 1, _encode)
     return ahead
 

@@ -21,7 +21,7 @@ from ..rule_filter import UsageError
 from .ahead import Ahead
 from .fleet import Fleet
 from .groups import Group, build_groups
-from .judgement import Judge, is_traced
+from .judgement import Judge, Locate, is_traced
 from .model import claim_selectors
 from .report import FeasibilityOptions, FeasibilityReport
 from .selection import Evaluator, cel_evaluator, cel_required_driver
@@ -62,7 +62,8 @@ def _selectors(index: Index, world: World) -> Iterator[str]:
 def judge(index: Index, release: Release, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
           evaluate: Evaluator | None = None, *, fleet: Fleet | None = None,
           exhaustive: bool = False, candidates: Iterable[Canonical] | None = None,
-          prepared: Prepared | None = None, ahead: Ahead | None = None) -> FeasibilityReport:
+          prepared: Prepared | None = None, ahead: Ahead | None = None,
+          locate: Locate | None = None) -> FeasibilityReport:
     """Judge every linted claim and pod against the run's ResourceSlices.
 
     There is something to judge against when the run has a ResourceSlice or any cluster state
@@ -75,11 +76,12 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
     may be linted, when the caller knows them (a review against a kept cluster state).
     ``prepared``: the view :func:`prepare` built, used when it was built for this very index, release
     and ``--node`` with dralint's CEL. ``ahead``: the judgements started on that view (ahead.py), used
-    where they stand; the caller stops what is left of them.
+    where they stand; the caller stops what is left of them. ``locate``: gives a problem its place in
+    its file, in the process that judged it (see ``Judge.alone``).
     """
     report = FeasibilityReport()
     if fleet is not None:
-        _judge_with(fleet.world, index, options, linted, exhaustive, report, candidates, None)
+        _judge_with(fleet.world, index, options, linted, exhaustive, report, candidates, None, locate)
         return report
     if not index.slices and not _cluster_state(index, linted):
         return report
@@ -92,19 +94,19 @@ def judge(index: Index, release: Release, options: FeasibilityOptions, linted: C
                                      None if evaluate else cel_required_driver(release))
         collection.built()
         _check_node(world, options.node)
-        _judge_with(world, index, options, linted, exhaustive, report, candidates, ahead)
+        _judge_with(world, index, options, linted, exhaustive, report, candidates, ahead, locate)
     return report
 
 
 def _judge_with(world: World, index: Index, options: FeasibilityOptions, linted: Callable[[Canonical], bool],
                 exhaustive: bool, report: FeasibilityReport, candidates: Iterable[Canonical] | None,
-                ahead: Ahead | None) -> None:
+                ahead: Ahead | None, locate: Locate | None) -> None:
     if ahead is not None and not exhaustive and candidates is None and ahead.serves(world, index, options):
         run = ahead.run
     else:
         ahead = None
         deadline = math.inf if options.max_seconds is None else time.monotonic() + options.max_seconds
-        run = Judge(world, options, deadline, exhaustive)
+        run = Judge(world, options, deadline, exhaustive, locate)
     run.pool_warnings(linted, report)
     groups = build_groups(index, linted, candidates)
     if ahead is None:

@@ -39,16 +39,20 @@ RULE_UNDECIDED = "DRA709"
 QUICK_TRIES = 1   # nodes searched on the counts of each request alone, before all the counts are asked
 # Below this many groups per process, forking costs more than it saves.
 MIN_GROUPS_PER_PROCESS = 64
+# A problem with where it is in its file worked out (the engine's ``emit.placed``).
+Locate = Callable[[Canonical, Problem], Problem]
 
 
 class Judge:
     """One judgement of many groups against one world."""
 
-    def __init__(self, world: World, options: FeasibilityOptions, deadline: float, exhaustive: bool = False) -> None:
+    def __init__(self, world: World, options: FeasibilityOptions, deadline: float, exhaustive: bool = False,
+                 locate: Locate | None = None) -> None:
         self.world = world
         self.options = options
         self.deadline = deadline
         self.exhaustive = exhaustive
+        self.locate = locate
         self.counts = world.counts
         self.explainer = Explainer(world, self.counts, deadline, exhaustive)
         self._outcomes: dict[Any, Outcome] = {}
@@ -230,7 +234,15 @@ class Judge:
             self._report_unjudged(unjudged, linted, report)
 
     def alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
-        """What is told about one group judged on its own; None once the time budget is used up."""
+        """What is told about one group judged on its own; None once the time budget is used up. With
+        ``locate``, its problems say where they are in their files: worked out in the process that
+        judged the group, beside the others, not in the main process once every group is judged."""
+        one = self._alone(group, linted)
+        if one is not None and self.locate is not None:
+            one.problems[:] = [(obj, _located(self.locate, obj, problem)) for obj, problem in one.problems]
+        return one
+
+    def _alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
         if time.monotonic() > self.deadline:
             return None
         one = FeasibilityReport()
@@ -537,3 +549,12 @@ def _kept(exc: FatalError) -> FatalError:
 def is_traced(spec: ClaimSpec, names: frozenset[str]) -> bool:
     """Whether ``--trace`` names the claim (as ``namespace/name`` or ``name``)."""
     return spec.display in names or spec.display.split("/", 1)[1] in names
+
+
+def _located(locate: Locate, obj: Canonical, problem: Problem) -> Problem:
+    """``locate(obj, problem)``; ``problem`` as it is when that fails (the engine then works it out
+    itself, and says what went wrong there: a finding is never lost for where it points)."""
+    try:
+        return locate(obj, problem)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return problem
