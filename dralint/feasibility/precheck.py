@@ -116,7 +116,7 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
         for key, wanted in need.items():
             if len(wanted) > 1:
                 ok &= at(alone[key].free if relaxed else alone[key].usable) >= sum(wanted)
-    if ok.any() and not quick:
+    if not quick and ok.any():
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
     return must | ok
