@@ -71,9 +71,6 @@ MAX_FILTER_BYTES = 128 << 20     # each: up to five arrays per node (shared when
 # use); counts of 2 bytes (see ``count_type``) reach as far back in a quarter of that.
 MAX_VALUE_COUNT_BYTES = 4 << 20
 MAX_VALUE_ID_BYTES = 16 << 20    # per attribute a claim's constraint names: one value id per device
-# Per filter, its entries (``entries``): asked again by the same claim's next precheck. On the benchmark
-# corpus 627 of 2,722 asks come within 256 KB, 745 within 1 MB, 1,154 within 4 MB.
-MAX_ENTRY_BYTES = 512 << 10
 _PER_NODE = ("sel", "free", "usable", "err_search", "err_all")
 _NARROW_MOST = int(np.iinfo(np.int16).max)   # the most entries a node may have for counts of 2 bytes
 
@@ -200,8 +197,6 @@ class Counts:
         self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
             MAX_VALUE_COUNT_BYTES,
             lambda key, have: _key_bytes(key[0]) + sys.getsizeof(key[1]) + 200 + have[0].nbytes + have[1].nbytes)
-        # Per (filter key, devices covered): ``entries``; emptied whenever ``flat`` is worked out again.
-        self._entries: Lru[tuple, np.ndarray] = Lru(MAX_ENTRY_BYTES, lambda key, at: _key_bytes(key[0]) + at.nbytes)
         # Most filters fail on no device: their error counts are these zeros, shared and read-only
         # (``own`` copies them before a change), not two arrays per node of their own (27 MB of the
         # 17 MiB benchmark file's 3,000 filters).
@@ -215,7 +210,7 @@ class Counts:
     def drop_caches(self) -> int:
         """Forget every filter's counts and the per-value counts (counted again when asked); the
         bytes they held, as estimated. The fleet's entries and the devices' flags stay."""
-        return self._filters.clear() + self._values.clear() + self._by_value.clear() + self._entries.clear()
+        return self._filters.clear() + self._values.clear() + self._by_value.clear()
 
     def _no_errors(self, size: int, kind: type) -> np.ndarray:
         """Read-only zero counts of type ``kind`` for ``size`` node slots, shared by the filters that
@@ -240,7 +235,6 @@ class Counts:
                           np.concatenate([st.here for st in states]) if states else np.zeros(0, bool))
             self._flat_pos = len(world.node_log)
             self._home = _Homes.of(*self._flat)
-            self._entries.clear()
         return self._flat
 
     def count_type(self) -> type:
@@ -267,16 +261,9 @@ class Counts:
     def entries(self, fc: FilterCounts) -> np.ndarray:
         """Positions in ``flat`` of the devices ``fc`` selects, on their node, in no particular order.
         A filter selects a small part of the fleet: what is asked about its devices is cheaper on these
-        than on every entry. Read-only: the most recent are kept (within ``MAX_ENTRY_BYTES``), not one
-        array per filter."""
-        self.flat()      # worked out again, it empties the kept entries
-        key = (fc.key, fc.size)
-        have = self._entries.get(key)
-        if have is None:
-            have = self._entries_of(self.world.selection.taken(fc.expressions))
-            have.flags.writeable = False
-            have = self._entries.put(key, have)
-        return have
+        than on every entry. (Not kept: one pass over the devices, against the weight of one more array
+        per filter; a cache of the last 512 KB of them, a quarter of the asks hit, cost more than it saved.)"""
+        return self._entries_of(self.world.selection.taken(fc.expressions))
 
     def _entries_of(self, uids: np.ndarray) -> np.ndarray:
         """Positions in ``flat``, in no particular order, of the entries on their node of the devices
