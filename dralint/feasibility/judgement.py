@@ -147,13 +147,13 @@ class Judge:
         if every:
             yield from range(len(nodes.nodes))
             return
-        quick = np.nonzero(must_search(self.counts, claims, nodes.slots, nodes.unusable, quick=True))[0]
+        quick = must_search(self.counts, claims, nodes.slots, nodes.unusable, quick=True).nonzero()[0]
         yield from (int(i) for i in quick[:QUICK_TRIES])
         if len(quick) <= QUICK_TRIES:
             return
         start = int(quick[QUICK_TRIES - 1]) + 1
         rest = must_search(self.counts, claims, nodes.slots[start:], nodes.unusable[start:])
-        yield from (start + int(i) for i in np.nonzero(rest)[0])
+        yield from (start + int(i) for i in rest.nonzero()[0])
 
     def _failures(self, nodes: NodeSet, searched: dict[str, str]) -> dict[str, str]:
         """The per-node messages of a failed search, in node order (skipped nodes fail plainly)."""
@@ -175,7 +175,7 @@ class Judge:
             risky = np.ones(len(rest), bool)
         else:
             risky = must_search(self.counts, claims, nodes.slots[start:], nodes.unusable[start:], risky_only=True)
-        for i in np.nonzero(risky)[0]:
+        for i in risky.nonzero()[0]:
             node = rest[int(i)]
             try:
                 Attempt(self.world.run, node, self.world.pools(node), claims, budget).run_search(checked)

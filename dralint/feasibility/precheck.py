@@ -43,7 +43,9 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
     # skips those that cannot change the answer.
     n = len(slots)
     must = np.zeros(n, bool)
-    blocked = np.zeros(n, bool)        # an earlier request certainly fails here
+    # No earlier request certainly fails here (None: on every node). Kept as what fits, not as what is
+    # blocked: one numpy step per request instead of two, on 6,000 quick prechecks of 30 us each.
+    fits: np.ndarray | None = None
     cross: np.ndarray | None = None    # the constrained requests can share one value (None: everywhere)
     has_all = False
     need: dict[tuple, list[int]] = {}  # per filter: the counts of the requests asking only it
@@ -70,7 +72,8 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                         must |= at(fc.err_all) > 0                 # met while validating, on every node
                     if claim.constraints:
                         # A constraint broken inside "all" is an error.
-                        must |= (sel > 0) & ~blocked & ~_no_break(counts, claim, r, alt, fc, nodes, relaxed)
+                        breaks = (sel > 0) & ~_no_break(counts, claim, r, alt, fc, nodes, relaxed)
+                        must |= breaks if fits is None else breaks & fits
                     if f.consumable_capacity or relaxed:
                         ok = sel > 0
                     else:
@@ -78,7 +81,8 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
                     size = sel.astype(np.int64)
                 else:
                     if fc.has_errors:
-                        must |= (at(fc.err_search) > 0) & ~blocked
+                        failing = at(fc.err_search) > 0
+                        must |= failing if fits is None else failing & fits
                     ok = at(usable) >= alt.count
                     if claim.constraints and not (risky_only or quick):
                         for attribute in _matched(claim, alt):
@@ -96,9 +100,9 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
             elif least is not None:
                 fixed += least
             if req_ok is not None:
-                blocked |= ~req_ok
+                fits = req_ok if fits is None else fits & req_ok
             else:
-                blocked[:] = True      # a request without alternatives fits nowhere
+                fits = np.zeros(n, bool)      # a request without alternatives fits nowhere
         if varying is not None:
             must |= fixed + varying > MAX_DEVICES_PER_CLAIM      # met while validating
         elif fixed > MAX_DEVICES_PER_CLAIM:
@@ -110,13 +114,16 @@ def must_search(counts: Counts, claims: list[ClaimSpec], slots: np.ndarray, unus
         must |= unusable
     if risky_only:
         return must
-    ok = ~blocked if cross is None else ~blocked & cross
+    if fits is None:
+        ok = np.ones(n, bool) if cross is None else cross
+    else:
+        ok = fits if cross is None else fits & cross
     if not f.consumable_capacity:
         # Requests asking the same compete for the same devices (one request alone was checked above).
         for key, wanted in need.items():
             if len(wanted) > 1:
                 ok &= at(alone[key].free if relaxed else alone[key].usable) >= sum(wanted)
-    if ok.any() and not quick:
+    if not quick and ok.any():
         # Requests of different kinds that draw on the same devices.
         ok[ok] = distinct_devices(counts, claims, slots[ok], relaxed)
     return must | ok

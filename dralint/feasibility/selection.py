@@ -290,6 +290,16 @@ class Selection:
         kept, failed = self._survivors(expressions, remember=False)
         return self._combine(expressions, kept, failed), kept, failed
 
+    def taken(self, expressions: tuple[str | None, ...]) -> np.ndarray:
+        """The uids where ``combined``'s answers are TRUE, ascending (``selected``'s second part,
+        without listing the failing ones)."""
+        have = self._cached(expressions)
+        if have is not None:
+            return (have == TRUE).nonzero()[0]
+        kept, failed = self._survivors(expressions, remember=False)
+        self._combine(expressions, kept, failed)
+        return kept
+
     def _combine(self, expressions: tuple[str | None, ...], kept: np.ndarray, failed: np.ndarray) -> np.ndarray:
         out = np.zeros(len(self.columns.devices), np.int8)     # FALSE
         out[kept] = TRUE

@@ -15,6 +15,7 @@ import pytest
 
 from dralint.feasibility.columns import TRUE
 from dralint.feasibility.counts import Counts
+from dralint.feasibility.hall import distinct_devices
 from dralint.feasibility.model import Alternative, read_claim
 from dralint.feasibility.precheck import must_search
 from dralint.feasibility.world import World
@@ -128,3 +129,47 @@ def test_the_precheck_answers_per_node_in_the_order_asked(quick, take_all):
     assert [names[s] for s in np.flatnonzero(forwards)] == \
         (["node-0", "node-2"] if quick else ["node-0"])
     assert list(backwards) == list(forwards[::-1])
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_filters_entries_are_its_own_with_and_without_the_selectors_answers_kept(shared):
+    # The selected devices are read off the kept answers of the selectors, or off the uids they leave
+    # when those answers were let go: a filter asking numa 1 gets its own entries either way.
+    world = _world(shared)
+    counts = world.counts
+    slot, uid, here = counts.flat()
+    one = Alternative("r", "", "gpu", ('device.attributes["gpu.example.com"].numa == 1',), "ExactCount", 1, None, (),
+                      None, False, FieldPath(()))
+    for alt in (_alt(), one, _alt(), one):
+        fc = counts.get(alt)
+        assert fc is not None
+        every = np.flatnonzero((fc.dev_sel[uid] == TRUE) & here)
+        for dropped in (False, True):
+            if dropped:
+                world.selection.drop_caches()
+            assert sorted(counts.entries(fc)) == list(every)
+    assert len(counts.entries(counts.get(one))) == (6 if shared else 2)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_hall_counted_for_some_nodes_answers_as_for_each_alone(shared):
+    # The tables have a row per node asked, in the order asked; entries_of gives every node's entries
+    # when asked for many, and those of the nodes not asked must not be counted for any.
+    world = _world(shared)
+    counts = world.counts
+    requests = [{"name": "a", "exactly": {"deviceClassName": "gpu", "count": 1}},
+                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "gpu", "count": 2},
+                                                 {"name": "y", "deviceClassName": "gpu", "count": 1}]}]
+    differ = False
+    for constraints in ([], [{"matchAttribute": NUMA}]):
+        text = json.dumps({"apiVersion": RV, "kind": "ResourceClaim",
+                           "metadata": {"name": "c", "namespace": "default"},
+                           "spec": {"devices": {"requests": requests, "constraints": constraints}}})
+        claim = read_claim(_objects([text], True)[0], "default/c")
+        size = counts.world.slot_count
+        alone = [bool(distinct_devices(counts, [claim], np.array([s]), False)[0]) for s in range(size)]
+        differ |= alone != [alone[0]] * size
+        for slots in ([0], [2, 0], [1, 2], [2, 1, 0], list(range(size))):
+            asked = distinct_devices(counts, [claim], np.array(slots), False)
+            assert asked.tolist() == [alone[s] for s in slots]
+    assert differ      # some nodes fit and some do not
