@@ -114,7 +114,8 @@ class MatchAttribute:
         if mine is self:
             found = lookup_attribute(device, self.attribute)
             mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
-        return mine is _MISSING or (self.count > 0 and (mine is None or self.first is None or mine != self.first))
+        # A first value of None refuses every later one: ``mine != None`` says so for a value.
+        return mine is _MISSING or (self.count > 0 and (mine is None or mine != self.first))
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):

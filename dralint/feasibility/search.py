@@ -448,7 +448,7 @@ class Attempt(Pruning):
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
                                 capacity and (requested or device.has_policy or device.key in consumed)))
         data.candidates = out
-        if not everything:
+        if self.trackers[c] and not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
@@ -465,33 +465,36 @@ class Attempt(Pruning):
         """``allocateDevice``: the remaining per-device checks, then record the pick; None if refused,
         else what ``release`` needs to undo it."""
         alt, f, admin = data.alt, self.f, data.admin
-        claim = self.claims[c]
-        key = device.key
+        key, allocated = device.key, self.run.allocated
         multi = f.consumable_capacity and device.allow_multiple
         # The search's loop has made these checks before offering a device (only ``All`` does not).
         if must:
             if admin:
                 if not multi and c in self.allocating.get(key, ()):
                     return None
-            elif key in self.run.allocated.dedicated or self.allocating.get(key):   # in use
+            elif key in allocated.dedicated or self.allocating.get(key):   # in use
                 return None
-        if not multi and not admin and self.run.shares_block_exclusive and self.shared(key):
+        # Nothing shared (the common case): no key looked up three times over.
+        if not multi and not admin and self.run.shares_block_exclusive and (
+                allocated.shared or allocated.consumed or self.capacity.by_device) and self.shared(key):
             if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: {device.label} is shared by another claim and no "
-                          "longer allows multiple allocations")
+                self._say(f"{self.claims[c].display} {alt.full_name}: {device.label} is shared by another claim and "
+                          "no longer allows multiple allocations")
             return None
-        if not f.partitionable and device.consumes:
-            if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: {device.label} consumes counters "
-                          "(DRAPartitionableDevices off)")
-            return None
-        skip_counters = self._counters_relaxed or (
-            multi and (key in self.run.allocated.consumed or key in self.capacity.by_device))
-        took = not skip_counters and bool(device.consumes)
-        if took and not self.counters.take(pool, device):
-            if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: {device.label}: not enough shared counters left")
-            return None
+        took = False
+        if device.consumes:
+            if not f.partitionable:
+                if self.trace is not None:
+                    self._say(f"{self.claims[c].display} {alt.full_name}: {device.label} consumes counters "
+                              "(DRAPartitionableDevices off)")
+                return None
+            took = not self._counters_relaxed and not (
+                multi and (key in allocated.consumed or key in self.capacity.by_device))
+            if took and not self.counters.take(pool, device):
+                if self.trace is not None:
+                    self._say(f"{self.claims[c].display} {alt.full_name}: {device.label}: not enough shared counters "
+                              "left")
+                return None
         # From here on a refusal keeps the counters just taken, as the scheduler does (not so in the
         # ideal search of ``hopeless_from``).
         base, sub = data.base, data.sub
@@ -499,8 +502,8 @@ class Attempt(Pruning):
             taint = blocking_taint(device, alt)
             if taint is not None:
                 if self.trace is not None:
-                    self._say(f"{claim.display} {alt.full_name}: {device.label} has taint {taint.key}={taint.value}:"
-                              f"{taint.effect}, not tolerated")
+                    self._say(f"{self.claims[c].display} {alt.full_name}: {device.label} has taint "
+                              f"{taint.key}={taint.value}:{taint.effect}, not tolerated")
                 if self.ideal and took:
                     self.counters.give_back(pool, device)
                 return None
@@ -508,6 +511,7 @@ class Attempt(Pruning):
         added: list[MatchAttribute | DistinctAttribute] = []
         for tracker in trackers:
             if not tracker.add(base, sub, device):
+                claim = self.claims[c]
                 for t in reversed(added):
                     t.remove(base, sub, device)
                 if self.ideal and took:
@@ -526,7 +530,7 @@ class Attempt(Pruning):
             self.allocating[key].add(c)
         consumed = None
         if f.consumable_capacity:
-            if must and self._capacity_on and not fits(alt, device, self.run.allocated.consumed.get(key),
+            if must and self._capacity_on and not fits(alt, device, allocated.consumed.get(key),
                                                         self.capacity.by_device.get(key)):
                 # Only for allocationMode All (the search checks capacity before it offers a
                 # device): the scheduler then keeps the device counted in the constraints and
@@ -544,7 +548,7 @@ class Attempt(Pruning):
                 self.capacity.insert(key, consumed)
         self._picked[c].append((data, device, sl, pool, multi, consumed))
         if self.trace is not None:
-            self._say(f"{claim.display} {alt.full_name}: picked {device.label}")
+            self._say(f"{self.claims[c].display} {alt.full_name}: picked {device.label}")
         return multi, consumed, took
 
     def release(self, c: int, data: RequestData, device: Device, pool: Pool, kept: Kept) -> None:
