@@ -8,6 +8,7 @@ the nodes, their counts) is worked out once per class, and the later stages on t
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from copy import copy
 from dataclasses import dataclass, field
@@ -130,6 +131,36 @@ def _asked_bytes(asked: tuple) -> int:
     return sys.getsizeof(asked) + _texts_bytes(class_selectors) + _texts_bytes(selectors) + rest
 
 
+class _NodesKeySizes:
+    """What ``deep_size`` finds in a node set's key (a pod's placement, pins): the same for every
+    request judged with these nodes, so the last one asked is kept."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Any, int] | None = None
+
+    def __call__(self, nodes_key: Any) -> int:
+        have = self._last
+        if have is None or have[0] is not nodes_key:
+            have = self._last = (nodes_key, deep_size(nodes_key))
+        return have[1]
+
+
+def _stages_bytes(sizes: _NodesKeySizes, key: tuple, st: Stages) -> int:
+    """What one kept entry of the stage counts weighs: its arrays (a stage that leaves as many as the
+    one before shares its array), its details, its key (the claim's selectors, the nodes')."""
+    asked, nodes_key, *counters = key
+    arrays = sum({id(counts): counts.nbytes for _, counts in st.counts}.values())
+    return arrays + _TOLD_BYTES + sys.getsizeof(key) + _asked_bytes(asked) + sizes(nodes_key) + \
+        sum(sys.getsizeof(n) for n in counters)
+
+
+def _class_bytes(sizes: _NodesKeySizes, key: tuple, match: _ClassMatch) -> int:
+    """What one kept class match weighs: its arrays, its details, its key (the class's selectors)."""
+    selectors, nodes_key, *counters = key
+    return match.entries.nbytes + match.per_node.nbytes + _TOLD_BYTES + sys.getsizeof(key) + \
+        _texts_bytes(selectors) + sizes(nodes_key) + sum(sys.getsizeof(n) for n in counters)
+
+
 class StageCounter:
     """The stage counts of a judgement's requests; shared by requests that filter alike, and the
     class's part by requests of classes that select alike."""
@@ -138,10 +169,12 @@ class StageCounter:
         """``counts``: the world's counts as the judgement took them."""
         self.world = world
         self.counts = counts
-        self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, self._stages_bytes)
-        self._classes: Lru[tuple, _ClassMatch] = Lru(CLASS_BYTES, self._class_bytes)
-        # See nodes_key_bytes(): for which key, the answer.
-        self._nodes_key: tuple[Any, int] | None = None
+        # The weights close over a memo of their own, not over this counter: a bound method kept in its
+        # own caches would make every counter a reference cycle, freed only by a full walk of the
+        # collector (the webhook replaces its fleet view, and the judgements on it, for days).
+        sizes = _NodesKeySizes()
+        self._stages: Lru[tuple, Stages] = Lru(STAGES_BYTES, functools.partial(_stages_bytes, sizes))
+        self._classes: Lru[tuple, _ClassMatch] = Lru(CLASS_BYTES, functools.partial(_class_bytes, sizes))
         # See placed(): for which nodes and holds, from which entries, what.
         self._placed: tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray | None]] | None = None
         # See uids_unique(): for which entries, the answer.
@@ -167,28 +200,6 @@ class StageCounter:
         mine = copy(st)
         mine.alt, mine.need = alt, alt.count if alt.mode == "ExactCount" else None
         return mine
-
-    def _stages_bytes(self, key: tuple, st: Stages) -> int:
-        """What one kept entry of the stage counts weighs: its arrays (a stage that leaves as many as
-        the one before shares its array), its details, its key (the claim's selectors, the nodes')."""
-        asked, nodes_key, *counters = key
-        arrays = sum({id(counts): counts.nbytes for _, counts in st.counts}.values())
-        return arrays + _TOLD_BYTES + sys.getsizeof(key) + _asked_bytes(asked) + self.nodes_key_bytes(nodes_key) + \
-            sum(sys.getsizeof(n) for n in counters)
-
-    def _class_bytes(self, key: tuple, match: _ClassMatch) -> int:
-        """What one kept class match weighs: its arrays, its details, its key (the class's selectors)."""
-        selectors, nodes_key, *counters = key
-        return match.entries.nbytes + match.per_node.nbytes + _TOLD_BYTES + sys.getsizeof(key) + \
-            _texts_bytes(selectors) + self.nodes_key_bytes(nodes_key) + sum(sys.getsizeof(n) for n in counters)
-
-    def nodes_key_bytes(self, nodes_key: Any) -> int:
-        """What ``deep_size`` finds in a node set's key (a pod's placement, pins): the same for every
-        request judged with these nodes (the last asked is kept)."""
-        have = self._nodes_key
-        if have is None or have[0] is not nodes_key:
-            have = self._nodes_key = (nodes_key, deep_size(nodes_key))
-        return have[1]
 
     def class_match(self, alt: Alternative, nodes: NodeSet) -> _ClassMatch:
         """What the class of ``alt`` (which exists) matches on ``nodes``: the same for every request

@@ -186,10 +186,10 @@ def test_kept_counts_weigh_at_least_what_deep_size_finds_in_their_keys():
         key = (asked, nodes.key, 1, 123456789, 0)
         st = counter.stages(alts[0], nodes)
         arrays = sum({id(c): c.nbytes for _, c in st.counts}.values())
-        assert counter._stages_bytes(key, st) >= arrays + deep_size(key), alt.full_name
+        assert counter._stages._weigh(key, st) >= arrays + deep_size(key), alt.full_name
     match = counter.class_match(alts[1], nodes)
     key = (("y" * 5_000,) * 4, nodes.key, 1, 0)
-    assert counter._class_bytes(key, match) >= match.entries.nbytes + match.per_node.nbytes + deep_size(key)
+    assert counter._classes._weigh(key, match) >= match.entries.nbytes + match.per_node.nbytes + deep_size(key)
 
 
 def test_requests_whose_every_stage_is_the_class_s_share_what_the_details_say():
