@@ -68,12 +68,18 @@ def _alt(count: int = 1) -> Alternative:
     return Alternative("r", "", "gpu", (), "ExactCount", count, None, (), None, False, FieldPath(()))
 
 
+def _counted(shared: bool):
+    """The world (kept by the caller: the counts know their world by a weak reference), its counts,
+    and the filter of a plain request counted."""
+    world = _world(shared)
+    fc = world.counts.get(_alt())
+    assert fc is not None
+    return world, world.counts, fc
+
+
 @pytest.mark.parametrize("shared", [False, True])
 def test_filter_counts_and_entries_are_those_of_every_entry(shared):
-    world = _world(shared)     # the counts know their world by a weak reference
-    counts = world.counts
-    fc = counts.get(_alt())
-    assert fc is not None
+    world, counts, fc = _counted(shared)
     slot, uid, here = counts.flat()
     # Both ways of finding the entries are taken (with a device that is no entry at all).
     assert (counts._home is None) == shared and (shared or counts._home.gaps)
@@ -84,10 +90,7 @@ def test_filter_counts_and_entries_are_those_of_every_entry(shared):
 
 @pytest.mark.parametrize("shared", [False, True])
 def test_per_value_counts_count_each_value_on_each_node(shared):
-    world = _world(shared)     # the counts know their world by a weak reference
-    counts = world.counts
-    fc = counts.get(_alt())
-    assert fc is not None
+    world, counts, fc = _counted(shared)
     slot, uid, here = counts.flat()
     ids, nvals = counts.value_ids(NUMA)
     per_value, most = counts.by_value(_alt(), NUMA), counts.most_of_one_value(_alt(), NUMA)
