@@ -113,8 +113,8 @@ def share_first(world: World, groups: list[Group], busy: Callable[[], bool]) -> 
     Each forked process counts the filters of the groups it judges; a filter asked by groups that
     different processes judge was counted in each (on the benchmark corpus 1,478 of 3,247, a tenth of
     the stage's work). Done here, they are counted once. Only while the run's other processes still
-    have objects to check: this process's time is then no one's wait, and the judging does not start
-    later than it would have without this step.
+    have objects to check: the processes forked next start later, but the machine is busy with those
+    checks meanwhile, and no core waits for this one.
     """
     for start in range(0, len(groups), _READ_BETWEEN_LOOKS):
         if not busy():
