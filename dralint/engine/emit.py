@@ -76,20 +76,23 @@ class Emitter:
 
     def problem(self, target: Canonical, problem: Problem) -> None:
         """A check's problem on ``target``: its canonical path mapped back to the user's."""
-        user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
-        self.place(problem.rule, problem.message, target.manifest, user,
-                   at=None if problem.at is None else target.to_user(problem.at),
-                   scalar_offset=problem.scalar_offset, severity=problem.severity, details=problem.details,
-                   placed=problem.place)
+        user, at = _user_paths(target, problem)
+        self.place(problem.rule, problem.message, target.manifest, user, at=at, scalar_offset=problem.scalar_offset,
+                   severity=problem.severity, details=problem.details, placed=problem.place)
 
 
 def placed(target: Canonical, problem: Problem) -> Problem:
     """``problem`` with the place in its file that :meth:`Emitter.problem` would work out for it (for a
     stage that judges in several processes: each works out the places of its own problems, beside
     the others, instead of the main process for all of them once they are done)."""
-    user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
-    at = None if problem.at is None else target.to_user(problem.at)
+    user, at = _user_paths(target, problem)
     return replace(problem, place=_place(target.manifest, user if at is None else at, problem.scalar_offset))
+
+
+def _user_paths(target: Canonical, problem: Problem) -> tuple[FieldPath, FieldPath | None]:
+    """The problem's path and where it points (``at``, None when at the path), in the user's spelling."""
+    user = problem.user_path if problem.user_path is not None else target.to_user(problem.path)
+    return user, None if problem.at is None else target.to_user(problem.at)
 
 
 def _place(manifest: Manifest, user: FieldPath, scalar_offset: int | None) -> tuple[Position, Position]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Collection
 
 from ..convert import Canonical
 from ..index import Index
-from .counts import FilterKey, filter_key
+from .counts import FilterKey
 from .groups import Group, build_groups
 from .model import Alternative
 from . import judgement
@@ -129,9 +129,9 @@ def share_first(world: World, groups: list[Group], busy: Callable[[], bool]) -> 
         for member in group.members:
             for request in member.spec.requests:
                 for alt in request.alternatives:
-                    cls = world.classes.get(alt.class_name)
-                    if cls is not None and None not in alt.selectors:
-                        keys.setdefault(filter_key(alt, cls.selectors), alt)
+                    key = world.counts.key(alt)
+                    if key is not None:
+                        keys.setdefault(key, alt)
         asked.update(keys.keys())
         for key, alt in keys.items():
             first.setdefault(key, alt)

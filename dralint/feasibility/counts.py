@@ -28,7 +28,7 @@ from .taints import blocking_taint
 
 from .node_state import NodeState
 from .pools import Features
-from .selection import DeviceClassInfo, Selection
+from .selection import DeviceClassInfo, Selection, expressions_bytes
 
 
 class CountedWorld(Protocol):
@@ -84,13 +84,12 @@ _ALT_BYTES = 2048
 _BARE_REST = deep_size(((), None))
 
 
-def _key_bytes(key: FilterKey) -> int:
+def key_bytes(key: FilterKey) -> int:
     """Estimated bytes of a filter key: the selectors' text (up to 32 of 10 KB each) and the rest.
     Summed, not walked by ``deep_size``: asked for every filter counted, thousands per run."""
     class_selectors, selectors, _, tolerations, capacity, _ = key
-    texts = sum(sys.getsizeof(text) for text in class_selectors + selectors)   # a None counts its 16 bytes
     rest = deep_size((tolerations, capacity)) if tolerations or capacity else _BARE_REST
-    return sys.getsizeof(key) + sys.getsizeof(class_selectors) + sys.getsizeof(selectors) + texts + rest
+    return sys.getsizeof(key) + expressions_bytes(class_selectors) + expressions_bytes(selectors) + rest
 
 
 def filter_key(alt: Alternative, class_selectors: tuple) -> FilterKey:
@@ -196,7 +195,7 @@ class Counts:
         # Per (filter, attribute): the counts per node and value, and per node the most of one value.
         self._by_value: Lru[tuple, tuple[np.ndarray, np.ndarray]] = Lru(
             MAX_VALUE_COUNT_BYTES,
-            lambda key, have: _key_bytes(key[0]) + sys.getsizeof(key[1]) + 200 + have[0].nbytes + have[1].nbytes)
+            lambda key, have: key_bytes(key[0]) + sys.getsizeof(key[1]) + 200 + have[0].nbytes + have[1].nbytes)
         # Most filters fail on no device: their error counts are these zeros, shared and read-only
         # (``own`` copies them before a change), not two arrays per node of their own (27 MB of the
         # 17 MiB benchmark file's 3,000 filters).
@@ -335,14 +334,20 @@ class Counts:
 
     # ------------------------------------------------------------------ filters
 
+    def key(self, alt: Alternative) -> FilterKey | None:
+        """The filter ``alt`` asks (``get``'s key); None when its class is missing or a selector has no CEL."""
+        cls = self.world.classes.get(alt.class_name)
+        if cls is None or None in alt.selectors:
+            return None
+        return filter_key(alt, cls.selectors)
+
     def get(self, alt: Alternative) -> FilterCounts | None:
         """Counts for what ``alt`` asks; None when its class is missing or a selector has no CEL."""
         # Asked several times per request judged: a hit in step with the world returns at once.
         world = self.world
-        cls = world.classes.get(alt.class_name)
-        if cls is None or None in alt.selectors:
+        key = self.key(alt)
+        if key is None:
             return None
-        key = filter_key(alt, cls.selectors)
         fc = self._filters.get(key)
         if fc is None or fc.size != len(world.selection.columns.devices):
             return self._filters.put(key, self._build(key, alt))
@@ -425,7 +430,7 @@ class Counts:
         fc = FilterCounts(key, alt, world.selection, expressions,
                           None if usable is selectable or np.array_equal(usable, selectable) else usable)
         fc.size = len(dev_sel)
-        fc.key_bytes = _key_bytes(key) + _ALT_BYTES + (deep_size(alt.capacity) if alt.capacity else 0)
+        fc.key_bytes = key_bytes(key) + _ALT_BYTES + (deep_size(alt.capacity) if alt.capacity else 0)
         slot, uid, _ = self.flat()
         size, kind = world.slot_count, self.count_type()
         held = not alt.admin and bool(world.held.any())

@@ -193,9 +193,10 @@ def _alive(method: "weakref.WeakMethod[Any]") -> Callable[..., Any]:
     return method()  # type: ignore[return-value]
 
 
-def _expressions_bytes(expressions: tuple[str | None, ...]) -> int:
-    """Bytes of a selector list, as ``deep_size`` finds them for distinct expressions; summed, not
-    walked: weighed for every selector list combined, thousands per run."""
+def expressions_bytes(expressions: tuple[str | None, ...]) -> int:
+    """Bytes of a selector list (a None counts its 16 bytes), as ``deep_size`` finds them for
+    distinct expressions; summed, not walked: the caches keyed by selector lists weigh thousands
+    of keys a run."""
     return sys.getsizeof(expressions) + sum(sys.getsizeof(expr) for expr in expressions)
 
 
@@ -227,9 +228,9 @@ class Selection:
                                entry_problem)
         # Per selector list (class, then request), its answers; bounded by bytes, like the filter counts.
         self._combined: Lru[tuple[str | None, ...], np.ndarray] = Lru(
-            MAX_COMBINED_BYTES, lambda expressions, answers: _expressions_bytes(expressions) + answers.nbytes)
+            MAX_COMBINED_BYTES, lambda expressions, answers: expressions_bytes(expressions) + answers.nbytes)
         self._kept: Lru[tuple[str | None, ...], tuple[int, np.ndarray, np.ndarray]] = Lru(
-            MAX_KEPT_BYTES, lambda expressions, kept: deep_size(expressions) + kept[1].nbytes + kept[2].nbytes)
+            MAX_KEPT_BYTES, lambda expressions, kept: expressions_bytes(expressions) + kept[1].nbytes + kept[2].nbytes)
 
     def _names_read(self, expression: str) -> frozenset[str] | None:
         have = self._names.get(expression)

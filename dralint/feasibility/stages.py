@@ -22,11 +22,12 @@ from ..kube.quantity import format_readable
 from ..sizes import deep_size
 from .capacity import fits
 from .columns import TRUE
-from .counts import Counts, filter_key
+from .counts import Counts, filter_key, key_bytes
 from .counters import CounterBook
 from .lru import Lru
 from .model import NANO, Alternative
 from .nodes import NodeSet
+from .selection import expressions_bytes
 from .taints import blocking_taint
 
 if TYPE_CHECKING:
@@ -111,24 +112,9 @@ def _distinct(uid: np.ndarray, mask: np.ndarray | None, unique: bool) -> int:
 _TOLD_BYTES = 4096
 
 
-def _texts_bytes(texts: tuple) -> int:
-    """Bytes of a tuple of selector texts (a None counts its 16 bytes): summed, not walked by
-    ``deep_size``, since keys are weighed thousands of times a run."""
-    return sys.getsizeof(texts) + sum(sys.getsizeof(text) for text in texts)
-
-
-# What ``deep_size`` finds in the rest of a filter key without tolerations and capacity requests
-# (nearly every key).
-_BARE_REST = deep_size((False, (), None, False))
-
-
 def _asked_bytes(asked: tuple) -> int:
     """Bytes of what a stage key says is asked: a filter key (``filter_key``), or a missing class's name."""
-    if len(asked) == 1:
-        return deep_size(asked)
-    class_selectors, selectors, admin, tolerations, capacity, has_capacity = asked
-    rest = deep_size((admin, tolerations, capacity, has_capacity)) if tolerations or capacity else _BARE_REST
-    return sys.getsizeof(asked) + _texts_bytes(class_selectors) + _texts_bytes(selectors) + rest
+    return deep_size(asked) if len(asked) == 1 else key_bytes(asked)
 
 
 class _NodesKeySizes:
@@ -158,7 +144,7 @@ def _class_bytes(sizes: _NodesKeySizes, key: tuple, match: _ClassMatch) -> int:
     """What one kept class match weighs: its arrays, its details, its key (the class's selectors)."""
     selectors, nodes_key, *counters = key
     return match.entries.nbytes + match.per_node.nbytes + _TOLD_BYTES + sys.getsizeof(key) + \
-        _texts_bytes(selectors) + sizes(nodes_key) + sum(sys.getsizeof(n) for n in counters)
+        expressions_bytes(selectors) + sizes(nodes_key) + sum(sys.getsizeof(n) for n in counters)
 
 
 class StageCounter:
