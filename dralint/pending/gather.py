@@ -9,6 +9,7 @@ read by name. Every request is a GET (one object, or a list with a field selecto
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
 from ..cluster.api import Api, ApiError, list_all
@@ -185,8 +186,26 @@ def _events(api: Api, namespace: str, name: str, count: int) -> tuple[list[Event
     except ApiError as exc:
         return [], refusal(api, exc, "list events", f"namespace {namespace}")
     events = [_event(e) for e in listing.items]
-    events.sort(key=lambda e: e.last, reverse=True)
+    events.sort(key=_newest_first)
     return events[:count], ""
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _newest_first(event: Event) -> tuple[int, int, str]:
+    """Sort key: newest first by the instant ``event.last`` names; events without a readable time last.
+
+    Not by the text: an Event's times come in two precisions (``lastTimestamp`` to the second,
+    ``eventTime`` and ``series.lastObservedTime`` to the microsecond) and may carry an offset, so
+    "10:00:00.5Z" sorts before "10:00:00Z" as text though it is later."""
+    try:
+        when = datetime.fromisoformat(event.last)
+    except ValueError:
+        return 1, 0, event.last
+    if when.tzinfo is None:   # RFC 3339 always has an offset; a time without one is read as UTC
+        when = when.replace(tzinfo=timezone.utc)
+    return 0, -((when - _EPOCH) // timedelta(microseconds=1)), event.last
 
 
 def _event(raw: Mapping[str, Any]) -> Event:

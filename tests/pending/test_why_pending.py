@@ -252,6 +252,26 @@ def test_forbidden_events_are_a_note_and_the_answer_stands(server, cluster, conf
     assert "events not read: forbidden: dralint needs `list events` (namespace ml)" in out
 
 
+def test_events_are_ordered_by_the_time_they_name_not_its_text(cluster, config):
+    # Second and microsecond precision side by side, and an offset: as text the order would be
+    # 10:05:00Z, 10:05:00.500000Z, 12:04:00+02:00 from newest; by time it is the reverse.
+    cluster.create("resourceclaims", claim("big", count=4))
+    cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "big"}]))
+    plain = event("train", 1, reason="Plain")
+    plain["lastTimestamp"] = "2026-06-11T10:05:00Z"
+    series = event("train", 2, reason="Series")
+    series["series"] = {"count": 4, "lastObservedTime": "2026-06-11T10:05:00.500000Z"}
+    offset = event("train", 3, reason="Offset")
+    offset["lastTimestamp"] = "2026-06-11T12:06:00+02:00"
+    unreadable = event("train", 4, reason="Unreadable")
+    unreadable["lastTimestamp"] = "yesterday"
+    for e in (plain, series, offset, unreadable):
+        cluster.create("events", e)
+    out = why(config, "-n", "ml", "train")[1]
+    assert [out.index(f" {r} (") for r in ("Offset", "Series", "Plain", "Unreadable")] == \
+        sorted(out.index(f" {r} (") for r in ("Offset", "Series", "Plain", "Unreadable"))
+
+
 def test_the_namespace_defaults_to_the_contexts(tmp_path, server, cluster, certs):
     cluster.create("resourceclaims", allocated("mine", "node-0", ["gpu-0"], "train"))
     cluster.create("pods", pod("train", [{"name": "gpu", "resourceClaimName": "mine"}]))
