@@ -168,9 +168,11 @@ class Judge:
         """The scheduler filters every node: an error on a later node still aborts the pod. Only
         nodes where something could fail need a look. ``checked``: the claims' validation
         (``Attempt.validate``)."""
-        rest = nodes.nodes[start:]
-        if not rest or not (self.exhaustive or self.world.has_multi_term_selectors() or can_fail(self.counts, claims)):
+        # The nodes after ``start`` are listed only once some could fail (a copy of up to every node).
+        if start >= len(nodes.nodes) or not (self.exhaustive or self.world.has_multi_term_selectors()
+                                              or can_fail(self.counts, claims)):
             return None
+        rest = nodes.nodes[start:]
         if self.exhaustive or self.world.has_multi_term_selectors():
             risky = np.ones(len(rest), bool)
         else:

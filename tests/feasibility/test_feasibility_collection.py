@@ -1,6 +1,6 @@
-"""The feasibility stage turns the garbage collector off while it builds the fleet view and sets the
-view aside from collection while it judges; its callers (the language server, the webhook) find
-the collector as they left it."""
+"""The feasibility stage turns the garbage collector off while it builds the fleet view and judges
+(neither makes garbage to speak of), and sets what it made aside from young collections at its end;
+its callers (the language server, the webhook) find the collector as they left it."""
 from __future__ import annotations
 
 import gc
@@ -8,6 +8,7 @@ import gc
 import pytest
 
 from dralint.feasibility import FeasibilityOptions, judge, prepare
+from dralint.feasibility.judgement import Judge
 from dralint.index import Index
 
 from test_feasibility_prepared import CLAIM, RELEASE, _slice
@@ -52,4 +53,22 @@ def test_a_caller_s_frozen_objects_stay_frozen(collector):
     judge(index, RELEASE, FeasibilityOptions(), lambda o: any(o is c for c in claims))
     prepare(index, RELEASE, None)
     assert gc.get_freeze_count() == frozen
+    assert gc.isenabled()
+
+
+
+def test_the_collector_is_off_while_judging(collector, monkeypatch):
+    index, claims = _index()
+    gc.enable()
+    seen: list[bool] = []
+    alone = Judge.alone
+
+    def judged(self: Judge, *args: object) -> object:
+        seen.append(gc.isenabled())
+        return alone(self, *args)
+
+    monkeypatch.setattr(Judge, "alone", judged)
+    report = judge(index, RELEASE, FeasibilityOptions(), lambda o: any(o is c for c in claims))
+    assert [p.rule for _, p in report.problems] == ["DRA701"]
+    assert seen == [False]
     assert gc.isenabled()
