@@ -21,6 +21,7 @@ from .counts import Counts
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Request
 from .nodes import NodeSet
+from .outcome import Searched
 from .picks import Budget, BudgetExceeded, NodeFailure, Pick
 from .precheck import must_search
 from .search import Attempt
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from .world import World
 
 _MAX_NODES = 20      # nodes listed in details
+_SEARCH_STEPS = 20_000   # an explanation's search: undecided (None) past these steps
+# Fewer steps than this never read the clock either (``Budget.tick`` reads it every 1,024 steps).
+_UNTIMED_STEPS = 1024
 
 
 @dataclass(frozen=True)
@@ -215,22 +219,27 @@ class Explainer:
         have = self._notes[nodes.key] = f" ({shown})" if shown else ""
         return have
 
-    def claim(self, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str]) -> Explanation:
-        """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
+    def claim(self, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str],
+              searched: Searched | None = None) -> Explanation:
+        """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``.
+        ``searched``: the judge's search that found no node (``Outcome.searched``), if any."""
         world = self.world
         key = (claim.shape, nodes.key, tuple(node_failures.items()), len(world.node_log), world.held_token,
                len(world.class_log))
         have = self._claims.get(key)
         if have is None:
-            have = self._claims[key] = explain_claim(self, claim, nodes, node_failures)
+            have = self._claims[key] = explain_claim(self, claim, nodes, node_failures, searched)
         return have
 
-    def search(self, claims: list[ClaimSpec], nodes: NodeSet, relax: frozenset[str] = frozenset()
-               ) -> list[list[Pick]] | None | bool:
+    def search(self, claims: list[ClaimSpec], nodes: NodeSet, relax: frozenset[str] = frozenset(),
+               known: Searched | None = None) -> list[list[Pick]] | None | bool:
         """Feasible on some node? The picks if so, False if not, None when undecided within a small
-        budget (explanations stay cheap). ``relax``: checks left out."""
+        budget (explanations stay cheap). ``relax``: checks left out. ``known``: a search that found
+        no node, whose answer is taken when it asked the same."""
         world = self.world
-        budget = Budget(max_steps=20_000, deadline=self.deadline)
+        if known is not None and self._answered(known, claims, nodes, relax):
+            return False
+        budget = Budget(max_steps=_SEARCH_STEPS, deadline=self.deadline)
         if self.exhaustive:
             must = np.ones(len(nodes.nodes), bool)
         else:
@@ -247,6 +256,17 @@ class Explainer:
                 return None
         return False
 
+    def _answered(self, known: Searched, claims: list[ClaimSpec], nodes: NodeSet, relax: frozenset[str]) -> bool:
+        """Whether this search would say what ``known`` found, no node, without searching. It asks the
+        same (nothing relaxed, same claims, nodes and fleet state) on no more nodes: those the full
+        precheck leaves, all of which the judge searched (the first node the quick precheck leaves,
+        which leaves every node the full one does, then each later one the full precheck leaves). A
+        node's search takes the same steps in both, so this one would take at most ``known.steps``:
+        fewer than ``_UNTIMED_STEPS`` neither pass its budget nor read its clock, so its answer is
+        "no node" whatever the time. A longer search is run again."""
+        return (not relax and not self.exhaustive and known.steps < _UNTIMED_STEPS
+                and known.asks(claims, nodes, self.world))
+
 
 def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str | None, list[Stages]]:
     """A reason when this request cannot be satisfied on any node even on its own (None when it
@@ -261,8 +281,10 @@ def _request_reason(ex: Explainer, req: Request, nodes: NodeSet) -> tuple[str | 
     return f"no alternative of request `{req.name}` fits: {parts}", stages
 
 
-def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str]) -> Explanation:
-    """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``."""
+def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures: dict[str, str],
+                  searched: Searched | None = None) -> Explanation:
+    """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``. ``searched``:
+    the judge's search of it that found no node, if any."""
     all_stages: list[Stages] = []
     for i, req in enumerate(claim.requests):
         message, stages = _request_reason(ex, req, nodes)
@@ -278,7 +300,9 @@ def explain_claim(ex: Explainer, claim: ClaimSpec, nodes: NodeSet, node_failures
         return Explanation(cause, _details(all_stages))
     if claim.constraints and ex.search([replace(claim, constraints=())], nodes):
         for con in claim.constraints:
-            if ex.search([replace(claim, constraints=(con,))], nodes) is False:
+            # With its one constraint, the claim is itself: the judge's question.
+            alone = claim if claim.constraints == (con,) else replace(claim, constraints=(con,))
+            if ex.search([alone], nodes, known=searched if alone is claim else None) is False:
                 kind, attr = (("matchAttribute", con.match_attribute) if con.match_attribute
                               else ("distinctAttribute", con.distinct_attribute))
                 scope = " and ".join(f"`{r}`" for r in sorted(con.requests)) or "all requests"

@@ -23,7 +23,7 @@ from .fatal import FatalError
 from .groups import Group, Member, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeSet, NodeView, selector_key, selector_matches
-from .outcome import Outcome, Placed, fits, shared_pins, taken
+from .outcome import Outcome, Placed, Searched, fits, shared_pins, taken
 from .picks import Budget, BudgetExceeded, NodeFailure
 from .precheck import can_fail, must_search
 from .report import FeasibilityOptions, FeasibilityReport, decode, encode
@@ -116,6 +116,7 @@ class Judge:
             out.node = nodes.nodes[0] if nodes.nodes else None
             return out
         searched: dict[str, str] = {}
+        begun = budget.steps
         for i in self._to_search(claims, nodes, trace is not None or self.exhaustive):
             node = nodes.nodes[i]
             if time.monotonic() > budget.deadline:
@@ -137,6 +138,8 @@ class Judge:
                 out.undecided = budget.steps
                 return out
         out.failures = self._failures(nodes, searched)
+        if trace is None and not self.exhaustive:
+            out.searched = Searched.of(claims, nodes, world, budget.steps - begun)
         return out
 
     def _to_search(self, claims: list[ClaimSpec], nodes: NodeSet, every: bool) -> Iterator[int]:
@@ -289,7 +292,8 @@ class Judge:
     def _reasons(self, group: Group, members: list[Member], pins: tuple, outcome: Outcome) -> tuple[str, ...]:
         """Why a replica does not fit beside what is taken now."""
         nodes = self.node_set(group, pins)
-        return tuple(f"claim {m.display}: {self.explainer.claim(m.spec, nodes, outcome.failures).message}"
+        explain = self.explainer.claim
+        return tuple(f"claim {m.display}: {explain(m.spec, nodes, outcome.failures, outcome.searched).message}"
                      for m in members)
 
     def _decide_replica(self, group: Group, members: list[Member], pins: tuple,
@@ -408,11 +412,11 @@ class Judge:
         alone: dict[str, Explanation] = {}
         for m in group.members:
             if len(group.members) == 1:
-                alone[m.display] = self.explainer.claim(m.spec, nodes, outcome.failures)
+                alone[m.display] = self.explainer.claim(m.spec, nodes, outcome.failures, outcome.searched)
             else:
                 single = self.decide_cached([m.spec], nodes, Budget(200_000, self.deadline))
                 if single.node is None and single.fatal is None and not single.undecided:
-                    alone[m.display] = self.explainer.claim(m.spec, nodes, single.failures)
+                    alone[m.display] = self.explainer.claim(m.spec, nodes, single.failures, single.searched)
         placed = placement_note(nodes)
         # A claim that fits where the pod may not run fails because of this pod (its nodeName,
         # nodeSelector, affinity, tolerations, the nodes of its allocated claims): told on the pod,
@@ -429,7 +433,7 @@ class Judge:
                 if single.node is not None:
                     of_pod.add(m.display)
                     continue
-                told, note = self.explainer.claim(m.spec, everywhere, single.failures), ""
+                told, note = self.explainer.claim(m.spec, everywhere, single.failures, single.searched), ""
             if m.linted:
                 path = m.spec.spec_path.child(*told.path_suffix) if told.path_suffix else m.spec.devices_path
                 self._add(report, m.obj, Problem(

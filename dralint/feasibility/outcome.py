@@ -7,13 +7,44 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .fatal import FatalError
 from .groups import Group, Member
-from .nodes import NodeView, node_matches, selector_key
-from .model import DeviceKey
+from .nodes import NodeSet, NodeView, node_matches, selector_key
+from .model import ClaimSpec, DeviceKey
 from .picks import Pick
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+@dataclass(frozen=True)
+class Searched:
+    """A search that found no node for its claims, as an explanation may ask it again: the claims (as
+    their shapes), the nodes (their key), the fleet's state then, and the steps it took on every node
+    it searched."""
+
+    shapes: tuple
+    nodes: Any
+    state: tuple
+    steps: int
+
+    @classmethod
+    def of(cls, claims: list[ClaimSpec], nodes: NodeSet, world: World, steps: int) -> Searched:
+        """The record of a search of ``claims`` on ``nodes`` that took ``steps`` and found no node."""
+        return cls(tuple(c.shape for c in claims), nodes.key, fleet_state(world), steps)
+
+    def asks(self, claims: list[ClaimSpec], nodes: NodeSet, world: World) -> bool:
+        """Whether searching ``claims`` on ``nodes`` now is this search's question again."""
+        return (len(claims) == len(self.shapes) and all(c.shape is not None and c.shape == s
+                                                        for c, s in zip(claims, self.shapes))
+                and nodes.key == self.nodes and fleet_state(world) == self.state)
+
+
+def fleet_state(world: World) -> tuple:
+    """What changes the fleet's answers between judgements: nodes and classes changed, devices held."""
+    return len(world.node_log), world.held_token, len(world.class_log)
 
 
 @dataclass
@@ -27,6 +58,9 @@ class Outcome:
     refused: Counter = field(default_factory=Counter)        # why the other nodes cannot run it
     fatal: FatalError | None = None
     undecided: int = 0                                       # steps taken when the budget ran out
+    # When no node took the claims and the search was the plain one (no trace, not --exhaustive):
+    # what it asked and how long it took, for an explanation that would ask it again.
+    searched: Searched | None = None
 
 
 @dataclass(frozen=True)

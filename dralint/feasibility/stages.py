@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from copy import copy
 from dataclasses import dataclass, field
 from fractions import Fraction
 import sys
@@ -182,8 +181,10 @@ class StageCounter:
         st = self._stages.get(key)
         if st is None:
             st = self._stages.put(key, _stages(self, alt, nodes))
-        # A shallow copy (dataclasses.replace costs several times more, thousands of times a run).
-        mine = copy(st)
+        # A shallow copy of its fields (``copy.copy`` costs five times more, dataclasses.replace more
+        # still, thousands of times a run).
+        mine = object.__new__(Stages)
+        mine.__dict__.update(st.__dict__)
         mine.alt, mine.need = alt, alt.count if alt.mode == "ExactCount" else None
         return mine
 
