@@ -15,6 +15,7 @@ kept; a column that left is worked out again when asked.
 from __future__ import annotations
 
 import sys
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Callable, Iterable
 
@@ -53,19 +54,53 @@ ENTRY_WEIGHT = 400
 
 # What registering one attribute or capacity value takes (see Columns._record), kept by one ``add`` for
 # its devices (not longer: records weigh twice what their entries do): (sort key, entry, what the base
-# holds of it, attribute id, problem or None). The problem, (table, name, what is wrong), when a
-# version or a capacity does not convert.
-_Record = tuple[tuple[str, str], tuple[str, str, Any, str], tuple, str, "tuple[str, str, str] | None"]
-_SORT_KEY, _BASE_PART, _PROBLEM = itemgetter(0), itemgetter(2), itemgetter(4)
+# holds of it, attribute id, problem or None, part). The problem, (table, name, what is wrong), when a
+# version or a capacity does not convert. The part, (sort key, what the base holds, problem), is all the
+# base key reads of the record: one object per distinct part within one ``add`` (see _Registry).
+_Record = tuple[tuple[str, str], tuple[str, str, Any, str], tuple, str, "tuple[str, str, str] | None", tuple]
+_SORT_KEY, _ENTRY, _BASE_PART, _IDENT, _PROBLEM, _PART = map(itemgetter, range(6))
 # The last entry of every device: whether it allows several allocations (its value is in the columns,
 # not in the base).
 _ALLOW_BASE = ("allowMultipleAllocations", "", None, "")
 _TABLES = ("attributes", "capacity")
 
 
+def _checked(table: str, entry: tuple[str, str, Any, str]) -> bool:
+    """Whether an entry can fail to convert (a capacity or a version): the base says whether it does."""
+    return table == "capacity" or "version" in entry[3]
+
+
 def _single(named: Any) -> bool:
     """Whether a value of ``Columns._register``'s ``named`` is one entry (not a tuple of entries)."""
     return isinstance(named[0], str)
+
+
+class _Registry:
+    """What one ``Columns.add`` worked out of its devices' entries, for the devices after.
+
+    An entry is looked up first as the object read (a file's equal entries are one object, see
+    source/sharing.py), then by its value. Keys hold ids of objects that stay alive while the registry
+    is used: the entries read, kept by the devices being added, and the parts, kept by the records here;
+    so all of it is cleared at once.
+    """
+
+    def __init__(self) -> None:
+        self.by_value: dict[tuple, _Record] = {}
+        # Per (table, driver), per (name, id of the value read), its record.
+        self.by_object: dict[tuple[str, str], dict[tuple[Any, int], _Record]] = {}
+        self.parts: dict[tuple, tuple] = {}
+        # Per (table, driver, name, key of a one-key value) whose entry is not checked, a record of it.
+        self.alike: dict[tuple, _Record] = {}
+        # Per (driver, ids of a device's records' parts in entry order), the code of its base key.
+        self.bases: dict[tuple, int] = {}
+
+    def clear(self) -> None:
+        """Forget everything (the entries' budget was passed)."""
+        self.by_value.clear()
+        self.by_object.clear()
+        self.parts.clear()
+        self.alike.clear()
+        self.bases.clear()
 
 
 class Columns:
@@ -119,52 +154,82 @@ class Columns:
         self._entries.clear()
         return freed
 
-    def _register(self, device: Device, known: dict[tuple, _Record]) -> tuple[tuple, dict[str, Any]]:
-        """The base key of a device and, per attribute id, what an expression naming it sees: its one
-        entry, or a tuple of its entries when the id has several (in different domains).
+    def _register(self, device: Device, registry: _Registry) -> tuple[int, dict[str, Any]]:
+        """The code of a device's base key and, per attribute id, what an expression naming it sees: its
+        one entry, or a tuple of its entries when the id has several (in different domains).
 
         Any evaluation on a device fails when one of its versions or capacities does not convert, so
         the base says which do not; without that knowledge (no ``entry_problem``) their values are
         part of it. The base holds of the other entries their domain and kind, in entry order.
-        ``known``: the records made so far, by what they were read from.
         """
         driver, raw = device.key[0], device.raw
         records: list[_Record] = []
         for table in _TABLES:
             values = raw.get(table)
-            if not isinstance(values, dict):
+            if not isinstance(values, dict) or not values:
                 continue
-            for name, value in values.items():
-                if type(value) is dict and len(value) == 1:
-                    # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}); the key
-                    # holds the scalar's type, so 1, True and 1.0 stay apart.
-                    ((k, v),) = value.items()
-                    kind = type(v)
-                    if kind in _SCALARS:
-                        key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
-                        record = known.get(key)
-                        if record is None:
-                            record = known[key] = self._record(driver, table, name, value, key)
-                        records.append(record)
-                        continue
-                records.append(self._record(driver, table, name, value, None))
-        records.sort(key=_SORT_KEY)
+            seen = registry.by_object.get((table, driver))
+            if seen is None:
+                seen = registry.by_object[table, driver] = {}
+            found: list[Any] = list(map(seen.get, zip(values, map(id, values.values()))))
+            if None in found:
+                for at, (name, value) in enumerate(values.items()):
+                    if found[at] is None:
+                        found[at] = seen[name, id(value)] = self._read_entry(driver, table, name, value, registry)
+            records += found
         allow = ("allowMultipleAllocations", "", raw.get("allowMultipleAllocations"), "")
-        named: dict[str, Any] = {record[3]: record[1] for record in records}
+        named: dict[str, Any] = dict(zip(map(_IDENT, records), map(_ENTRY, records)))
         if len(named) < len(records) or "" in named:
             # Mostly one entry per id: the entry itself, shared by the devices that have it, not a tuple
             # of it per device (an entry is a 4-tuple of a string and more, never a tuple of entries).
+            records.sort(key=_SORT_KEY)
             named = {}
             for ident, entry in [(record[3], record[1]) for record in records] + [("", allow)]:
                 have = named.get(ident)
                 named[ident] = entry if have is None else (have, entry) if _single(have) else have + (entry,)
         else:
             named[""] = allow
-        if self._entry_problem is None:
-            return (driver, *map(_BASE_PART, records), _ALLOW_BASE), named
-        return (driver, *map(_BASE_PART, records), _ALLOW_BASE, tuple(sorted(filter(None, map(_PROBLEM, records))))), named
+        # The base key follows from the parts in this order: devices that list the same parts share it.
+        shape = (driver, *map(id, map(_PART, records)))
+        code = registry.bases.get(shape)
+        if code is None:
+            records.sort(key=_SORT_KEY)
+            if self._entry_problem is None:
+                key = (driver, *map(_BASE_PART, records), _ALLOW_BASE)
+            else:
+                key = (driver, *map(_BASE_PART, records), _ALLOW_BASE, tuple(sorted(filter(None, map(_PROBLEM, records)))))
+            code = registry.bases[shape] = self._intern(key)
+        return code, named
 
-    def _record(self, driver: str, table: str, name: Any, value: Any, key: tuple | None) -> _Record:
+    def _read_entry(self, driver: str, table: str, name: Any, value: Any, registry: _Registry) -> _Record:
+        """The record of an entry not met before as this object: the one of an equal value met before, if
+        it can be shared, else a new one."""
+        if type(value) is dict and len(value) == 1:
+            # The common case, one typed value ({"string": "a100"}, {"value": "80Gi"}); the key holds the
+            # scalar's type, so 1, True and 1.0 stay apart.
+            ((k, v),) = value.items()
+            kind = type(v)
+            if kind in _SCALARS:
+                key = (table, driver, name, k, v) if kind is str else (table, driver, name, k, v, kind)
+                record = registry.by_value.get(key)
+                if record is None:
+                    like = registry.alike.get(key[:4])
+                    if like is None:
+                        record = self._record(driver, table, name, value, key, registry)
+                        if not _checked(table, record[1]):
+                            registry.alike[key[:4]] = record
+                    else:
+                        # An unchecked entry's base and problem do not depend on its value: those of
+                        # another value of the same name and kind, with an entry of its own.
+                        entry = self._entries.get(key)
+                        if entry is None:
+                            entry = self._entries[key] = (like[1][0], like[3], ((str(k), v),), like[1][3])
+                        record = (like[0], entry, like[2], like[3], None, like[5])
+                    registry.by_value[key] = record
+                return record
+        return self._record(driver, table, name, value, None, registry)
+
+    def _record(self, driver: str, table: str, name: Any, value: Any, key: tuple | None, registry: _Registry) -> _Record:
         """What registering the attribute or capacity ``name`` of a device of ``driver`` takes; ``key``:
         what its entry is kept by, if it can be shared."""
         entry = self._entries.get(key) if key is not None else None
@@ -172,7 +237,7 @@ class Columns:
             entry = shape_entry(driver, table, name, value)
             if key is not None:
                 self._entries[key] = entry
-        checked = table == "capacity" or "version" in entry[3]
+        checked = _checked(table, entry)
         problem = None
         if self._entry_problem is None:
             base = entry if checked else (entry[0], "", None, entry[3])
@@ -185,7 +250,9 @@ class Columns:
                     have = self._problems.put(key, (self._entry_problem(table, str(name), value),))
                 if have[0] is not None:
                     problem = (table, str(name), have[0])
-        return (entry[0], entry[1]), entry, base, entry[1], problem
+        part = ((entry[0], entry[1]), base, problem)
+        part = registry.parts.setdefault(part, part)
+        return (entry[0], entry[1]), entry, base, entry[1], problem, part
 
     def _intern(self, value: Any) -> int:
         have = self._interned.get(value)
@@ -205,18 +272,18 @@ class Columns:
         driver = np.resize(self._driver, size)
         self.alive = _grown(self.alive, size)
         self.bound = _grown(self.bound, size)
-        records: dict[tuple, _Record] = {}
+        registry = _Registry()
         bases: list[int] = []
         drivers: list[int] = []
         codes: dict[str, int] = {}     # per driver, its code (interned where its first device is)
         for d in new:
             if len(self._entries) * ENTRY_WEIGHT > ENTRY_BYTES:
                 self._entries.clear()
-                records.clear()
-            key, named = self._register(d, records)
+                registry.clear()
+            base_code, named = self._register(d, registry)
             self.devices[d.uid] = d
             self._named[d.uid] = named
-            bases.append(self._intern(key))
+            bases.append(base_code)
             code = codes.get(d.key[0])
             if code is None:
                 code = codes[d.key[0]] = self._intern(("driver", d.key[0]))
@@ -244,16 +311,25 @@ class Columns:
                     errors.pop(uid, None)
         self._version += 1
 
-    def _fill_attr(self, ident: str, col: np.ndarray | None, size: int, uids: Iterable[int]) -> np.ndarray:
+    def _fill_attr(self, ident: str, col: np.ndarray | None, size: int, uids: list[int] | None) -> np.ndarray:
+        """``col`` of attribute id ``ident`` grown to ``size`` and filled for ``uids`` (None: all devices)."""
         out = np.resize(col, size) if col is not None else np.zeros(size, np.int64)
-        for uid in uids:
-            out[uid] = self._intern(("attr", self._named[uid].get(ident)))
+        named = self._named if uids is None else [self._named[uid] for uid in uids]
+        entries = list(map(dict.get, named, repeat(ident)))
+        # Devices share their entries (one object per distinct value, see _record): each distinct object
+        # is interned once, in the order of its first device (the codes interning one by one gives).
+        _, first, inverse = np.unique(np.fromiter(map(id, entries), np.uint64, len(entries)),
+                                      return_index=True, return_inverse=True)
+        codes = np.empty(len(first), np.int64)
+        for distinct in np.argsort(first).tolist():
+            codes[distinct] = self._intern(("attr", entries[first[distinct]]))
+        out[slice(None) if uids is None else uids] = codes[inverse.reshape(-1)]
         return out
 
     def _attr_column(self, ident: str) -> np.ndarray:
         col = self._attr.get(ident)
         if col is None:
-            col = self._attr[ident] = self._fill_attr(ident, None, len(self.devices), range(len(self.devices)))
+            col = self._attr[ident] = self._fill_attr(ident, None, len(self.devices), None)
         return col
 
     def column(self, expr: str) -> np.ndarray:

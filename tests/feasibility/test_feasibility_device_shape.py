@@ -75,3 +75,23 @@ def test_capacities_read_from_one_quantity_are_one_record() -> None:
     assert a.capacity["m"] is a.capacity["n"] is b.capacity["m"]
     assert b.capacity["n"].value == (2 << 30) * 10**9 and b.capacity["n"].policy is not None
     assert c.capacity["m"].value == 0 and c.capacity["n"].value == 5 * 10**9
+
+
+def test_entries_shared_as_read_give_what_copies_give() -> None:
+    # A file's equal entries are one object (source/sharing.py); the columns look them up as objects
+    # first, and make an unchecked entry's record from another value's: both must change nothing.
+    model, healthy, version = {"string": "a100"}, {"bool": True}, {"version": "1.2.3"}
+
+    def raws(share: bool) -> list[dict]:
+        pick = (lambda value: value) if share else (lambda value: dict(value))
+        return [{"name": f"d{i}", "attributes": {"model": pick(model), "healthy": pick(healthy), "ver": pick(version),
+                                                  "uuid": {"string": f"u-{i}"}, "index": {"int": i}},
+                 "capacity": {"memory": pick({"value": "80Gi"}) if share else {"value": "80Gi"}}} for i in range(6)]
+
+    for checked in (True, False):
+        shared, copied = _columns(checked), _columns(checked)
+        assert _named(shared, "gpu.example.com", *raws(True)) == _named(copied, "gpu.example.com", *raws(False))
+        assert [shared._base.tolist(), shared._driver.tolist()] == [copied._base.tolist(), copied._driver.tolist()]
+        for ident in ("model", "uuid", "index", "ver", "memory", "absent"):
+            assert shared._attr_column(ident).tolist() == copied._attr_column(ident).tolist()
+        assert shared._interned == copied._interned
