@@ -80,6 +80,8 @@ class Attempt(Pruning):
         self._taints_on = self.f.taints and "taints" not in relax
         self._capacity_on = self.f.consumable_capacity and "capacity" not in relax
         self._counters_relaxed = "counters" in relax
+        # Whether ``allocate`` must ask if a device is shared before it takes it whole (``shared``).
+        self._exclusive = run.shares_block_exclusive and bool(run.allocated.shared or run.allocated.consumed)
         # The search without the scheduler's leaks (counters taken by a refused device stay taken):
         # its answer only depends on what is free, which ``hopeless_from`` needs.
         self.ideal = ideal
@@ -169,8 +171,7 @@ class Attempt(Pruning):
         data, theirs = self.data, checked.data
         for r, req in enumerate(claim.requests):
             for s in range(len(req.alternatives)):
-                was = theirs[(c, r, s)]
-                data[(c, r, s)] = RequestData(was.alt, was.cls, was.num)
+                data[(c, r, s)] = theirs[(c, r, s)].renewed()
         self._over_possible.append(checked._over_possible[c])
         self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
         self._exact.append(True)
@@ -346,18 +347,26 @@ class Attempt(Pruning):
                     return DONE
             return OVER if all_over else FAIL
         data = self.data[(c, r, s)]
-        alt = data.alt
-        if alt.mode == "All" and not data.all_devices:
+        if data.alt.mode == "All" and not data.all_devices:
             if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
+                self._say(f"{claim.display} {data.alt.full_name}: allocationMode All, but no device matches")
             return FAIL
+        return self._fill(c, r, s, d, in_sub, start, data)
+
+    def _fill(self, c: int, r: int, s: int, d: int, in_sub: bool, start: int, data: RequestData) -> int:
+        """The rest of step ``one`` once it is known to pick the ``d``-th device of request
+        alternative (c, r, s), whose ``data`` is given. Its own next device is this again: such a
+        step is counted (``Budget.tick``) by its caller, which has made ``one``'s checks before it."""
+        claim = self.claims[c]
+        alt = data.alt
         if d >= data.num:
             return self._enter(c, r + 1)
         if len(self._picked[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
         # The cuts wait until the search has run ``PRUNE_AFTER`` steps (``_pruning``): before that
         # the bound is not asked at all, which most steps of most searches are spared.
-        cut = self.budget.steps - self._begin >= PRUNE_AFTER
+        budget = self.budget
+        cut = budget.steps - self._begin >= PRUNE_AFTER
         if d == 0 and cut and not self.may_continue(c, r, s):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: the requests from here on cannot all get distinct "
@@ -368,7 +377,8 @@ class Attempt(Pruning):
             kept = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
             if kept is None:
                 return FAIL
-            res = self.one(c, r, s, d + 1, in_sub, 0)
+            budget.tick()
+            res = self._fill(c, r, s, d + 1, in_sub, 0, data)
             if res != DONE:
                 self.release(c, data, cand.device, cand.pool, kept)
             return res
@@ -384,8 +394,13 @@ class Attempt(Pruning):
         dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
         gates = data.gates
+        # Where ``allocate`` and ``release`` would only mark the device taken and note the pick (no
+        # constraint, admin access, shared device or trace; the device is ``plain``: see
+        # ``_candidates``), the loop does so itself.
+        quick = not admin and trace is None and not self.trackers[c] and not self._exclusive and not by_device
+        picked = self._picked[c]
         for i in range(start, len(candidates)):
-            device, sl, pool, check, sized = candidates[i]
+            device, sl, pool, check, sized, plain = candidates[i]
             key = device.key
             if admin:
                 if c in allocating.get(key, ()):
@@ -403,6 +418,18 @@ class Attempt(Pruning):
                 if trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                 continue
+            if quick and plain:
+                allocating[key].add(c)
+                picked.append((data, device, sl, pool, False, None))
+                budget.tick()
+                res = self._fill(c, r, s, d + 1, in_sub, i + 1, data)
+                if res == DONE:
+                    return DONE
+                allocating[key].discard(c)
+                picked.pop()
+                if res == OVER:
+                    return OVER
+                continue
             # A constraint that refuses a device which takes no counters leaves nothing behind:
             # ``allocate`` would say no at no cost but its own.
             if gates and not device.consumes and _refused(gates, device):
@@ -410,7 +437,8 @@ class Attempt(Pruning):
             kept = self.allocate(c, data, device, sl, pool, must=False)
             if kept is None:
                 continue
-            res = self.one(c, r, s, d + 1, in_sub, i + 1)
+            budget.tick()
+            res = self._fill(c, r, s, d + 1, in_sub, i + 1, data)
             if res == DONE:
                 return DONE
             self.release(c, data, device, pool, kept)
@@ -419,12 +447,14 @@ class Attempt(Pruning):
         return FAIL
 
     def _candidates(self, c: int, data: RequestData
-                    ) -> list[tuple[Device, Slice, Pool, bool, bool]]:
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool, bool]]:
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
-        capacity must be checked even while this attempt shares none of it. Devices that can never
-        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
-        to report: only a trace, which reports each one, walks them all. Also the claim's
+        capacity must be checked even while this attempt shares none of it, and whether it is plain
+        (``allocate`` asks nothing of it: no counters, no taint that counts, no multiple
+        allocations). Devices that can never be taken here (the selectors say no, another claim
+        holds it) are left out, with nothing else to report: only a trace, which reports each one,
+        walks them all. Also the claim's
         constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
         covering the request; none under a trace, which reports each refusal where ``allocate``
         meets it)."""
@@ -435,6 +465,7 @@ class Attempt(Pruning):
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
+        taints, multi = self._taints_on, self.f.consumable_capacity
         out = []
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
@@ -446,7 +477,9 @@ class Attempt(Pruning):
                     if (answer == FALSE and not everything) or device.key in held:
                         continue
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                                capacity and (requested or device.has_policy or device.key in consumed)))
+                                capacity and (requested or device.has_policy or device.key in consumed),
+                                not device.consumes and not (taints and device.taints)
+                                and not (multi and device.allow_multiple)))
         data.candidates = out
         if self.trackers[c] and not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
