@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, NoReturn
 
 from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
+from .constraints import MISSING, DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -399,6 +399,11 @@ class Attempt(Pruning):
         # ``_candidates``), the loop does so itself.
         quick = not admin and trace is None and not self.trackers[c] and not self._exclusive and not by_device
         picked = self._picked[c]
+        # The one constraint's state, which stays as it is while this loop runs (deeper steps undo
+        # what they add before they return here).
+        gate = gates[0] if len(gates) == 1 else None
+        if gate is not None:
+            scalars, counted, first = gate.scalars, gate.count > 0, gate.first
         for i in range(start, len(candidates)):
             device, sl, pool, check, sized, plain = candidates[i]
             key = device.key
@@ -431,9 +436,19 @@ class Attempt(Pruning):
                     return OVER
                 continue
             # A constraint that refuses a device which takes no counters leaves nothing behind:
-            # ``allocate`` would say no at no cost but its own.
-            if gates and not device.consumes and _refused(gates, device):
-                continue
+            # ``allocate`` would say no at no cost but its own. One constraint (the common case) is
+            # asked without a call once it knows the device's value (``MatchAttribute.refuses``).
+            if gates and not device.consumes:
+                if gate is None:
+                    if _refused(gates, device):
+                        continue
+                else:
+                    mine = scalars.get(device.uid, gate)
+                    if mine is gate:
+                        if gate.refuses(device):
+                            continue
+                    elif mine is MISSING or (counted and (mine is None or mine != first)):
+                        continue
             kept = self.allocate(c, data, device, sl, pool, must=False)
             if kept is None:
                 continue
