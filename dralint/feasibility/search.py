@@ -39,14 +39,6 @@ Tracer = Callable[[str], None]
 Kept = tuple[bool, "Consumed | None", bool]
 
 
-def _refused(gates: tuple[MatchAttribute, ...], device: Device) -> bool:
-    """Whether one of a request's matchAttribute constraints says no to ``device`` now."""
-    for gate in gates:
-        if gate.refuses(device):
-            return True
-    return False
-
-
 class Attempt(Pruning):
     """``Allocate(node, claims)``: one node, the pod's claims together."""
 
@@ -439,16 +431,11 @@ class Attempt(Pruning):
             # ``allocate`` would say no at no cost but its own. One constraint (the common case) is
             # asked without a call once it knows the device's value (``MatchAttribute.refuses``).
             if gates and not device.consumes:
-                if gate is None:
-                    if _refused(gates, device):
+                if gate is None or (mine := scalars.get(device.uid, gate)) is gate:
+                    if any(g.refuses(device) for g in gates):
                         continue
-                else:
-                    mine = scalars.get(device.uid, gate)
-                    if mine is gate:
-                        if gate.refuses(device):
-                            continue
-                    elif mine is MISSING or (counted and (mine is None or mine != first)):
-                        continue
+                elif mine is MISSING or (counted and (mine is None or mine != first)):
+                    continue
             kept = self.allocate(c, data, device, sl, pool, must=False)
             if kept is None:
                 continue
@@ -500,13 +487,6 @@ class Attempt(Pruning):
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
-
-    def _after(self, device: Device) -> tuple[int, int, int]:
-        """The place right after a device of a usable pool in the search order (where the search goes
-        on once it is picked); worked out only for the cuts, which few searches reach. A usable
-        pool's device names are unique (pools.py), so its key names its place."""
-        pi, si, di = self._device_positions()[device.key]
-        return pi, si, di + 1
 
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
                  must: bool) -> Kept | None:
