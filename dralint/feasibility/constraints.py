@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from .model import Constraint, Device
 
 _SCALARS = ("int", "bool", "string", "version")
-_MISSING = object()   # the device lacks the attribute
+MISSING = object()   # the device lacks the attribute
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
@@ -74,19 +74,19 @@ class MatchAttribute:
         self.first: tuple[str, Any] | None = None       # scalar mode: type and value of the first device
         self.stack: list[tuple[str, frozenset]] = []   # list mode: intersections
         self.count = 0
-        # Scalar mode: per device uid, its scalar value (``_MISSING``: it lacks the attribute); the
+        # Scalar mode: per device uid, its scalar value (``MISSING``: it lacks the attribute); the
         # search tries the same devices again and again as it steps back.
-        self._scalars: dict[int, Any] = {}
+        self.scalars: dict[int, Any] = {}
 
     def add(self, request: str, subrequest: str, device: Device) -> bool:
         if not applies(self.constraint.requests, request, subrequest):
             return True
         if not self.lists:
-            mine = self._scalars.get(device.uid, self)
+            mine = self.scalars.get(device.uid, self)
             if mine is self:
                 found = lookup_attribute(device, self.attribute)
-                mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
-            if mine is _MISSING:
+                mine = self.scalars[device.uid] = MISSING if found is None else scalar_value(found)
+            if mine is MISSING:
                 return False
             if self.count == 0:
                 self.first = mine
@@ -110,12 +110,12 @@ class MatchAttribute:
     def refuses(self, device: Device) -> bool:
         """Whether ``add`` says no to ``device`` now, for a request the constraint covers (scalar
         mode only: list values are not remembered per device)."""
-        mine = self._scalars.get(device.uid, self)
+        mine = self.scalars.get(device.uid, self)
         if mine is self:
             found = lookup_attribute(device, self.attribute)
-            mine = self._scalars[device.uid] = _MISSING if found is None else scalar_value(found)
+            mine = self.scalars[device.uid] = MISSING if found is None else scalar_value(found)
         # A first value of None refuses every later one: ``mine != None`` says so for a value.
-        return mine is _MISSING or (self.count > 0 and (mine is None or mine != self.first))
+        return mine is MISSING or (self.count > 0 and (mine is None or mine != self.first))
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):

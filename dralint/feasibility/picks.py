@@ -65,7 +65,7 @@ class RequestData:
     answers: memoryview | dict[int, int] | None = None
     known: int = 0
     # What the search offers it, worked out on first use (``Attempt._candidates``).
-    candidates: list[tuple[Device, Slice, Pool, bool, bool]] | None = None
+    candidates: list[tuple[Device, Slice, Pool, bool, bool, bool]] | None = None
     # The claim's matchAttribute constraints on it, asked before a device is offered (``_candidates``).
     gates: tuple[MatchAttribute, ...] = ()
     # What the search reads of ``alt`` at every device it tries, worked out once per attempt.
@@ -79,6 +79,16 @@ class RequestData:
         self.admin = alt.admin
         self.base, self.sub = alt.names
         self.full_name = alt.full_name
+
+    def renewed(self) -> RequestData:
+        """The same request for another attempt, with none of this one's answers: what
+        ``RequestData(alt, cls, num)`` makes, without working out again what it reads of ``alt``
+        (every node's attempt takes its claims' data over from their validation)."""
+        new = object.__new__(RequestData)
+        new.alt, new.cls, new.num, new.all_devices = self.alt, self.cls, self.num, []
+        new.answers, new.known, new.candidates, new.gates = None, 0, None, ()
+        new.admin, new.base, new.sub, new.full_name = self.admin, self.base, self.sub, self.full_name
+        return new
 
 
 # A device picked in the search, as its ``Pick`` is made of it once the search has found them all:

@@ -163,6 +163,13 @@ class Pruning:
                                for si, sl in enumerate(pool.slices) for di, dev in enumerate(sl.devices)}
         return self._positions
 
+    def _after(self, device: Device) -> tuple[int, int, int]:
+        """The place right after a device of a usable pool in the search order (where the search goes
+        on once it is picked); worked out only for the cuts, which few searches reach. A usable
+        pool's device names are unique (pools.py), so its key names its place."""
+        pi, si, di = self._device_positions()[device.key]
+        return pi, si, di + 1
+
     def hopeless_from(self, c: int) -> bool:
         """True when claims ``c``.. cannot be allocated on this node even with nothing else taken.
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, NoReturn
 
 from .capacity import Allocating, Consumed, consumed_by, fits
 from .columns import ERROR, FALSE, TRUE
-from .constraints import DistinctAttribute, MatchAttribute, applies, trackers
+from .constraints import MISSING, DistinctAttribute, MatchAttribute, applies, trackers
 from .counters import CounterBook
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Device, DeviceKey, Slice
@@ -37,14 +37,6 @@ Tracer = Callable[[str], None]
 # What ``allocate`` did that ``release`` undoes: shared (multiple allocations), the capacity
 # consumed, whether counters were taken.
 Kept = tuple[bool, "Consumed | None", bool]
-
-
-def _refused(gates: tuple[MatchAttribute, ...], device: Device) -> bool:
-    """Whether one of a request's matchAttribute constraints says no to ``device`` now."""
-    for gate in gates:
-        if gate.refuses(device):
-            return True
-    return False
 
 
 class Attempt(Pruning):
@@ -80,6 +72,8 @@ class Attempt(Pruning):
         self._taints_on = self.f.taints and "taints" not in relax
         self._capacity_on = self.f.consumable_capacity and "capacity" not in relax
         self._counters_relaxed = "counters" in relax
+        # Whether ``allocate`` must ask if a device is shared before it takes it whole (``shared``).
+        self._exclusive = run.shares_block_exclusive and bool(run.allocated.shared or run.allocated.consumed)
         # The search without the scheduler's leaks (counters taken by a refused device stay taken):
         # its answer only depends on what is free, which ``hopeless_from`` needs.
         self.ideal = ideal
@@ -169,8 +163,7 @@ class Attempt(Pruning):
         data, theirs = self.data, checked.data
         for r, req in enumerate(claim.requests):
             for s in range(len(req.alternatives)):
-                was = theirs[(c, r, s)]
-                data[(c, r, s)] = RequestData(was.alt, was.cls, was.num)
+                data[(c, r, s)] = theirs[(c, r, s)].renewed()
         self._over_possible.append(checked._over_possible[c])
         self.trackers.append(trackers(claim.constraints, self.f.list_attributes))
         self._exact.append(True)
@@ -346,18 +339,26 @@ class Attempt(Pruning):
                     return DONE
             return OVER if all_over else FAIL
         data = self.data[(c, r, s)]
-        alt = data.alt
-        if alt.mode == "All" and not data.all_devices:
+        if data.alt.mode == "All" and not data.all_devices:
             if self.trace is not None:
-                self._say(f"{claim.display} {alt.full_name}: allocationMode All, but no device matches")
+                self._say(f"{claim.display} {data.alt.full_name}: allocationMode All, but no device matches")
             return FAIL
+        return self._fill(c, r, s, d, in_sub, start, data)
+
+    def _fill(self, c: int, r: int, s: int, d: int, in_sub: bool, start: int, data: RequestData) -> int:
+        """The rest of step ``one`` once it is known to pick the ``d``-th device of request
+        alternative (c, r, s), whose ``data`` is given. Its own next device is this again: such a
+        step is counted (``Budget.tick``) by its caller, which has made ``one``'s checks before it."""
+        claim = self.claims[c]
+        alt = data.alt
         if d >= data.num:
             return self._enter(c, r + 1)
         if len(self._picked[c]) + data.num - d > MAX_DEVICES_PER_CLAIM:
             return OVER
         # The cuts wait until the search has run ``PRUNE_AFTER`` steps (``_pruning``): before that
         # the bound is not asked at all, which most steps of most searches are spared.
-        cut = self.budget.steps - self._begin >= PRUNE_AFTER
+        budget = self.budget
+        cut = budget.steps - self._begin >= PRUNE_AFTER
         if d == 0 and cut and not self.may_continue(c, r, s):
             if self.trace is not None:
                 self._say(f"{claim.display} {alt.full_name}: the requests from here on cannot all get distinct "
@@ -368,7 +369,8 @@ class Attempt(Pruning):
             kept = self.allocate(c, data, cand.device, cand.slice, cand.pool, must=True)
             if kept is None:
                 return FAIL
-            res = self.one(c, r, s, d + 1, in_sub, 0)
+            budget.tick()
+            res = self._fill(c, r, s, d + 1, in_sub, 0, data)
             if res != DONE:
                 self.release(c, data, cand.device, cand.pool, kept)
             return res
@@ -384,8 +386,18 @@ class Attempt(Pruning):
         dedicated = self.run.allocated.dedicated or ()
         capacity, consumed, by_device = self._capacity_on, self.run.allocated.consumed, self.capacity.by_device
         gates = data.gates
+        # Where ``allocate`` and ``release`` would only mark the device taken and note the pick (no
+        # constraint, admin access, shared device or trace; the device is ``plain``: see
+        # ``_candidates``), the loop does so itself.
+        quick = not admin and trace is None and not self.trackers[c] and not self._exclusive and not by_device
+        picked = self._picked[c]
+        # The one constraint's state, which stays as it is while this loop runs (deeper steps undo
+        # what they add before they return here).
+        gate = gates[0] if len(gates) == 1 else None
+        if gate is not None:
+            scalars, counted, first = gate.scalars, gate.count > 0, gate.first
         for i in range(start, len(candidates)):
-            device, sl, pool, check, sized = candidates[i]
+            device, sl, pool, check, sized, plain = candidates[i]
             key = device.key
             if admin:
                 if c in allocating.get(key, ()):
@@ -403,14 +415,32 @@ class Attempt(Pruning):
                 if trace is not None:
                     self._say(f"{claim.display} {alt.full_name}: {device.label} lacks capacity")
                 continue
-            # A constraint that refuses a device which takes no counters leaves nothing behind:
-            # ``allocate`` would say no at no cost but its own.
-            if gates and not device.consumes and _refused(gates, device):
+            if quick and plain:
+                allocating[key].add(c)
+                picked.append((data, device, sl, pool, False, None))
+                budget.tick()
+                res = self._fill(c, r, s, d + 1, in_sub, i + 1, data)
+                if res == DONE:
+                    return DONE
+                allocating[key].discard(c)
+                picked.pop()
+                if res == OVER:
+                    return OVER
                 continue
+            # A constraint that refuses a device which takes no counters leaves nothing behind:
+            # ``allocate`` would say no at no cost but its own. One constraint (the common case) is
+            # asked without a call once it knows the device's value (``MatchAttribute.refuses``).
+            if gates and not device.consumes:
+                if gate is None or (mine := scalars.get(device.uid, gate)) is gate:
+                    if any(g.refuses(device) for g in gates):
+                        continue
+                elif mine is MISSING or (counted and (mine is None or mine != first)):
+                    continue
             kept = self.allocate(c, data, device, sl, pool, must=False)
             if kept is None:
                 continue
-            res = self.one(c, r, s, d + 1, in_sub, i + 1)
+            budget.tick()
+            res = self._fill(c, r, s, d + 1, in_sub, i + 1, data)
             if res == DONE:
                 return DONE
             self.release(c, data, device, pool, kept)
@@ -419,12 +449,14 @@ class Attempt(Pruning):
         return FAIL
 
     def _candidates(self, c: int, data: RequestData
-                    ) -> list[tuple[Device, Slice, Pool, bool, bool]]:
+                    ) -> list[tuple[Device, Slice, Pool, bool, bool, bool]]:
         """The devices of usable pools that ``data`` may take, in search order, each with whether its
         selectors must still be asked (not known to match, or a per-device node), whether its
-        capacity must be checked even while this attempt shares none of it. Devices that can never
-        be taken here (the selectors say no, another claim holds it) are left out, with nothing else
-        to report: only a trace, which reports each one, walks them all. Also the claim's
+        capacity must be checked even while this attempt shares none of it, and whether it is plain
+        (``allocate`` asks nothing of it: no counters, no taint that counts, no multiple
+        allocations). Devices that can never be taken here (the selectors say no, another claim
+        holds it) are left out, with nothing else to report: only a trace, which reports each one,
+        walks them all. Also the claim's
         constraints the loop asks about each device before ``allocate`` (scalar matchAttribute
         covering the request; none under a trace, which reports each refusal where ``allocate``
         meets it)."""
@@ -435,6 +467,7 @@ class Attempt(Pruning):
         alt = data.alt
         capacity, consumed = self._capacity_on, self.run.allocated.consumed
         requested = bool(alt.capacity) or alt.has_capacity
+        taints, multi = self._taints_on, self.f.consumable_capacity
         out = []
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
@@ -446,19 +479,14 @@ class Attempt(Pruning):
                     if (answer == FALSE and not everything) or device.key in held:
                         continue
                     out.append((device, sl, pool, answer != TRUE or sl.per_device,
-                                capacity and (requested or device.has_policy or device.key in consumed)))
+                                capacity and (requested or device.has_policy or device.key in consumed),
+                                not device.consumes and not (taints and device.taints)
+                                and not (multi and device.allow_multiple)))
         data.candidates = out
         if self.trackers[c] and not everything:
             data.gates = tuple(t for t in self.trackers[c] if isinstance(t, MatchAttribute) and not t.lists
                                and applies(t.constraint.requests, data.base, data.sub))
         return out
-
-    def _after(self, device: Device) -> tuple[int, int, int]:
-        """The place right after a device of a usable pool in the search order (where the search goes
-        on once it is picked); worked out only for the cuts, which few searches reach. A usable
-        pool's device names are unique (pools.py), so its key names its place."""
-        pi, si, di = self._device_positions()[device.key]
-        return pi, si, di + 1
 
     def allocate(self, c: int, data: RequestData, device: Device, sl: Slice, pool: Pool,
                  must: bool) -> Kept | None:

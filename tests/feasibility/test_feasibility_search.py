@@ -444,3 +444,59 @@ def test_a_node_search_takes_over_validation_only_for_claims_that_count_their_de
         if not limit:   # searched: the All request wants the device the first claim took
             assert messages(report) == ["Pod default/p cannot get its devices: claims `default/a`, `default/b` each "
                                         "fit on some node, but no node can take all of them at once"]
+
+
+def test_plain_devices_are_picked_by_the_loop_itself_as_allocate_picks_them():
+    """Without a trace, a claim with no constraint and no admin access takes a plain device (no
+    counters, no taint, no multiple allocations) in the search's loop, not through ``allocate``; a
+    trace goes through ``allocate`` for every device. Both must pick the same devices after the same
+    steps, with plain devices among ones that take counters, carry a taint or may be shared, and a
+    first request whose picks leave the second too few (the search steps back)."""
+    devices = [{"name": f"gpu-{i}", "attributes": {"model": {"string": "yx"[i % 3 == 0]}},
+                **({"consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "10Gi"}}}]}
+                   if i % 4 == 1 else {}),
+                **({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]} if i == 6 else {}),
+                **({"allowMultipleAllocations": True} if i == 7 else {})} for i in range(12)]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
+    cluster = [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+    model = ('device.attributes["gpu.example.com"].model == "x"',)
+    for gates in ({}, {"DRAConsumableCapacity": True}):
+        for linted in ([claim("c", [req("one", 3), req("two", 3, model)])],
+                       [claim("c", [req("one", 2), req("two", 2, model)])]):
+            reports = [run(cluster, linted, gates, show_allocation=True, trace=trace)
+                       for trace in (frozenset(), frozenset({"c"}))]
+            assert reports[0].allocations == reports[1].allocations and reports[0].allocations, gates
+            assert any("backtrack, release" in line for line in reports[1].traces["default/c"])
+            for steps in range(1, 300):
+                undecided = [messages(run(cluster, linted, gates, max_steps=steps, trace=trace), "DRA709")
+                             for trace in (frozenset(), frozenset({"c"}))]
+                assert undecided[0] == undecided[1], (gates, steps)
+                if not undecided[0]:
+                    break
+            else:
+                raise AssertionError("never decided")
+
+
+def test_a_request_renewed_for_another_attempt_is_one_made_anew():
+    """Each node's attempt renews the data of the requests its claims' validation made: equal, field
+    for field, to data made anew (a field added to ``RequestData`` and not renewed fails here)."""
+    import dataclasses
+
+    from dralint.feasibility.model import read_claim
+    from dralint.feasibility.picks import RequestData
+
+    objs = [to_canonical(item) for doc in source.load_text(CLASS, "x.yaml").documents
+            for item in identify(doc, from_cluster=True)]
+    world = World.from_index(Index.build(objs), Release(37, {}), mini_cel, by_name=True)
+    cls = world.run.classes["gpu"]
+    (doc,) = source.load_text(claim("c", [req("one", 2, ("x",), adminAccess=True)]), "y.yaml").documents
+    alt = read_claim(to_canonical(next(identify(doc))), "default/c").requests[0].exactly
+    used = RequestData(alt, cls, 2)
+    used.answers, used.known, used.candidates, used.all_devices = {1: 1}, 2, [], [object()]
+    fresh, renewed = RequestData(alt, cls, 2), used.renewed()
+    for f in dataclasses.fields(RequestData):
+        assert getattr(renewed, f.name) == getattr(fresh, f.name), f.name
+    assert renewed.all_devices is not used.all_devices and renewed.admin and renewed.base == "one"
