@@ -396,6 +396,28 @@ def _root(i: int) -> dict:
     return [{"root": {"string": "a"}}, {"root": {"string": "b"}}, {"root": {"strings": ["a"]}}, {}][i % 4]
 
 
+def _with_counters(devices: list[dict]) -> list[str]:
+    """The class and one node's slice of ``devices`` (two slices of one pool), whose counter set
+    ``mem`` holds 15Gi of memory."""
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
+    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
+                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
+                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
+    return [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+
+
+def _undecided_alike_traced(cluster: list[str], linted: list[str], gates: dict, most: int) -> None:
+    """With budgets of 1, 2, ... steps, claim ``c`` is left undecided (DRA709) under a trace exactly
+    when it is without one, until some budget under ``most`` decides it."""
+    for steps in range(1, most):
+        undecided = [messages(run(cluster, linted, gates, max_steps=steps, trace=trace), "DRA709")
+                     for trace in (frozenset(), frozenset({"c"}))]
+        assert undecided[0] == undecided[1], (gates, steps)
+        if not undecided[0]:
+            return
+    raise AssertionError("never decided")
+
+
 def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
     """Without a trace, the search passes over the devices the matchAttribute constraints refuse
     before trying them, except those that take counters (``allocate`` refuses them after taking the
@@ -404,11 +426,7 @@ def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
     devices = [{"name": f"gpu-{i}", "attributes": {**_root(i), "model": {"string": "xy"[i % 5 == 1]}},
                 **({"consumesCounters": [{"counterSet": "mem", "counters": {"memory": {"value": "10Gi"}}}]}
                    if i % 6 == 5 else {})} for i in range(14)]
-    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
-    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
-                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
-                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
-    cluster = [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+    cluster = _with_counters(devices)
     model = ('device.attributes["gpu.example.com"].model == "x"',)
     shapes = [
         [{"matchAttribute": "gpu.example.com/root"}],
@@ -420,14 +438,7 @@ def test_devices_a_constraint_refuses_are_passed_over_as_a_trace_walks_them():
         picked = [run(cluster, linted, show_allocation=True, trace=trace).allocations
                   for trace in (frozenset(), frozenset({"c"}))]
         assert picked[0] == picked[1], n
-        for steps in range(1, 60):
-            undecided = [messages(run(cluster, linted, max_steps=steps, trace=trace), "DRA709")
-                         for trace in (frozenset(), frozenset({"c"}))]
-            assert undecided[0] == undecided[1], (n, steps)
-            if not undecided[0]:
-                break
-        else:
-            raise AssertionError("never decided")
+        _undecided_alike_traced(cluster, linted, {}, 60)
 
 
 def test_a_node_search_takes_over_validation_only_for_claims_that_count_their_devices():
@@ -457,11 +468,7 @@ def test_plain_devices_are_picked_by_the_loop_itself_as_allocate_picks_them():
                    if i % 4 == 1 else {}),
                 **({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]} if i == 6 else {}),
                 **({"allowMultipleAllocations": True} if i == 7 else {})} for i in range(12)]
-    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 2}
-    counters = json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mem"},
-                           "spec": {"driver": "gpu.example.com", "nodeName": "node-a", "pool": pool,
-                                    "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "15Gi"}}}]}})
-    cluster = [CLASS, counters, node_slice("node-a", devices, {"pool": pool})]
+    cluster = _with_counters(devices)
     model = ('device.attributes["gpu.example.com"].model == "x"',)
     for gates in ({}, {"DRAConsumableCapacity": True}):
         for linted in ([claim("c", [req("one", 3), req("two", 3, model)])],
@@ -470,14 +477,7 @@ def test_plain_devices_are_picked_by_the_loop_itself_as_allocate_picks_them():
                        for trace in (frozenset(), frozenset({"c"}))]
             assert reports[0].allocations == reports[1].allocations and reports[0].allocations, gates
             assert any("backtrack, release" in line for line in reports[1].traces["default/c"])
-            for steps in range(1, 300):
-                undecided = [messages(run(cluster, linted, gates, max_steps=steps, trace=trace), "DRA709")
-                             for trace in (frozenset(), frozenset({"c"}))]
-                assert undecided[0] == undecided[1], (gates, steps)
-                if not undecided[0]:
-                    break
-            else:
-                raise AssertionError("never decided")
+            _undecided_alike_traced(cluster, linted, gates, 300)
 
 
 def test_a_request_renewed_for_another_attempt_is_one_made_anew():
