@@ -2,7 +2,8 @@
 
 A run made under a :class:`Token` (``with cancellable(token): ...``) can be stopped from another
 thread: :meth:`Token.cancel`, and the engine raises :class:`Cancelled` at its next
-:func:`checkpoint`, which it passes before each object it judges. The editor's server stops the
+:func:`checkpoint`, which it passes before each object it judges and, in the feasibility stage,
+before each claim (or pod) it judges. The editor's server stops the
 run of a document's older text this way when a newer one arrives: a Python thread cannot be
 stopped from outside, but it can stop itself where its state is whole.
 

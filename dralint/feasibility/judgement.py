@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from ..cancel import checkpoint
 from ..problems import Problem
 from ..convert import Canonical
 from ..findings import Severity
@@ -214,6 +215,7 @@ class Judge:
         if self.options.together:
             alone: list[list[Placed]] = []
             for n, group in enumerate(groups):
+                checkpoint()
                 if time.monotonic() > self.deadline:
                     self._report_unjudged(groups[n:], linted, report)
                     return
@@ -248,6 +250,7 @@ class Judge:
         return one
 
     def _alone(self, group: Group, linted: Callable[[Canonical], bool]) -> FeasibilityReport | None:
+        checkpoint()   # an editor's run whose text moved on stops between groups, not after the stage
         if time.monotonic() > self.deadline:
             return None
         one = FeasibilityReport()

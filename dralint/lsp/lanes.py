@@ -6,7 +6,7 @@ DRA7xx and DRA910 findings stay shown meanwhile), and once typing pauses for ``S
 every open document is judged whole: the edited ones for feasibility, the others because an
 edit may change their verdict. Changes within ``DEBOUNCE`` seconds, or while a run is busy, are
 judged together by the next run, and a run whose documents changed meanwhile is stopped at its
-next object (:mod:`dralint.cancel`): the editor gets the findings of its newest text first.
+next object or claim (:mod:`dralint.cancel`): the editor gets the findings of its newest text first.
 
 A large document (``LARGE`` characters and more: 5 MB of claims takes the engine tens of
 seconds) has a lane of its own. Its thread judges it whole once its typing pauses, is stopped
