@@ -38,6 +38,7 @@ import itertools
 import json
 import re
 import ssl
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -203,6 +204,19 @@ def write_kubeconfig(path: Path, url: str, *, name: str = "fake", user: dict[str
     return path
 
 
+class _Server(ThreadingHTTPServer):
+    """The standard threading server, quiet about a client that hangs up in the middle of a request
+    (a watch the client ends, a test of timeouts): its traceback on stderr told nothing. Any other
+    exception of a handler is still printed."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):   # resets, broken pipes, TLS alerts, timeouts
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeApiServer:
     """The server: ``cluster`` (live) or ``replay`` (a fixture folder), with ``faults``."""
 
@@ -216,8 +230,7 @@ class FakeApiServer:
         self.times: list[float] = []                              # time.monotonic() of each request
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.scheme = "http"
         if tls is not None:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

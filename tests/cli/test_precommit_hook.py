@@ -9,15 +9,24 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import BAD_CLAIM, REPO
 
+
+def _pre_commit() -> str | None:
+    """The ``pre-commit`` of the environment running the tests (the test extras install it there,
+    and CI runs that environment's python without putting its bin on PATH), else one on PATH."""
+    beside = Path(sys.executable).parent / "pre-commit"
+    return str(beside) if beside.is_file() else shutil.which("pre-commit")
+
+
+PRE_COMMIT = _pre_commit()
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
-                                 reason="needs pre-commit and git")]
+              pytest.mark.skipif(PRE_COMMIT is None or shutil.which("git") is None, reason="needs pre-commit and git")]
 
 GOOD = """\
 apiVersion: resource.k8s.io/v1
@@ -49,7 +58,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 def try_repo(project: tuple[Path, dict[str, str]], hook: str, *files: str) -> subprocess.CompletedProcess[str]:
     repo, env = project
-    args = ["pre-commit", "try-repo", str(REPO), hook, "--verbose"]
+    args = [str(PRE_COMMIT), "try-repo", str(REPO), hook, "--verbose"]
     args += ["--files", *files] if files else ["--all-files"]
     return subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
 
