@@ -1,4 +1,5 @@
-"""Helpers of the language-server tests: every diagnostics publication a test client receives."""
+"""Helpers of the language-server tests (and of others that judge small texts): every diagnostics
+publication a test client receives, a GPU class, one node's slice of one GPU, claims for them."""
 from __future__ import annotations
 
 import asyncio
@@ -68,3 +69,31 @@ def claim(count: int = 1, device_class: str = "gpu.example.com", name: str = "on
                 deviceClassName: {device_class}
                 count: {count}
         """)
+
+
+# The class every claim here asks for, and one node's slice of one GPU of it.
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+"""
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-a-gpus
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool:
+    name: node-a
+    generation: 1
+    resourceSliceCount: 1
+  devices:
+  - name: gpu-0
+"""

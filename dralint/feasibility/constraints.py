@@ -82,10 +82,7 @@ class MatchAttribute:
         if not applies(self.constraint.requests, request, subrequest):
             return True
         if not self.lists:
-            mine = self.scalars.get(device.uid, self)
-            if mine is self:
-                found = lookup_attribute(device, self.attribute)
-                mine = self.scalars[device.uid] = MISSING if found is None else scalar_value(found)
+            mine = self._scalar(device)
             if mine is MISSING:
                 return False
             if self.count == 0:
@@ -110,12 +107,17 @@ class MatchAttribute:
     def refuses(self, device: Device) -> bool:
         """Whether ``add`` says no to ``device`` now, for a request the constraint covers (scalar
         mode only: list values are not remembered per device)."""
+        mine = self._scalar(device)
+        # A first value of None refuses every later one: ``mine != None`` says so for a value.
+        return mine is MISSING or (self.count > 0 and (mine is None or mine != self.first))
+
+    def _scalar(self, device: Device) -> Any:
+        """The device's scalar value of the attribute (``MISSING``: it lacks it), looked up once."""
         mine = self.scalars.get(device.uid, self)
         if mine is self:
             found = lookup_attribute(device, self.attribute)
             mine = self.scalars[device.uid] = MISSING if found is None else scalar_value(found)
-        # A first value of None refuses every later one: ``mine != None`` says so for a value.
-        return mine is MISSING or (self.count > 0 and (mine is None or mine != self.first))
+        return mine
 
     def remove(self, request: str, subrequest: str, device: Device) -> None:
         if not applies(self.constraint.requests, request, subrequest):

@@ -21,7 +21,7 @@ from .counts import Counts
 from .fatal import FatalError
 from .model import Alternative, ClaimSpec, Request
 from .nodes import NodeSet
-from .outcome import Searched
+from .outcome import Searched, fleet_state
 from .picks import Budget, BudgetExceeded, NodeFailure, Pick
 from .precheck import must_search
 from .search import Attempt
@@ -224,8 +224,7 @@ class Explainer:
         """The narrowest reason why ``claim`` alone cannot be allocated on any of ``nodes``.
         ``searched``: the judge's search that found no node (``Outcome.searched``), if any."""
         world = self.world
-        key = (claim.shape, nodes.key, tuple(node_failures.items()), len(world.node_log), world.held_token,
-               len(world.class_log))
+        key = (claim.shape, nodes.key, tuple(node_failures.items()), *fleet_state(world))
         have = self._claims.get(key)
         if have is None:
             have = self._claims[key] = explain_claim(self, claim, nodes, node_failures, searched)

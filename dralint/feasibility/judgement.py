@@ -24,7 +24,7 @@ from .fatal import FatalError
 from .groups import Group, Member, replicas_path
 from .model import ClaimSpec, DeviceKey
 from .nodes import NodeSet, NodeView, selector_key, selector_matches
-from .outcome import Outcome, Placed, Searched, fits, shared_pins, taken
+from .outcome import Outcome, Placed, Searched, fits, fleet_state, shared_pins, taken
 from .picks import Budget, BudgetExceeded, NodeFailure
 from .precheck import can_fail, must_search
 from .report import FeasibilityOptions, FeasibilityReport, decode, encode
@@ -194,8 +194,7 @@ class Judge:
     def decide_cached(self, claims: list[ClaimSpec], nodes: NodeSet, budget: Budget) -> Outcome:
         """``decide`` for a group judged without a trace; equal questions share the answer."""
         world = self.world
-        key = (tuple(c.shape for c in claims), nodes.key, len(world.node_log), world.held_token,
-               len(world.class_log))
+        key = (tuple(c.shape for c in claims), nodes.key, *fleet_state(world))
         have = self._outcomes.get(key)
         if have is not None:
             return have

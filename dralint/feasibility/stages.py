@@ -26,6 +26,7 @@ from .counters import CounterBook
 from .lru import Lru
 from .model import NANO, Alternative
 from .nodes import NodeSet
+from .outcome import fleet_state
 from .selection import expressions_bytes
 from .taints import blocking_taint
 
@@ -177,7 +178,7 @@ class StageCounter:
         # A missing class matches nothing, whatever is asked.
         cls = world.classes.get(alt.class_name)
         asked = filter_key(alt, cls.selectors) if cls is not None else (alt.class_name,)
-        key = (asked, nodes.key, len(world.node_log), world.held_token, len(world.class_log))
+        key = (asked, nodes.key, *fleet_state(world))
         st = self._stages.get(key)
         if st is None:
             st = self._stages.put(key, _stages(self, alt, nodes))

@@ -9,6 +9,7 @@ from dralint.cli import main
 from dralint.engine import Options, lint_paths
 
 from conftest import REPO
+from lsp_support import CLASS
 
 EXAMPLES = REPO / "examples"
 
@@ -55,15 +56,6 @@ spec:
   - name: gpu-0
     attributes:
       model: {{string: a100}}
-"""
-CLASS = """apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: gpu.example.com
-spec:
-  selectors:
-  - cel:
-      expression: device.driver == "gpu.example.com"
 """
 CLAIM = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaim

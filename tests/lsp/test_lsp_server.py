@@ -16,37 +16,12 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  
 
 from dralint.catalog import load_catalog  # noqa: E402
 from dralint.engine import Options, lint_text  # noqa: E402
-from lsp_support import claim, first, record_publications, settled  # noqa: E402
+from lsp_support import CLASS, SLICE, claim, first, record_publications, settled  # noqa: E402
 from dralint.report.context import rule_url  # noqa: E402
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")]
 
-CLASS = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata:
-  name: gpu.example.com
-spec:
-  selectors:
-  - cel:
-      expression: device.driver == "gpu.example.com"
-"""
-SLICE = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata:
-  name: node-a-gpus
-spec:
-  driver: gpu.example.com
-  nodeName: node-a
-  pool:
-    name: node-a
-    generation: 1
-    resourceSliceCount: 1
-  devices:
-  - name: gpu-0
-"""
 BAD_CEL = """\
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
